@@ -1,0 +1,128 @@
+// Package cli is tierbench's command line: commands and flags into a
+// config, the runner called, output printed, exit codes chosen.
+//
+// Exit codes (DESIGN.md): 0 success; 1 the run ran but a consistency check
+// or validity rule failed; 2 bad usage or configuration; 3 an
+// infrastructure failure. cli is the only package that prints to the user.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/runner"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+	ExitInfra  = 3
+)
+
+// Env is everything the CLI takes from the process; main builds it.
+type Env struct {
+	Args           []string
+	Stdout, Stderr io.Writer
+	// StdoutIsTerminal enables the progress line.
+	StdoutIsTerminal bool
+	Backends         *store.Backends
+	Workloads        *workload.Registry
+	Version          string
+}
+
+// exitError carries an exit code other than 2 out of a command.
+type exitError struct {
+	code int
+	err  error // nil when the command already said everything
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// infra marks err as an infrastructure failure (exit 3), unless it is the
+// user's mistake.
+func infra(err error) error {
+	var ue *config.UsageError
+	if err == nil || errors.As(err, &ue) {
+		return err
+	}
+	return &exitError{code: ExitInfra, err: err}
+}
+
+// Main runs the command line and returns the process's exit code.
+func Main(ctx context.Context, env Env) int {
+	root := newRoot(&env)
+	root.SetArgs(env.Args)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitUsage // cobra's own errors (unknown command, bad flag) are usage errors
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+	}
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(env.Stderr, "tierbench: %s\n", line)
+		}
+		if code == ExitUsage {
+			fmt.Fprintln(env.Stderr, "tierbench: see 'tierbench --help'")
+		}
+	}
+	return code
+}
+
+func newRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tierbench",
+		Short: "A testbed for the performance of transactional middle tiers",
+		Long: `tierbench runs the classic enterprise benchmark applications (Stock-Online today;
+ECperf, RUBiS and TPC-App to come) over SQLite, PostgreSQL or MariaDB/MySQL, measures
+them correctly and writes versioned JSON results.`,
+		Version:       env.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(err) })
+	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version}
+	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r))
+	return root
+}
+
+// workloadArg validates the WORKLOAD argument with a message that lists
+// the choices.
+func workloadArg(env *Env) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		names := strings.Join(env.Workloads.Names(), ", ")
+		switch {
+		case len(args) == 0:
+			return fmt.Errorf("name a WORKLOAD: one of %s", names)
+		case len(args) > 1:
+			return fmt.Errorf("one WORKLOAD, got %d arguments (%s); available: %s", len(args), strings.Join(args, " "), names)
+		}
+		if _, err := env.Workloads.Get(args[0]); err != nil {
+			return err
+		}
+		return nil
+	}
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/runner"
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// runFlags binds the flags shared by load and run; their names are the
+// config keys. file is the -f YAML file.
+type runFlags struct {
+	values config.Run
+	file   string
+	fs     *pflag.FlagSet
+}
+
+func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
+	f.fs = fs
+	v := &f.values
+	fs.StringVarP(&f.file, "file", "f", "", "YAML file of configuration keys (the flag names); flags override it")
+	fs.StringVar(&v.DB, "db", "", "database: "+store.DSNForms+" (default sqlite, a fresh temporary file)")
+	fs.IntVar(&v.Scale, "scale", 0, "population scale factor (default 1, the reference's population)")
+	fs.Uint64Var(&v.Seed, "seed", 0, "seed of the population and of every client's random stream (default 1)")
+	fs.StringVar(&v.Isolation, "isolation", "", "transaction isolation: "+store.IsolationLevels+" (default read-committed; SQLite is always serializable)")
+}
+
+func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
+	addConnectionFlags(fs, f)
+	v := &f.values
+	fs.IntVar(&v.Clients, "clients", 0, "concurrent clients (default: the workload's, 100 for stockonline)")
+	fs.IntVar(&v.ServerThreads, "server-threads", 0, "transactions the middle tier runs at once; more clients queue (default: the workload's, 10 for stockonline)")
+	fs.IntVar(&v.Iterations, "iterations", 0, "iterations of the mix per client (default: the workload's, 10 for stockonline)")
+	fs.DurationVar((*time.Duration)(&v.Duration), "duration", 0, "run for this long instead of a number of iterations (e.g. 30s)")
+	fs.DurationVar((*time.Duration)(&v.RampUp), "ramp-up", 0, "leading time not measured")
+	fs.DurationVar((*time.Duration)(&v.RampDown), "ramp-down", 0, "trailing time not measured (needs --duration)")
+	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
+	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
+	fs.StringVar(&v.Persistence, "persistence", "", "persistence strategy: cmp, bmp, bmp-checked, direct (default direct)")
+	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
+	fs.StringVar(&v.Out, "out", "", "result file (default results/WORKLOAD-TIME.json)")
+	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
+}
+
+// config is the workload's defaults, overlaid with the -f file, overlaid
+// with the flags the user set.
+func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error) {
+	cfg, _, err := r.Config(workload)
+	if err != nil {
+		return cfg, err
+	}
+	if f.file != "" {
+		if err := cfg.LoadFile(f.file); err != nil {
+			return cfg, config.Usage(err)
+		}
+		cfg.Workload = workload
+	}
+	var set []string
+	f.fs.Visit(func(fl *pflag.Flag) { set = append(set, fl.Name) })
+	cfg.Overlay(&f.values, set)
+	return cfg, nil
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/runner"
+)
+
+func newRunCmd(env *Env, r *runner.Runner) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD",
+		Short: "(Re)populate, run, check consistency and report",
+		Long: `Run a workload: repopulate the database (unless --no-load), drive it with the
+configured clients, check the database's consistency, print a summary and write the
+result file (tierbench/result/v1 JSON).`,
+		Args: workloadArg(env),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(r, args[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			run := *r
+			var progress *progressLine
+			if env.StdoutIsTerminal && !cfg.Quiet {
+				run.Started = func(p runner.Progress) { progress = startProgress(out, p) }
+			}
+			res, err := run.Run(cmd.Context(), cfg)
+			progress.stop()
+			if err != nil {
+				return infra(err)
+			}
+			result.WriteSummary(out, res)
+			path := cfg.Out
+			if path == "" {
+				path = filepath.Join("results", fmt.Sprintf("%s-%s.json", cfg.Workload, res.StartedAt.Format("20060102-150405")))
+				if err := os.MkdirAll("results", 0o755); err != nil {
+					return infra(err)
+				}
+			}
+			if err := res.WriteFile(path); err != nil {
+				return infra(err)
+			}
+			fmt.Fprintf(out, "result: %s\n", path)
+			if !res.Summary.Passed {
+				why := "a consistency check failed"
+				if res.Summary.Interrupted {
+					why = "the run was interrupted"
+				}
+				return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", why)}
+			}
+			return nil
+		},
+	}
+	addRunFlags(cmd.Flags(), f)
+	return cmd
+}
+
+// progressLine rewrites one terminal line each second while a run lasts.
+type progressLine struct {
+	done chan struct{}
+	over chan struct{}
+}
+
+// progressDelay keeps short runs free of a progress line.
+const progressDelay = 2 * time.Second
+
+func startProgress(w interface{ Write([]byte) (int, error) }, p runner.Progress) *progressLine {
+	pl := &progressLine{done: make(chan struct{}), over: make(chan struct{})}
+	go func() {
+		defer close(pl.over)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var lastOps int64
+		shown := false
+		for {
+			select {
+			case <-pl.done:
+				if shown {
+					fmt.Fprint(w, "\r\033[K")
+				}
+				return
+			case <-tick.C:
+			}
+			ops, errs := p.Completed()
+			elapsed := time.Since(p.Began)
+			rate := ops - lastOps
+			lastOps = ops
+			if elapsed < progressDelay {
+				continue
+			}
+			shown = true
+			done := ""
+			switch {
+			case p.Total > 0:
+				done = fmt.Sprintf("%d/%d ops (%.0f%%)", ops, p.Total, 100*float64(ops)/float64(p.Total))
+			case p.Duration > 0:
+				done = fmt.Sprintf("%d ops, %s left", ops, max(p.Duration-elapsed, 0).Round(time.Second))
+			}
+			fmt.Fprintf(w, "\r\033[K  %5.0fs  %s  %d/s  %d errors", elapsed.Seconds(), done, rate, errs)
+		}
+	}()
+	return pl
+}
+
+func (pl *progressLine) stop() {
+	if pl == nil {
+		return
+	}
+	close(pl.done)
+	<-pl.over
+}

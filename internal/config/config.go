@@ -1,0 +1,174 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// Run configures one run of a workload.
+type Run struct {
+	Workload string `yaml:"workload" json:"workload"`
+	// DB is the DSN; see store.DSNForms.
+	DB    string `yaml:"db" json:"db"`
+	Scale int    `yaml:"scale" json:"scale"`
+	// Clients, ServerThreads and Iterations default to the workload's
+	// reference values.
+	Clients       int      `yaml:"clients" json:"clients"`
+	ServerThreads int      `yaml:"server-threads" json:"server-threads"`
+	Iterations    int      `yaml:"iterations" json:"iterations"`
+	Duration      Duration `yaml:"duration" json:"duration"`
+	RampUp        Duration `yaml:"ramp-up" json:"ramp-up"`
+	RampDown      Duration `yaml:"ramp-down" json:"ramp-down"`
+	ThinkTime     Duration `yaml:"think-time" json:"think-time"`
+	Seed          uint64   `yaml:"seed" json:"seed"`
+	Retries       int      `yaml:"retries" json:"retries"`
+	Persistence   string   `yaml:"persistence" json:"persistence"`
+	Isolation     string   `yaml:"isolation" json:"isolation"`
+	NoLoad        bool     `yaml:"no-load" json:"no-load"`
+	Out           string   `yaml:"out" json:"out"`
+	Quiet         bool     `yaml:"quiet" json:"quiet"`
+}
+
+// Defaults a workload brings: its reference's run settings.
+type Defaults struct {
+	Clients       int
+	ServerThreads int
+	Iterations    int
+}
+
+// Persistence strategies tierbench knows (not all are built yet; the
+// workload says which it implements).
+var PersistenceStrategies = []string{"cmp", "bmp", "bmp-checked", "direct"}
+
+// New is the default configuration of a workload.
+func New(workload string, d Defaults) Run {
+	return Run{
+		Workload:      workload,
+		DB:            "sqlite",
+		Scale:         1,
+		Clients:       d.Clients,
+		ServerThreads: d.ServerThreads,
+		Iterations:    d.Iterations,
+		Seed:          1,
+		Retries:       5,
+		Persistence:   "direct",
+		Isolation:     string(store.ReadCommitted),
+	}
+}
+
+// LoadFile overlays the keys a YAML file sets; unknown keys are errors.
+func (r *Run) LoadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("-f %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(r); err != nil {
+		return fmt.Errorf("-f %s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+// Overlay copies from src the fields named by keys (flag names, which are
+// the YAML keys): the flags a user set override the file and the defaults.
+func (r *Run) Overlay(src *Run, keys []string) {
+	dst, from := reflect.ValueOf(r).Elem(), reflect.ValueOf(src).Elem()
+	t := dst.Type()
+	for _, key := range keys {
+		for i := 0; i < t.NumField(); i++ {
+			if t.Field(i).Tag.Get("yaml") == key {
+				dst.Field(i).Set(from.Field(i))
+			}
+		}
+	}
+}
+
+// Validate returns every problem, each naming the field, the value and
+// what is allowed. persistence lists what the workload implements.
+func (r *Run) Validate(persistence []string) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if _, err := store.ParseDSN(r.DB); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Scale < 1 {
+		bad("--scale %d: must be at least 1 (1 is the paper's population)", r.Scale)
+	}
+	if r.Clients < 1 {
+		bad("--clients %d: must be at least 1", r.Clients)
+	}
+	if r.ServerThreads < 1 {
+		bad("--server-threads %d: must be at least 1", r.ServerThreads)
+	}
+	d := time.Duration(r.Duration)
+	switch {
+	case d < 0:
+		bad("--duration %v: must be positive", d)
+	case d == 0 && r.Iterations < 1:
+		bad("--iterations %d: must be at least 1 (or give --duration)", r.Iterations)
+	}
+	if r.RampUp < 0 || r.RampDown < 0 || r.ThinkTime < 0 {
+		bad("--ramp-up, --ramp-down and --think-time must not be negative")
+	}
+	if d == 0 && r.RampDown > 0 {
+		bad("--ramp-down %v needs --duration: with --iterations the end of the run is not known in advance", time.Duration(r.RampDown))
+	}
+	if d > 0 && r.RampUp+r.RampDown >= r.Duration {
+		bad("--ramp-up %v + --ramp-down %v leave no steady state in --duration %v", time.Duration(r.RampUp), time.Duration(r.RampDown), d)
+	}
+	if r.Retries < 0 {
+		bad("--retries %d: must be 0 or more", r.Retries)
+	}
+	if _, err := store.ParseIsolation(r.Isolation); err != nil {
+		bad("--isolation %v", err)
+	}
+	switch {
+	case slices.Contains(persistence, r.Persistence):
+	case slices.Contains(PersistenceStrategies, r.Persistence):
+		bad("--persistence %s: not available yet (the entity container is not built yet); available: %s", r.Persistence, strings.Join(persistence, ", "))
+	default:
+		bad("--persistence %q: allowed: %s", r.Persistence, strings.Join(PersistenceStrategies, ", "))
+	}
+	return errs
+}
+
+// Err joins Validate's problems into one error, nil when there are none.
+func Err(errs []error) error { return errors.Join(errs...) }
+
+// Duration is a time.Duration written as "30s" in YAML and JSON.
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (examples: 30s, 2m, 1h30m)", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// UsageError marks a problem with what the user asked for: the CLI exits
+// with code 2 and prints it as is.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usage wraps err as a UsageError.
+func Usage(err error) error { return &UsageError{Err: err} }

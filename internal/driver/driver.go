@@ -1,0 +1,310 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// Config is the load a run applies. The config package validates user
+// input; Run rejects only what would make it misbehave.
+type Config struct {
+	Clients int
+	// ServerThreads bounds the operations in the middle tier at once;
+	// clients beyond it queue. Zero, or at least Clients, admits all.
+	ServerThreads int
+	// Iterations per client of the mix; used when Duration is zero.
+	Iterations int
+	// Duration of the whole run including ramps; clients stop starting
+	// operations when it has passed.
+	Duration time.Duration
+	// RampUp and RampDown are excluded from the measured steady state.
+	RampUp, RampDown time.Duration
+	// ThinkTime a client waits after each operation before the next.
+	ThinkTime time.Duration
+	Seed      uint64
+	// MaxRetries of a retryable failure (deadlock, serialization failure,
+	// lock timeout) before it counts as an error.
+	MaxRetries int
+}
+
+// HardStopGrace is how long operations still running when a run is told to
+// stop (its duration passed, or it was interrupted) may take to finish
+// before they are cancelled.
+const HardStopGrace = 30 * time.Second
+
+// Target is what the driver drives: a workload readied for a run.
+type Target interface {
+	NewClient(id int, rng *rand.Rand) workload.Client
+}
+
+// Report is the timing of a finished run; the samples are in the recorder.
+type Report struct {
+	Started time.Time
+	// Elapsed is from the start to the end of the last operation.
+	Elapsed time.Duration
+	// Window is the length of the measured steady state, which rates
+	// (throughput, the workload's metric) divide by.
+	Window time.Duration
+	// Interrupted: the context was cancelled before the run finished.
+	// Operations under way then were allowed to finish.
+	Interrupted bool
+	// Abandoned counts operations cancelled in flight after the hard-stop
+	// grace: whether they committed is unknown, so consistency checks that
+	// count outcomes may be off by up to this many.
+	Abandoned int64
+}
+
+// Shards is how many recorder shards suit a run of this many clients:
+// enough that terminals rarely contend for one, few enough that the
+// histograms stay small.
+func Shards(clients int) int {
+	return min(clients, 2*runtime.GOMAXPROCS(0))
+}
+
+// phases is the run's schedule as data: what is measured and when clients
+// stop. Times are since the start of the run.
+type phases struct {
+	rampUp time.Duration
+	// steadyEnd ends the measured window; 0 in an iteration-bounded run,
+	// whose end is not known in advance.
+	steadyEnd time.Duration
+	// stop is when clients start nothing new; 0 in an iteration-bounded run.
+	stop time.Duration
+}
+
+func newPhases(cfg Config) phases {
+	p := phases{rampUp: cfg.RampUp}
+	if cfg.Duration > 0 {
+		p.stop = cfg.Duration
+		p.steadyEnd = cfg.Duration - cfg.RampDown
+	}
+	return p
+}
+
+// measured reports whether an operation meant to start at t is in the
+// steady state.
+func (p phases) measured(t time.Duration) bool {
+	return t >= p.rampUp && (p.steadyEnd == 0 || t < p.steadyEnd)
+}
+
+// window is the length of the steady state of a run that ended at end.
+func (p phases) window(end time.Duration) time.Duration {
+	hi := end
+	if p.steadyEnd > 0 && p.steadyEnd < end {
+		hi = p.steadyEnd
+	}
+	return max(hi-p.rampUp, 0)
+}
+
+// Run drives target with mix until every client has finished its
+// iterations or the duration has passed, recording into rec.
+func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *metrics.Recorder) (Report, error) {
+	if cfg.Clients < 1 {
+		return Report{}, fmt.Errorf("driver: %d clients", cfg.Clients)
+	}
+	if cfg.Duration <= 0 && cfg.Iterations < 1 {
+		return Report{}, errors.New("driver: neither iterations nor a duration")
+	}
+	if cfg.Duration > 0 && cfg.RampUp+cfg.RampDown >= cfg.Duration {
+		return Report{}, fmt.Errorf("driver: ramps (%v + %v) leave no steady state in %v", cfg.RampUp, cfg.RampDown, cfg.Duration)
+	}
+	r := &run{cfg: cfg, phases: newPhases(cfg), rec: rec}
+	if cfg.ServerThreads > 0 && cfg.ServerThreads < cfg.Clients {
+		r.threads = make(chan struct{}, cfg.ServerThreads)
+	}
+	// ctx stops the run: nothing new starts once it is done. Operations
+	// under way run on opCtx, cancelled only a grace period later, so an
+	// interrupted run leaves every transaction committed or rolled back
+	// and recorded.
+	opCtx, hardStop := context.WithCancel(context.WithoutCancel(ctx))
+	defer hardStop()
+	unwatch := context.AfterFunc(ctx, func() { time.AfterFunc(HardStopGrace, hardStop) })
+	defer unwatch()
+	r.opCtx = opCtx
+	terminals := make([]*terminal, cfg.Clients)
+	for id := range terminals {
+		terminals[id] = &terminal{
+			client: target.NewClient(id, stream(cfg.Seed, id, streamWorkload)),
+			dealer: newDealer(mix),
+			deal:   stream(cfg.Seed, id, streamDeck),
+			jitter: stream(cfg.Seed, id, streamJitter),
+			shard:  rec.Shard(id),
+		}
+	}
+	r.started = time.Now()
+	if r.phases.stop > 0 {
+		hard := time.AfterFunc(r.phases.stop+HardStopGrace, hardStop)
+		defer hard.Stop()
+	}
+	var wg sync.WaitGroup
+	for _, t := range terminals {
+		wg.Go(func() { r.terminal(ctx, t) })
+	}
+	wg.Wait()
+	end := time.Since(r.started)
+	return Report{
+		Started:     r.started,
+		Elapsed:     end,
+		Window:      r.phases.window(end),
+		Interrupted: ctx.Err() != nil,
+		Abandoned:   r.abandoned.Load(),
+	}, nil
+}
+
+// Each terminal draws from three independent streams, so that retries
+// (which draw jitter) never shift the plan or the workload's choices.
+const (
+	streamDeck = iota
+	streamWorkload
+	streamJitter
+	streamsPerTerminal
+)
+
+func stream(seed uint64, terminal, kind int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(terminal*streamsPerTerminal+kind)))
+}
+
+type run struct {
+	cfg       Config
+	phases    phases
+	rec       *metrics.Recorder
+	threads   chan struct{} // nil when admission is unbounded
+	started   time.Time
+	opCtx     context.Context
+	abandoned atomic.Int64
+}
+
+type terminal struct {
+	client workload.Client
+	dealer dealer
+	deal   *rand.Rand
+	jitter *rand.Rand
+	shard  *metrics.Shard
+	steps  []workload.Step
+}
+
+func (r *run) terminal(ctx context.Context, t *terminal) {
+	t.steps = make([]workload.Step, 0, t.dealer.size())
+	for iter := 0; r.phases.stop > 0 || iter < r.cfg.Iterations; iter++ {
+		t.steps = t.dealer.deal(t.deal, t.steps)
+		for _, step := range t.steps {
+			if r.cfg.ThinkTime > 0 && !sleep(ctx, r.cfg.ThinkTime) {
+				return
+			}
+			intended := time.Since(r.started)
+			if (r.phases.stop > 0 && intended >= r.phases.stop) || ctx.Err() != nil {
+				return
+			}
+			if !r.do(ctx, t, step, intended) {
+				return
+			}
+		}
+	}
+}
+
+// do runs one operation through admission, with retries, and records it.
+// It returns false when the run is being stopped. ctx stops the run; the
+// operation itself runs on r.opCtx.
+func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) bool {
+	var queue, service, finished time.Duration
+	var err error
+	retries := 0
+	asked := intended
+	for {
+		if !r.admit(ctx) {
+			return false
+		}
+		admitted := time.Since(r.started)
+		err = t.client.Do(r.opCtx, step)
+		finished = time.Since(r.started)
+		r.release()
+		queue += admitted - asked
+		service += finished - admitted
+		if err == nil || retries == r.cfg.MaxRetries || !store.Retryable(err) {
+			break
+		}
+		retries++
+		if !sleep(ctx, backoff(t.jitter, retries)) {
+			return false
+		}
+		asked = time.Since(r.started)
+	}
+	outcome := metrics.Success
+	if err != nil {
+		if r.opCtx.Err() != nil {
+			r.abandoned.Add(1) // cut short by the hard stop: outcome unknown
+			return false
+		}
+		outcome = metrics.Error
+		if workload.IsBusiness(err) {
+			outcome = metrics.Business
+		}
+	}
+	t.shard.Record(metrics.Sample{
+		Op:       step.Op,
+		Outcome:  outcome,
+		Retries:  retries,
+		At:       finished,
+		Latency:  finished - intended,
+		Queue:    queue,
+		Service:  service,
+		Measured: r.phases.measured(intended),
+	})
+	return true
+}
+
+func (r *run) admit(ctx context.Context) bool {
+	if r.threads == nil {
+		return true
+	}
+	select {
+	case r.threads <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case r.threads <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (r *run) release() {
+	if r.threads != nil {
+		<-r.threads
+	}
+}
+
+// backoff before retry n: uniform jitter under an exponentially growing
+// cap (0.1 ms, 0.2 ms, … up to 10 ms), so that victims of the same
+// deadlock do not collide again in lockstep.
+func backoff(rng *rand.Rand, n int) time.Duration {
+	limit := min(100*time.Microsecond<<min(n-1, 10), 10*time.Millisecond)
+	return time.Duration(rng.Int64N(int64(limit)))
+}
+
+// sleep waits d unless ctx ends first; false when it did.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

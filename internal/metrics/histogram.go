@@ -1,0 +1,85 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The range and precision every latency histogram shares, so any two merge
+// exactly: 1 µs to 1 h at 3 significant digits.
+const (
+	lowestMicros  = 1
+	highestMicros = int64(time.Hour / time.Microsecond)
+	sigFigs       = 3
+)
+
+// Histogram is a latency distribution in microseconds.
+type Histogram struct {
+	h *hdrhistogram.Histogram
+}
+
+// NewHistogram is empty, with the shared range and precision.
+func NewHistogram() *Histogram {
+	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, sigFigs)}
+}
+
+// newCoarseHistogram trades precision (2 digits) for size, for the
+// per-second series where only a p99 is read.
+func newCoarseHistogram() *Histogram {
+	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, 2)}
+}
+
+// Record adds one latency; values past an hour count as an hour, so a
+// pathological sample is still counted rather than lost.
+func (h *Histogram) Record(d time.Duration) {
+	us := int64(d / time.Microsecond)
+	if us > highestMicros {
+		us = highestMicros
+	} else if us < 0 {
+		us = 0
+	}
+	h.h.RecordValue(us) // cannot fail: us is within range
+}
+
+// Merge adds o's samples to h.
+func (h *Histogram) Merge(o *Histogram) { h.h.Merge(o.h) }
+
+// Count of samples.
+func (h *Histogram) Count() int64 { return h.h.TotalCount() }
+
+// Quantile q (0..1) as a duration.
+func (h *Histogram) Quantile(q float64) time.Duration {
+	return time.Duration(h.h.ValueAtQuantile(q*100)) * time.Microsecond
+}
+
+// Equal reports whether h and o hold the same distribution.
+func (h *Histogram) Equal(o *Histogram) bool { return h.h.Equals(o.h) }
+
+func (h *Histogram) reset() { h.h.Reset() }
+
+// Latency is a histogram's summary in milliseconds, as the result file has it.
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Summary of h in milliseconds; zero for an empty histogram.
+func (h *Histogram) Summary() Latency {
+	if h.Count() == 0 {
+		return Latency{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Latency{
+		Mean: h.h.Mean() / 1000,
+		P50:  ms(h.h.ValueAtQuantile(50)),
+		P90:  ms(h.h.ValueAtQuantile(90)),
+		P95:  ms(h.h.ValueAtQuantile(95)),
+		P99:  ms(h.h.ValueAtQuantile(99)),
+		Max:  ms(h.h.Max()),
+	}
+}

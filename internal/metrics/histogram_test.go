@@ -1,0 +1,117 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// Percentiles of a known distribution (1..100000 µs, each once) must match
+// the exact order statistics within HDR's 3-significant-digit precision.
+func TestHistogramPercentilesOfKnownDistribution(t *testing.T) {
+	h := NewHistogram()
+	const n = 100_000
+	for i := 1; i <= n; i++ {
+		h.Record(time.Duration(i) * time.Microsecond)
+	}
+	if h.Count() != n {
+		t.Fatalf("count = %d, want %d", h.Count(), n)
+	}
+	for _, q := range []float64{0.5, 0.9, 0.95, 0.99, 0.999} {
+		want := q * n // the q-quantile of 1..n in µs
+		got := float64(h.Quantile(q) / time.Microsecond)
+		if rel := math.Abs(got-want) / want; rel > 0.001 {
+			t.Errorf("p%v = %v µs, want %v µs ± 0.1%% (off by %.4f%%)", q*100, got, want, rel*100)
+		}
+	}
+	s := h.Summary()
+	if math.Abs(s.Mean-50.0005) > 0.05 {
+		t.Errorf("mean = %v ms, want 50.0005 ms", s.Mean)
+	}
+	if math.Abs(s.Max-100) > 0.1 {
+		t.Errorf("max = %v ms, want 100 ms", s.Max)
+	}
+}
+
+func TestHistogramClampsOutOfRange(t *testing.T) {
+	h := NewHistogram()
+	h.Record(2 * time.Hour)
+	h.Record(-time.Second)
+	if h.Count() != 2 {
+		t.Fatalf("count = %d, want 2: out-of-range samples must be counted, not dropped", h.Count())
+	}
+	if got := h.Quantile(1); got < 59*time.Minute {
+		t.Errorf("max = %v, want clamped to about an hour", got)
+	}
+}
+
+// Merging shards must give exactly the histogram of all samples.
+func TestMergedHistogramsEqualHistogramOfUnion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	union := NewHistogram()
+	parts := []*Histogram{NewHistogram(), NewHistogram(), NewHistogram()}
+	for i := 0; i < 50_000; i++ {
+		// Log-uniform from 1 µs to about 10 s, to fill many buckets.
+		d := time.Duration(math.Exp(rng.Float64()*math.Log(1e10))) * time.Nanosecond
+		union.Record(d)
+		parts[rng.IntN(len(parts))].Record(d)
+	}
+	merged := NewHistogram()
+	for _, p := range parts {
+		merged.Merge(p)
+	}
+	if !merged.Equal(union) {
+		t.Fatal("merged histogram differs from the histogram of the union")
+	}
+	if merged.Summary() != union.Summary() {
+		t.Errorf("summaries differ: %+v vs %+v", merged.Summary(), union.Summary())
+	}
+}
+
+func TestRecorderSeparatesOutcomesPhasesAndSeconds(t *testing.T) {
+	r := NewRecorder([]string{"a", "b"}, 3)
+	samples := []Sample{
+		{Op: 0, Outcome: Success, At: 100 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: false},
+		{Op: 0, Outcome: Success, At: 1100 * time.Millisecond, Latency: 3 * time.Millisecond, Queue: 2 * time.Millisecond, Service: time.Millisecond, Measured: true},
+		{Op: 0, Outcome: Business, At: 1200 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: true, Retries: 2},
+		{Op: 1, Outcome: Error, At: 2500 * time.Millisecond, Latency: time.Second, Service: time.Second, Measured: true},
+		{Op: 1, Outcome: Success, At: 2600 * time.Millisecond, Latency: 3 * time.Millisecond, Service: 3 * time.Millisecond, Measured: true},
+	}
+	for i, s := range samples {
+		r.Shard(i).Record(s)
+	}
+	if ops, errs := r.Completed(); ops != 5 || errs != 1 {
+		t.Errorf("Completed() = %d, %d; want 5, 1", ops, errs)
+	}
+	snap := r.Snapshot()
+	a, b := snap.Ops[0], snap.Ops[1]
+	if a.Successes != 1 || a.Business != 1 || a.Errors != 0 || a.Retries != 2 || a.Latency.Count() != 2 {
+		t.Errorf("op a = %d successes, %d business, %d errors, %d retries, %d latencies; want 1, 1, 0, 2, 2", a.Successes, a.Business, a.Errors, a.Retries, a.Latency.Count())
+	}
+	if got := a.Queue.Quantile(1); got != 2*time.Millisecond {
+		t.Errorf("op a max queue = %v, want 2ms", got)
+	}
+	if b.Successes != 1 || b.Errors != 1 || b.Latency.Count() != 1 || b.ErrorLatency.Count() != 1 {
+		t.Errorf("op b: errors must be counted apart from latencies: %+v", b)
+	}
+	wantSeries := []Second{{T: 1, Ops: 1}, {T: 2, Ops: 2}, {T: 3, Ops: 1, Errors: 1}}
+	got := slices.Clone(snap.Series)
+	for i := range got {
+		got[i].P99 = 0
+	}
+	if !slices.Equal(got, wantSeries) {
+		t.Errorf("series = %+v, want %+v", got, wantSeries)
+	}
+	if p := snap.Series[2].P99; p < 2900*time.Microsecond || p > 3100*time.Microsecond {
+		t.Errorf("third second p99 = %v, want about 3ms (errors excluded)", p)
+	}
+	if !slices.Equal(snap.Succeeded, []int64{2, 1}) {
+		t.Errorf("succeeded over the whole run = %v, want [2 1] (ramp samples included)", snap.Succeeded)
+	}
+	total := snap.Total()
+	if total.Count() != 3 || total.Errors != 1 {
+		t.Errorf("total count = %d, errors = %d; want 3, 1", total.Count(), total.Errors)
+	}
+}

@@ -1,0 +1,188 @@
+package metrics
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Outcome of one operation, as the driver classified it.
+type Outcome uint8
+
+const (
+	// Success: the operation did what was asked.
+	Success Outcome = iota
+	// Business: the workload refused it as its rules say (insufficient
+	// credit, unknown account): a complete, valid transaction.
+	Business
+	// Error: anything else, including a retryable failure whose retries ran out.
+	Error
+)
+
+// Sample is one finished operation.
+type Sample struct {
+	Op      int
+	Outcome Outcome
+	// Retries is how many times it was run again after a retryable failure.
+	Retries int
+	// At is when it finished, since the start of the run.
+	At time.Duration
+	// Latency is end-to-end: from the intended start of the first attempt
+	// to the end of the last. Queue is the time spent waiting for a server
+	// thread and Service the time holding one, both summed over attempts.
+	Latency, Queue, Service time.Duration
+	// Measured is false in ramp-up and ramp-down: such samples reach only
+	// the time series.
+	Measured bool
+}
+
+// Recorder collects samples from all terminals of a run.
+type Recorder struct {
+	ops    []string
+	shards []*Shard
+	series series
+}
+
+// NewRecorder for the named operations, with n shards (at least one).
+func NewRecorder(ops []string, n int) *Recorder {
+	if n < 1 {
+		n = 1
+	}
+	r := &Recorder{ops: ops}
+	for i := 0; i < n; i++ {
+		r.shards = append(r.shards, newShard(len(ops), &r.series))
+	}
+	return r
+}
+
+// Shard i (modulo the number of shards); a terminal keeps its shard for the
+// whole run.
+func (r *Recorder) Shard(i int) *Shard { return r.shards[i%len(r.shards)] }
+
+// Completed counts finished operations and errors so far, measured or not;
+// cheap enough for a progress line.
+func (r *Recorder) Completed() (ops, errors int64) {
+	for _, s := range r.shards {
+		ops += s.done.Load()
+		errors += s.failed.Load()
+	}
+	return ops, errors
+}
+
+// Shard is one lock's worth of the recorder.
+type Shard struct {
+	mu  sync.Mutex
+	ops []opRecord
+	// The second being accumulated for the time series.
+	sec       int
+	secOps    int64
+	secErrors int64
+	secHist   *Histogram
+	series    *series
+
+	done, failed atomic.Int64
+}
+
+type opRecord struct {
+	// everSucceeded counts successes in every phase, for consistency
+	// checks that compare the database with what the clients did.
+	everSucceeded                        int64
+	successes, business, errors, retries int64
+	latency, queue, service              *Histogram
+	errorLatency                         *Histogram // allocated on the first error
+}
+
+func newShard(ops int, s *series) *Shard {
+	sh := &Shard{ops: make([]opRecord, ops), series: s, secHist: newCoarseHistogram(), sec: -1}
+	for i := range sh.ops {
+		sh.ops[i].latency = NewHistogram()
+		sh.ops[i].queue = NewHistogram()
+		sh.ops[i].service = NewHistogram()
+	}
+	return sh
+}
+
+// Record adds one sample.
+func (s *Shard) Record(x Sample) {
+	e2e := x.Latency
+	s.mu.Lock()
+	if sec := int(x.At / time.Second); sec != s.sec {
+		s.flushSecond()
+		s.sec = sec
+	}
+	if x.Outcome == Error {
+		s.secErrors++
+	} else {
+		s.secOps++
+		s.secHist.Record(e2e)
+	}
+	o := &s.ops[x.Op]
+	if x.Outcome == Success {
+		o.everSucceeded++
+	}
+	if x.Measured {
+		o.retries += int64(x.Retries)
+		switch x.Outcome {
+		case Success:
+			o.successes++
+		case Business:
+			o.business++
+		case Error:
+			o.errors++
+		}
+		if x.Outcome == Error {
+			if o.errorLatency == nil {
+				o.errorLatency = NewHistogram()
+			}
+			o.errorLatency.Record(e2e)
+		} else {
+			o.latency.Record(e2e)
+			o.queue.Record(x.Queue)
+			o.service.Record(x.Service)
+		}
+	}
+	s.mu.Unlock()
+	s.done.Add(1)
+	if x.Outcome == Error {
+		s.failed.Add(1)
+	}
+}
+
+// flushSecond hands the finished second to the shared series; called with
+// s.mu held, once per shard per second at most.
+func (s *Shard) flushSecond() {
+	if s.sec < 0 || (s.secOps == 0 && s.secErrors == 0) {
+		return
+	}
+	s.series.add(s.sec, s.secOps, s.secErrors, s.secHist)
+	s.secOps, s.secErrors = 0, 0
+	s.secHist.reset()
+}
+
+// series is the per-second time series over the whole run.
+type series struct {
+	mu      sync.Mutex
+	seconds []second
+}
+
+type second struct {
+	ops, errors int64
+	hist        *Histogram
+}
+
+func (s *series) add(sec int, ops, errors int64, h *Histogram) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.seconds) <= sec {
+		s.seconds = append(s.seconds, second{})
+	}
+	x := &s.seconds[sec]
+	x.ops += ops
+	x.errors += errors
+	if h.Count() > 0 {
+		if x.hist == nil {
+			x.hist = newCoarseHistogram()
+		}
+		x.hist.Merge(h)
+	}
+}

@@ -1,0 +1,91 @@
+package metrics
+
+import "time"
+
+// OpStats is everything measured for one operation in the steady state.
+type OpStats struct {
+	Name string
+	// Successes and Business outcomes are both completed transactions;
+	// Count is their sum.
+	Successes, Business, Errors, Retries int64
+	// Latency is end-to-end (queue + service) of completed transactions.
+	Latency, Queue, Service *Histogram
+	// ErrorLatency covers failed operations, kept apart so failures do not
+	// skew the latency of completed ones.
+	ErrorLatency *Histogram
+}
+
+// Count of completed transactions (successes and business exceptions).
+func (o OpStats) Count() int64 { return o.Successes + o.Business }
+
+// Second is one point of the time series.
+type Second struct {
+	// T is the second's end since the start of the run: T=1 covers [0 s, 1 s).
+	T      int
+	Ops    int64
+	Errors int64
+	P99    time.Duration
+}
+
+// Snapshot is the merged content of a recorder.
+type Snapshot struct {
+	Ops    []OpStats
+	Series []Second
+	// Succeeded counts successes by operation over the whole run, ramps
+	// included.
+	Succeeded []int64
+}
+
+// Total merges all operations into one.
+func (s Snapshot) Total() OpStats {
+	t := OpStats{Name: "total", Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), ErrorLatency: NewHistogram()}
+	for _, o := range s.Ops {
+		t.Successes += o.Successes
+		t.Business += o.Business
+		t.Errors += o.Errors
+		t.Retries += o.Retries
+		t.Latency.Merge(o.Latency)
+		t.Queue.Merge(o.Queue)
+		t.Service.Merge(o.Service)
+		t.ErrorLatency.Merge(o.ErrorLatency)
+	}
+	return t
+}
+
+// Snapshot merges the shards. Call it once recording has stopped.
+func (r *Recorder) Snapshot() Snapshot {
+	snap := Snapshot{Ops: make([]OpStats, len(r.ops)), Succeeded: make([]int64, len(r.ops))}
+	for i, name := range r.ops {
+		snap.Ops[i] = OpStats{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), ErrorLatency: NewHistogram()}
+	}
+	for _, sh := range r.shards {
+		sh.mu.Lock()
+		sh.flushSecond()
+		sh.sec = -1
+		for i := range sh.ops {
+			src, dst := &sh.ops[i], &snap.Ops[i]
+			snap.Succeeded[i] += src.everSucceeded
+			dst.Successes += src.successes
+			dst.Business += src.business
+			dst.Errors += src.errors
+			dst.Retries += src.retries
+			dst.Latency.Merge(src.latency)
+			dst.Queue.Merge(src.queue)
+			dst.Service.Merge(src.service)
+			if src.errorLatency != nil {
+				dst.ErrorLatency.Merge(src.errorLatency)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	r.series.mu.Lock()
+	defer r.series.mu.Unlock()
+	for i, x := range r.series.seconds {
+		p := Second{T: i + 1, Ops: x.ops, Errors: x.errors}
+		if x.hist != nil {
+			p.P99 = x.hist.Quantile(0.99)
+		}
+		snap.Series = append(snap.Series, p)
+	}
+	return snap
+}

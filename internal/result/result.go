@@ -1,0 +1,266 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// Schema names this version of the file format.
+const Schema = "tierbench/result/v1"
+
+// Result is one run. The fields DESIGN.md lists are required; the others
+// add detail.
+type Result struct {
+	Schema           string                 `json:"schema"`
+	Workload         string                 `json:"workload"`
+	TierbenchVersion string                 `json:"tierbench_version"`
+	StartedAt        time.Time              `json:"started_at"`
+	Seed             uint64                 `json:"seed"`
+	Config           config.Run             `json:"config"`
+	Environment      Environment            `json:"environment"`
+	Load             *Load                  `json:"load,omitempty"`
+	Summary          Summary                `json:"summary"`
+	Operations       map[string]Operation   `json:"operations"`
+	Container        map[string]EntityStats `json:"container"`
+	Database         store.Stats            `json:"database"`
+	Checks           []workload.Check       `json:"checks"`
+	Timeseries       []Point                `json:"timeseries"`
+
+	// OperationOrder is the workload's order of operations, for tables.
+	OperationOrder []string `json:"operation_order"`
+	// TotalLatency and its parts summarise all operations together.
+	TotalLatency metrics.Latency `json:"total_latency_ms"`
+	TotalQueue   metrics.Latency `json:"total_queue_ms"`
+	TotalService metrics.Latency `json:"total_service_ms"`
+}
+
+// Environment is the run's provenance.
+type Environment struct {
+	DB        string `json:"db"`
+	Isolation string `json:"isolation"`
+	Go        string `json:"go"`
+	CPUs      int    `json:"cpus"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	Host      string `json:"host"`
+	// Modules are the versions of the database drivers and libraries
+	// compiled in.
+	Modules map[string]string `json:"modules,omitempty"`
+}
+
+// Load says what (re)population wrote before the run.
+type Load struct {
+	Rows       int64            `json:"rows"`
+	Tables     map[string]int64 `json:"tables"`
+	Seconds    float64          `json:"seconds"`
+	RowsPerSec float64          `json:"rows_per_s"`
+}
+
+// Summary of the steady state.
+type Summary struct {
+	// Operations completed (successes and business exceptions).
+	Operations         int64 `json:"operations"`
+	Errors             int64 `json:"errors"`
+	BusinessExceptions int64 `json:"business_exceptions"`
+	Retries            int64 `json:"retries"`
+	// ElapsedS is the measured window rates divide by; RunS the whole run.
+	ElapsedS       float64 `json:"elapsed_s"`
+	RunS           float64 `json:"run_s"`
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	Metric         Metric  `json:"metric"`
+	// Passed: every consistency check and validity rule held.
+	Passed      bool  `json:"passed"`
+	Interrupted bool  `json:"interrupted,omitempty"`
+	Abandoned   int64 `json:"abandoned,omitempty"`
+}
+
+// Metric is the workload's headline figure.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// Operation is one transaction type's figures. Latency is end-to-end as
+// the client saw it; where clients queued for server threads, Queue and
+// Service split it.
+type Operation struct {
+	Count              int64            `json:"count"`
+	Errors             int64            `json:"errors"`
+	BusinessExceptions int64            `json:"business_exceptions"`
+	Retries            int64            `json:"retries"`
+	Latency            metrics.Latency  `json:"latency_ms"`
+	Queue              *metrics.Latency `json:"queue_ms,omitempty"`
+	Service            *metrics.Latency `json:"service_ms,omitempty"`
+	ErrorLatency       *metrics.Latency `json:"error_latency_ms,omitempty"`
+}
+
+// EntityStats are an entity type's container counters (filled once the
+// entity container exists).
+type EntityStats struct {
+	Finds          int64 `json:"finds"`
+	CacheHits      int64 `json:"cache_hits"`
+	Loads          int64 `json:"loads"`
+	Stores         int64 `json:"stores"`
+	Creates        int64 `json:"creates"`
+	Removes        int64 `json:"removes"`
+	Instantiations int64 `json:"instantiations"`
+	Activations    int64 `json:"activations"`
+	Passivations   int64 `json:"passivations"`
+	Discards       int64 `json:"discards"`
+	PeakReady      int64 `json:"peak_ready"`
+	PeakPooled     int64 `json:"peak_pooled"`
+	ReadyAtEnd     int64 `json:"ready_at_end"`
+	PooledAtEnd    int64 `json:"pooled_at_end"`
+}
+
+// Point is one second of the time series, over the whole run.
+type Point struct {
+	T      int     `json:"t_s"`
+	Ops    int64   `json:"ops"`
+	Errors int64   `json:"errors"`
+	P99Ms  float64 `json:"p99_ms"`
+}
+
+// Inputs are what a finished run hands to Build.
+type Inputs struct {
+	Version     string
+	Config      config.Run
+	Info        workload.Info
+	Environment Environment
+	Load        *workload.LoadReport
+	Started     time.Time
+	Elapsed     time.Duration
+	Window      time.Duration
+	Interrupted bool
+	Abandoned   int64
+	Snapshot    metrics.Snapshot
+	// Queued: clients outnumbered server threads, so queue and service
+	// time are reported apart.
+	Queued   bool
+	Database store.Stats
+	Checks   []workload.Check
+}
+
+// Build assembles the result of a run.
+func Build(in Inputs) *Result {
+	r := &Result{
+		Schema:           Schema,
+		Workload:         in.Info.Name,
+		TierbenchVersion: in.Version,
+		StartedAt:        in.Started.UTC().Truncate(time.Millisecond),
+		Seed:             in.Config.Seed,
+		Config:           in.Config,
+		Environment:      in.Environment,
+		Operations:       make(map[string]Operation),
+		Container:        make(map[string]EntityStats),
+		Database:         in.Database,
+		Checks:           in.Checks,
+		Timeseries:       []Point{},
+		OperationOrder:   in.Info.Operations,
+	}
+	if r.Checks == nil {
+		r.Checks = []workload.Check{}
+	}
+	if in.Load != nil {
+		secs := in.Load.Duration.Seconds()
+		r.Load = &Load{Rows: in.Load.Rows, Tables: in.Load.Tables, Seconds: round(secs, 3)}
+		if secs > 0 {
+			r.Load.RowsPerSec = round(float64(in.Load.Rows)/secs, 1)
+		}
+	}
+	window := in.Window.Seconds()
+	metricCount := int64(0)
+	for _, o := range in.Snapshot.Ops {
+		op := Operation{
+			Count:              o.Count(),
+			Errors:             o.Errors,
+			BusinessExceptions: o.Business,
+			Retries:            o.Retries,
+			Latency:            roundLatency(o.Latency.Summary()),
+		}
+		if in.Queued {
+			q, s := roundLatency(o.Queue.Summary()), roundLatency(o.Service.Summary())
+			op.Queue, op.Service = &q, &s
+		}
+		if o.Errors > 0 {
+			e := roundLatency(o.ErrorLatency.Summary())
+			op.ErrorLatency = &e
+		}
+		r.Operations[o.Name] = op
+		r.Summary.Operations += op.Count
+		r.Summary.Errors += op.Errors
+		r.Summary.BusinessExceptions += op.BusinessExceptions
+		r.Summary.Retries += op.Retries
+		if len(in.Info.Metric.Ops) == 0 || slices.Contains(in.Info.Metric.Ops, o.Name) {
+			metricCount += op.Count
+		}
+	}
+	total := in.Snapshot.Total()
+	r.TotalLatency = roundLatency(total.Latency.Summary())
+	r.TotalQueue = roundLatency(total.Queue.Summary())
+	r.TotalService = roundLatency(total.Service.Summary())
+	r.Summary.ElapsedS = round(window, 3)
+	r.Summary.RunS = round(in.Elapsed.Seconds(), 3)
+	r.Summary.Metric.Name = in.Info.Metric.Name
+	if window > 0 {
+		r.Summary.ThroughputPerS = round(float64(r.Summary.Operations)/window, 1)
+		per := in.Info.Metric.Per.Seconds()
+		r.Summary.Metric.Value = round(float64(metricCount)/window*per, 1)
+	}
+	r.Summary.Interrupted = in.Interrupted
+	r.Summary.Abandoned = in.Abandoned
+	r.Summary.Passed = !in.Interrupted
+	for _, c := range r.Checks {
+		r.Summary.Passed = r.Summary.Passed && c.Passed
+	}
+	for _, s := range in.Snapshot.Series {
+		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors, P99Ms: round(float64(s.P99)/1e6, 3)})
+	}
+	return r
+}
+
+// WriteFile writes r as indented JSON.
+func (r *Result) WriteFile(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// ReadFile reads a result, refusing other schemas.
+func ReadFile(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+func roundLatency(l metrics.Latency) metrics.Latency {
+	return metrics.Latency{Mean: round(l.Mean, 3), P50: round(l.P50, 3), P90: round(l.P90, 3), P95: round(l.P95, 3), P99: round(l.P99, 3), Max: round(l.Max, 3)}
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow10(digits)
+	return math.Round(x*p) / p
+}

@@ -1,0 +1,102 @@
+package result
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// WriteSummary prints the end-of-run table: one line per operation, a total,
+// the headline metric, the database counters and the checks.
+func WriteSummary(w io.Writer, r *Result) {
+	c := r.Config
+	load := "iterations " + fmt.Sprint(c.Iterations)
+	if c.Duration > 0 {
+		load = "duration " + c.Duration.String()
+	}
+	fmt.Fprintf(w, "%s · %s · %s · %d clients, %d server threads, %s · persistence %s · seed %d\n\n",
+		r.Workload, r.Environment.DB, r.Environment.Isolation, c.Clients, c.ServerThreads, load, c.Persistence, r.Seed)
+
+	queued := false
+	for _, op := range r.Operations {
+		queued = queued || op.Queue != nil
+	}
+	header := fmt.Sprintf("%-22s %9s %7s %8s %7s %9s %9s %9s %9s %9s %10s", "operation", "count", "errors", "biz-exc", "retries", "mean", "p50", "p90", "p99", "max", "per-s")
+	if queued {
+		header += fmt.Sprintf(" %9s %9s", "queue", "service")
+	}
+	fmt.Fprintln(w, header)
+	window := r.Summary.ElapsedS
+	line := func(name string, op Operation) {
+		rate := 0.0
+		if window > 0 {
+			rate = float64(op.Count) / window
+		}
+		l := op.Latency
+		s := fmt.Sprintf("%-22s %9d %7d %8d %7d %9.3f %9.3f %9.3f %9.3f %9.3f %10.1f", name, op.Count, op.Errors, op.BusinessExceptions, op.Retries, l.Mean, l.P50, l.P90, l.P99, l.Max, rate)
+		if queued && op.Queue != nil {
+			s += fmt.Sprintf(" %9.3f %9.3f", op.Queue.Mean, op.Service.Mean)
+		}
+		fmt.Fprintln(w, s)
+	}
+	for _, name := range r.OperationOrder {
+		if op, ok := r.Operations[name]; ok {
+			line(name, op)
+		}
+	}
+	total := Operation{Count: r.Summary.Operations, Errors: r.Summary.Errors, BusinessExceptions: r.Summary.BusinessExceptions, Retries: r.Summary.Retries, Latency: r.TotalLatency}
+	if queued {
+		total.Queue, total.Service = &r.TotalQueue, &r.TotalService
+	}
+	fmt.Fprintln(w, strings.Repeat("-", len(header)))
+	line("total", total)
+	note := "latency in ms, end-to-end as the client saw it"
+	if queued {
+		note += "; queue = waiting for a server thread, service = holding one (means)"
+	}
+	fmt.Fprintf(w, "(%s)\n\n", note)
+
+	fmt.Fprintf(w, "%s %.1f   (%d transactions in %.3f s of steady state; whole run %.3f s)\n",
+		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Operations, r.Summary.ElapsedS, r.Summary.RunS)
+	d := r.Database
+	fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts\n",
+		d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
+	if r.Summary.Interrupted {
+		fmt.Fprintf(w, "interrupted: operations under way were allowed to finish")
+		if r.Summary.Abandoned > 0 {
+			fmt.Fprintf(w, " except %d, cancelled after the grace period (their outcome is unknown)", r.Summary.Abandoned)
+		}
+		fmt.Fprintln(w)
+	}
+	WriteChecks(w, r.Checks)
+}
+
+// WriteChecks prints the consistency checks, one per line.
+func WriteChecks(w io.Writer, checks []workload.Check) {
+	failed := 0
+	width := 0
+	for _, c := range checks {
+		width = max(width, len(c.Name))
+		if !c.Passed {
+			failed++
+		}
+	}
+	switch {
+	case len(checks) == 0:
+		fmt.Fprintln(w, "checks: none")
+		return
+	case failed == 0:
+		fmt.Fprintf(w, "checks: all %d passed\n", len(checks))
+	default:
+		fmt.Fprintf(w, "checks: %d of %d FAILED\n", failed, len(checks))
+	}
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %-*s  %s\n", mark, width, c.Name, c.Detail)
+	}
+}

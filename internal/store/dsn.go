@@ -1,0 +1,103 @@
+package store
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Dialect names a family of SQL databases that share one backend.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+	MySQL    Dialect = "mysql"
+)
+
+// DSNForms is the list of accepted DSN shapes, for error messages and help.
+const DSNForms = "sqlite, sqlite:PATH, postgres://USER@HOST:PORT/DB, mysql://USER[:PASS]@HOST:PORT/DB"
+
+// DSN is a parsed --db value.
+type DSN struct {
+	Dialect Dialect
+	// Path is the SQLite database file; empty with Temp for a fresh temporary file.
+	Path string
+	Temp bool
+	// URL is the server URL for postgres and mysql.
+	URL *url.URL
+}
+
+// ParseDSN accepts the forms in DSNForms.
+func ParseDSN(s string) (DSN, error) {
+	switch {
+	case s == "sqlite":
+		return DSN{Dialect: SQLite, Temp: true}, nil
+	case strings.HasPrefix(s, "sqlite:"):
+		path := strings.TrimPrefix(s, "sqlite:")
+		if path == "" || path == ":memory:" {
+			return DSN{}, fmt.Errorf("--db %q: give a file path after sqlite: (an in-memory database cannot be shared by the run's connections); allowed: %s", s, DSNForms)
+		}
+		return DSN{Dialect: SQLite, Path: path}, nil
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		u, err := parseServerURL(s)
+		if err != nil {
+			return DSN{}, err
+		}
+		return DSN{Dialect: Postgres, URL: u}, nil
+	case strings.HasPrefix(s, "mysql://"):
+		u, err := parseServerURL(s)
+		if err != nil {
+			return DSN{}, err
+		}
+		if strings.Trim(u.Path, "/") == "" {
+			return DSN{}, fmt.Errorf("--db %q: name the database, as in mysql://root@127.0.0.1:3306/test", Redact(s))
+		}
+		return DSN{Dialect: MySQL, URL: u}, nil
+	}
+	return DSN{}, fmt.Errorf("--db %q is not a DSN tierbench knows; allowed: %s", Redact(s), DSNForms)
+}
+
+func parseServerURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("--db %q: %v; allowed: %s", Redact(s), unwrapURLError(err), DSNForms)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("--db %q: no host; allowed: %s", Redact(s), DSNForms)
+	}
+	return u, nil
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// String gives the DSN with any password replaced, fit for results and logs.
+func (d DSN) String() string {
+	switch {
+	case d.Dialect == SQLite && d.Temp:
+		return "sqlite"
+	case d.Dialect == SQLite:
+		return "sqlite:" + d.Path
+	case d.URL != nil:
+		return Redact(d.URL.String())
+	}
+	return string(d.Dialect)
+}
+
+// Redact replaces the password of a URL-shaped DSN with "xxxxx".
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); !has {
+		return s
+	}
+	u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	return u.String()
+}

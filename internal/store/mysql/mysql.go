@@ -1,0 +1,170 @@
+// Package mysql is tierbench's MySQL and MariaDB backend, on
+// go-sql-driver/mysql through database/sql. Statements are server-side
+// prepared once per connection; the run's isolation level is set on every
+// new connection.
+//
+// It depends only on store, store/sqldb and the driver.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/sqldb"
+)
+
+// Backend is a database/sql pool on the MySQL driver.
+type Backend struct {
+	sqldb.DB
+	isolation store.Isolation
+}
+
+var _ store.Backend = (*Backend)(nil)
+
+// rowsPerInsert keeps a bulk INSERT well under max_allowed_packet and the
+// 65,535-placeholder limit of a prepared statement.
+const rowsPerInsert = 500
+
+// Open builds the pool; the first query connects.
+func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend, error) {
+	cfg, err := driverConfig(dsn)
+	if err != nil {
+		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
+	}
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
+	}
+	db := sql.OpenDB(isolatingConnector{Connector: conn, set: "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()})
+	db.SetMaxOpenConns(opts.MaxConns)
+	db.SetMaxIdleConns(opts.MaxConns)
+	return &Backend{DB: sqldb.DB{SQL: db}, isolation: opts.Isolation}, nil
+}
+
+// driverConfig translates mysql://user:pass@host:port/db?params into the
+// driver's own DSN form; query parameters pass through to the driver.
+func driverConfig(dsn store.DSN) (*gomysql.Config, error) {
+	u := dsn.URL
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "3306")
+	}
+	var auth string
+	if u.User != nil {
+		auth = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			auth += ":" + p
+		}
+		auth += "@"
+	}
+	s := fmt.Sprintf("%stcp(%s)/%s", auth, host, strings.Trim(u.Path, "/"))
+	if u.RawQuery != "" {
+		s += "?" + u.RawQuery
+	}
+	cfg, err := gomysql.ParseDSN(s)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	cfg.ParseTime = true
+	// RowsAffected must mean rows matched, as in PostgreSQL and SQLite, not
+	// rows whose value changed: an UPDATE that writes the same value still
+	// found its row.
+	cfg.ClientFoundRows = true
+	return cfg, nil
+}
+
+// isolatingConnector sets the session's isolation level on each new
+// connection: portable across MySQL and MariaDB, unlike the system
+// variable's name (tx_isolation vs transaction_isolation).
+type isolatingConnector struct {
+	driver.Connector
+	set string
+}
+
+func (c isolatingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.(driver.ExecerContext).ExecContext(ctx, c.set, nil); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (b *Backend) Dialect() store.Dialect     { return store.MySQL }
+func (b *Backend) Isolation() store.Isolation { return b.isolation }
+func (b *Backend) Close() error               { return b.SQL.Close() }
+
+// ServerVersion tells MariaDB from MySQL: "mariadb 10.11.19", "mysql 8.0.36".
+func (b *Backend) ServerVersion(ctx context.Context) (string, error) {
+	var v string
+	if err := b.SQL.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return "", err
+	}
+	product := "mysql"
+	if strings.Contains(strings.ToLower(v), "mariadb") {
+		product = "mariadb"
+	}
+	if i := strings.IndexByte(v, '-'); i > 0 {
+		v = v[:i]
+	}
+	return product + " " + v, nil
+}
+
+func (b *Backend) BulkInsert(ctx context.Context, table string, columns []string, src store.RowSource) (int64, error) {
+	return b.InsertBatches(ctx, table, columns, src, rowsPerInsert)
+}
+
+// Server error numbers, from the MySQL and MariaDB error references.
+const (
+	errLockWaitTimeout = 1205
+	errLockDeadlock    = 1213
+	errDupEntry        = 1062
+	// MariaDB's "Record has changed since last read" under
+	// innodb_snapshot_isolation: a write-write conflict at REPEATABLE READ.
+	errRecordChanged  = 1020
+	errLockNowait     = 3572
+	errServerShutdown = 1053
+	errConnKilled     = 1927
+)
+
+func (b *Backend) Classify(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Classified(store.ErrNotFound, err)
+	}
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case errLockDeadlock:
+			return store.Classified(store.ErrDeadlock, err)
+		case errLockWaitTimeout, errLockNowait:
+			return store.Classified(store.ErrLockTimeout, err)
+		case errRecordChanged:
+			return store.Classified(store.ErrSerialization, err)
+		case errDupEntry:
+			return store.Classified(store.ErrUniqueViolation, err)
+		case errServerShutdown, errConnKilled:
+			return store.Classified(store.ErrConnectionLost, err)
+		}
+		return err
+	}
+	var ne net.Error
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) || errors.As(err, &ne) {
+		return store.Classified(store.ErrConnectionLost, err)
+	}
+	return err
+}

@@ -1,0 +1,197 @@
+// Package sqldb adapts database/sql to the store seam for the backends whose
+// drivers speak database/sql (MySQL, SQLite). Statements are *sql.Stmt,
+// prepared once per connection by database/sql and reused.
+//
+// It depends only on store and the standard library.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// DB is the database/sql half of a backend; the backend adds its dialect's
+// version query, isolation and error classes.
+type DB struct {
+	SQL *sql.DB
+}
+
+func (d DB) Prepare(ctx context.Context, q string) (store.Prepared, error) {
+	s, err := d.SQL.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return stmt{s}, nil
+}
+
+func (d DB) Begin(ctx context.Context) (store.BackendTx, error) {
+	t, err := d.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return tx{t}, nil
+}
+
+// ExecScript runs the statements of a script one at a time; statements end
+// with a semicolon at the end of a line.
+func (d DB) ExecScript(ctx context.Context, script string) error {
+	for _, q := range SplitScript(script) {
+		if _, err := d.SQL.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%w (in %.60q)", err, q)
+		}
+	}
+	return nil
+}
+
+// SplitScript cuts a script at semicolons that end a line, dropping blank
+// statements and -- comment lines.
+func SplitScript(script string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(script, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if strings.HasSuffix(trimmed, ";") {
+			q := strings.TrimSuffix(strings.TrimSpace(cur.String()), ";")
+			if q != "" {
+				out = append(out, q)
+			}
+			cur.Reset()
+		}
+	}
+	if q := strings.TrimSpace(cur.String()); q != "" {
+		out = append(out, q)
+	}
+	return out
+}
+
+// InsertBatches loads rows with multi-row INSERT statements of up to
+// rowsPerStatement rows, all in one transaction.
+func (d DB) InsertBatches(ctx context.Context, table string, columns []string, src store.RowSource, rowsPerStatement int) (int64, error) {
+	t, err := d.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer t.Rollback()
+	full, err := t.PrepareContext(ctx, insertSQL(table, columns, rowsPerStatement))
+	if err != nil {
+		return 0, err
+	}
+	defer full.Close()
+	var total int64
+	args := make([]any, 0, rowsPerStatement*len(columns))
+	rows := 0
+	flush := func(s *sql.Stmt) error {
+		if _, err := s.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		total += int64(rows)
+		args, rows = args[:0], 0
+		return nil
+	}
+	for src.Next() {
+		args = append(args, src.Values()...)
+		rows++
+		if rows == rowsPerStatement {
+			if err := flush(full); err != nil {
+				return total, err
+			}
+		}
+	}
+	if rows > 0 {
+		last, err := t.PrepareContext(ctx, insertSQL(table, columns, rows))
+		if err != nil {
+			return total, err
+		}
+		defer last.Close()
+		if err := flush(last); err != nil {
+			return total, err
+		}
+	}
+	return total, t.Commit()
+}
+
+// insertSQL builds "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)" from the
+// workload's own table and column names, never from user input.
+func insertSQL(table string, columns []string, rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(columns, ", "))
+	b.WriteString(") VALUES ")
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(columns)), ", ") + ")"
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
+
+type stmt struct{ s *sql.Stmt }
+
+func (s stmt) Exec(ctx context.Context, args []any) (store.Result, error) {
+	r, err := s.s.ExecContext(ctx, args...)
+	return result(r, err)
+}
+
+func (s stmt) QueryRow(ctx context.Context, args []any) store.Scanner {
+	return s.s.QueryRowContext(ctx, args...)
+}
+
+func (s stmt) Query(ctx context.Context, args []any) (store.BackendRows, error) {
+	r, err := s.s.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows{r}, nil
+}
+
+type tx struct{ t *sql.Tx }
+
+func (t tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	r, err := t.t.StmtContext(ctx, p.(stmt).s).ExecContext(ctx, args...)
+	return result(r, err)
+}
+
+func (t tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	return t.t.StmtContext(ctx, p.(stmt).s).QueryRowContext(ctx, args...)
+}
+
+func (t tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	r, err := t.t.StmtContext(ctx, p.(stmt).s).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows{r}, nil
+}
+
+func (t tx) Commit(context.Context) error   { return t.t.Commit() }
+func (t tx) Rollback(context.Context) error { return t.t.Rollback() }
+
+type rows struct{ r *sql.Rows }
+
+func (r rows) Next() bool             { return r.r.Next() }
+func (r rows) Scan(dest ...any) error { return r.r.Scan(dest...) }
+func (r rows) Err() error             { return r.r.Err() }
+func (r rows) Close()                 { r.r.Close() }
+
+func result(r sql.Result, err error) (store.Result, error) {
+	if err != nil {
+		return store.Result{}, err
+	}
+	var out store.Result
+	out.RowsAffected, _ = r.RowsAffected()
+	out.LastInsertID, _ = r.LastInsertId()
+	return out, nil
+}

@@ -1,0 +1,190 @@
+// Package sqlite is tierbench's embedded backend, on modernc.org/sqlite (pure
+// Go, so a fresh machine needs nothing but Go; docs/decisions/0002 has the
+// measurement behind the choice). Databases run in WAL mode with
+// synchronous=NORMAL, the setting SQLite recommends for WAL: a commit
+// survives a crash of the process, not of the machine.
+//
+// SQLite admits one writer at a time. Rather than let writers collide and
+// sleep in SQLite's busy handler, the backend queues this process's writers
+// on a mutex (explicit transactions and Exec), while reads run concurrently.
+// busy_timeout remains for other processes sharing the file.
+//
+// It depends only on store, store/sqldb and the driver.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/sqldb"
+)
+
+// Backend is a database/sql pool on one SQLite file.
+type Backend struct {
+	db      sqldb.DB
+	writeMu sync.Mutex
+	tempDir string // removed on Close when the database was temporary
+}
+
+var _ store.Backend = (*Backend)(nil)
+
+// rowsPerInsert stays well under SQLite's 32,766 bound variables.
+const rowsPerInsert = 200
+
+// Open opens (creating if need be) the database file, or a fresh temporary
+// one for the DSN "sqlite".
+func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend, error) {
+	b := &Backend{}
+	path := dsn.Path
+	if dsn.Temp {
+		dir, err := os.MkdirTemp("", "tierbench-sqlite-")
+		if err != nil {
+			return nil, err
+		}
+		b.tempDir = dir
+		path = filepath.Join(dir, "tierbench.db")
+	} else if dir := filepath.Dir(path); dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, &store.UsageError{Err: fmt.Errorf("--db %s: directory %s does not exist", dsn, dir)}
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(OFF)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		b.removeTemp()
+		return nil, err
+	}
+	db.SetMaxOpenConns(opts.MaxConns)
+	db.SetMaxIdleConns(opts.MaxConns)
+	b.db = sqldb.DB{SQL: db}
+	return b, nil
+}
+
+func (b *Backend) Dialect() store.Dialect { return store.SQLite }
+
+// Isolation is always serializable: SQLite has one writer and snapshot
+// reads, whatever level was asked for.
+func (b *Backend) Isolation() store.Isolation { return store.Serializable }
+
+func (b *Backend) Close() error {
+	err := b.db.SQL.Close()
+	b.removeTemp()
+	return err
+}
+
+func (b *Backend) removeTemp() {
+	if b.tempDir != "" {
+		os.RemoveAll(b.tempDir)
+	}
+}
+
+func (b *Backend) ServerVersion(ctx context.Context) (string, error) {
+	var v string
+	err := b.db.SQL.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&v)
+	return "sqlite " + v, err
+}
+
+func (b *Backend) Prepare(ctx context.Context, q string) (store.Prepared, error) {
+	p, err := b.db.Prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return writeQueued{Prepared: p, mu: &b.writeMu}, nil
+}
+
+// writeQueued runs a statement's Exec behind the backend's writer mutex.
+type writeQueued struct {
+	store.Prepared
+	mu *sync.Mutex
+}
+
+func (w writeQueued) Exec(ctx context.Context, args []any) (store.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.Prepared.Exec(ctx, args)
+}
+
+// Begin takes the writer mutex for the whole transaction: every explicit
+// transaction is taken to write (BEGIN IMMEDIATE).
+func (b *Backend) Begin(ctx context.Context) (store.BackendTx, error) {
+	b.writeMu.Lock()
+	t, err := b.db.Begin(ctx)
+	if err != nil {
+		b.writeMu.Unlock()
+		return nil, err
+	}
+	return &writeTx{BackendTx: t, mu: &b.writeMu}, nil
+}
+
+type writeTx struct {
+	store.BackendTx
+	mu *sync.Mutex
+}
+
+func (t *writeTx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	return t.BackendTx.Exec(ctx, p.(writeQueued).Prepared, args)
+}
+
+func (t *writeTx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	return t.BackendTx.QueryRow(ctx, p.(writeQueued).Prepared, args)
+}
+
+func (t *writeTx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	return t.BackendTx.Query(ctx, p.(writeQueued).Prepared, args)
+}
+
+func (t *writeTx) Commit(ctx context.Context) error {
+	defer t.mu.Unlock()
+	return t.BackendTx.Commit(ctx)
+}
+
+func (t *writeTx) Rollback(ctx context.Context) error {
+	defer t.mu.Unlock()
+	return t.BackendTx.Rollback(ctx)
+}
+
+func (b *Backend) ExecScript(ctx context.Context, script string) error {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	return b.db.ExecScript(ctx, script)
+}
+
+func (b *Backend) BulkInsert(ctx context.Context, table string, columns []string, src store.RowSource) (int64, error) {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	return b.db.InsertBatches(ctx, table, columns, src, rowsPerInsert)
+}
+
+func (b *Backend) Classify(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Classified(store.ErrNotFound, err)
+	}
+	var se *msqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch code := se.Code(); {
+	case code == sqlite3.SQLITE_BUSY_SNAPSHOT:
+		return store.Classified(store.ErrSerialization, err)
+	case code&0xff == sqlite3.SQLITE_BUSY, code&0xff == sqlite3.SQLITE_LOCKED:
+		return store.Classified(store.ErrLockTimeout, err)
+	case code == sqlite3.SQLITE_CONSTRAINT_UNIQUE, code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return store.Classified(store.ErrUniqueViolation, err)
+	}
+	return err
+}

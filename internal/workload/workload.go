@@ -1,0 +1,98 @@
+package workload
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// Workload is one benchmark application.
+type Workload interface {
+	Info() Info
+	// Load drops and recreates the schema and populates it.
+	Load(ctx context.Context, db *store.DB, p LoadParams) (LoadReport, error)
+	// Start readies a run against a loaded database: prepares statements
+	// and takes whatever baseline its consistency checks need.
+	Start(ctx context.Context, db *store.DB, p RunParams) (Run, error)
+}
+
+// Info describes a workload; `tierbench workloads` prints it.
+type Info struct {
+	Name      string
+	Title     string
+	Reference string
+	// Operations are the workload's transaction types; an operation's index
+	// here is its id in Steps and results.
+	Operations []string
+	Mix        Mix
+	Metric     Metric
+	Defaults   config.Defaults
+	// Persistence lists the strategies this workload implements.
+	Persistence []string
+}
+
+// Metric is the workload's headline figure: completed transactions of the
+// named operations (all when Ops is empty) per Per of steady state.
+type Metric struct {
+	Name string
+	Ops  []string
+	Per  time.Duration
+}
+
+// LoadParams for Load.
+type LoadParams struct {
+	Scale int
+	// Seed makes the population reproducible.
+	Seed uint64
+}
+
+// LoadReport says what Load wrote.
+type LoadReport struct {
+	Rows     int64
+	Tables   map[string]int64
+	Duration time.Duration
+}
+
+// RunParams for Start.
+type RunParams struct {
+	Scale       int
+	Persistence string
+}
+
+// Run is a workload readied for one run.
+type Run interface {
+	// NewClient makes terminal id's session; rng is the terminal's own
+	// stream for the workload's random choices.
+	NewClient(id int, rng *rand.Rand) Client
+	// Check verifies the database after the run; completed counts the
+	// driver's successful operations by operation index.
+	Check(ctx context.Context, completed []int64) ([]Check, error)
+}
+
+// Client is one terminal's session with the middle tier. A client is used
+// by one goroutine only.
+type Client interface {
+	// Do runs one operation of the plan as one transaction. It returns nil
+	// on success, a *BusinessError for an outcome the workload's rules
+	// expect, or another error (retryable ones are classified by store).
+	Do(ctx context.Context, step Step) error
+}
+
+// Step is one operation in a terminal's plan.
+type Step struct {
+	Op int
+	// Pair links the two operations of a pair within one deck (the k-th
+	// Buy and the k-th Sell share Pair k); -1 when unpaired. The workload
+	// keeps what the first of the pair chose for the second.
+	Pair int
+}
+
+// Check is one consistency check's verdict.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}

@@ -1,0 +1,116 @@
+package stockonline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// facade is the session bean of section 3.6: the seven transactions, each
+// one transaction. Every persistence strategy implements it; the clients'
+// choices and the checks are the same whichever runs.
+type facade interface {
+	createAccount(ctx context.Context, name, address string, credit int64) (int64, error)
+	updateAccount(ctx context.Context, account, credit int64) error
+	queryByID(ctx context.Context, stock int64) (quote, error)
+	queryByCode(ctx context.Context, code string) (quote, error)
+	buy(ctx context.Context, t trade) error
+	sell(ctx context.Context, t trade) error
+	// holdingStatement appends up to 20 of the account's holdings to buf.
+	holdingStatement(ctx context.Context, account int64, buf []holding) ([]holding, error)
+}
+
+type quote struct{ current, high, low int64 }
+
+type holding struct{ stock, amount int64 }
+
+type trade struct{ account, stock, amount int64 }
+
+// call is one transaction with its arguments, as a client chose them.
+type call struct {
+	op      int
+	account int64
+	stock   int64
+	amount  int64
+	credit  int64
+	code    string
+}
+
+// client is one terminal's subscriber session. Accounts and stocks are
+// uniform over the initial population (no locality, section 3.5).
+type client struct {
+	pop    population
+	rng    *rand.Rand
+	txns   facade
+	bought []trade // by pair: what the Buy of pair k bought, for its Sell
+	stmt   []holding
+}
+
+func newClient(pop population, rng *rand.Rand, txns facade) *client {
+	pairs := 0
+	for _, c := range Mix().Cards {
+		if c.Op == BuyStock {
+			pairs += c.Count
+		}
+	}
+	return &client{pop: pop, rng: rng, txns: txns, bought: make([]trade, pairs), stmt: make([]holding, 0, maxHoldingStatement)}
+}
+
+// choose draws the arguments of step.
+func (c *client) choose(step workload.Step) call {
+	k := call{op: step.Op}
+	switch step.Op {
+	case CreateAccount:
+		k.credit = credit(c.rng)
+	case UpdateAccount:
+		k.account = c.account()
+		k.credit = credit(c.rng)
+	case QueryByID:
+		k.stock = c.stock()
+	case QueryByCode:
+		k.stock = c.stock()
+		k.code = StockCode(k.stock)
+	case BuyStock:
+		t := trade{account: c.account(), stock: c.stock(), amount: 1 + c.rng.Int64N(maxTradeSize)}
+		c.bought[step.Pair] = t
+		k.account, k.stock, k.amount = t.account, t.stock, t.amount
+	case SellStock:
+		t := c.bought[step.Pair]
+		k.account, k.stock, k.amount = t.account, t.stock, t.amount
+	case GetHoldingStatement:
+		k.account = c.account()
+	}
+	return k
+}
+
+func (c *client) account() int64 { return 1 + c.rng.Int64N(c.pop.accounts) }
+func (c *client) stock() int64   { return 1 + c.rng.Int64N(c.pop.items) }
+
+// Do runs one step as one transaction.
+func (c *client) Do(ctx context.Context, step workload.Step) error {
+	k := c.choose(step)
+	switch k.op {
+	case CreateAccount:
+		_, err := c.txns.createAccount(ctx, "New subscriber", "Market Street, Canberra", k.credit)
+		return err
+	case UpdateAccount:
+		return c.txns.updateAccount(ctx, k.account, k.credit)
+	case QueryByID:
+		_, err := c.txns.queryByID(ctx, k.stock)
+		return err
+	case QueryByCode:
+		_, err := c.txns.queryByCode(ctx, k.code)
+		return err
+	case BuyStock:
+		return c.txns.buy(ctx, trade{k.account, k.stock, k.amount})
+	case SellStock:
+		return c.txns.sell(ctx, trade{k.account, k.stock, k.amount})
+	case GetHoldingStatement:
+		var err error
+		c.stmt, err = c.txns.holdingStatement(ctx, k.account, c.stmt[:0])
+		return err
+	}
+	return fmt.Errorf("stockonline: no operation %d", k.op)
+}

@@ -1,0 +1,34 @@
+-- Stock-Online (Brebner & Ran 2001, section 3.2) for MySQL and MariaDB.
+-- Money is in cents (BIGINT) so that every dialect computes it exactly.
+-- Keys of new accounts and transactions come from AUTO_INCREMENT, the
+-- dialect's sequence.
+DROP TABLE IF EXISTS StockTransaction, StockHolding, StockItem, SubAccount;
+CREATE TABLE SubAccount (
+    sub_accno   BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    sub_name    VARCHAR(64)  NOT NULL,
+    sub_address VARCHAR(128) NOT NULL,
+    sub_credit  BIGINT       NOT NULL
+) ENGINE=InnoDB;
+CREATE TABLE StockItem (
+    stock_id      BIGINT      NOT NULL PRIMARY KEY,
+    stock_code    VARCHAR(8)  NOT NULL UNIQUE,
+    company_name  VARCHAR(64) NOT NULL,
+    current_value BIGINT      NOT NULL,
+    high_value    BIGINT      NOT NULL,
+    low_value     BIGINT      NOT NULL
+) ENGINE=InnoDB;
+CREATE TABLE StockHolding (
+    sub_accno BIGINT NOT NULL,
+    stock_id  BIGINT NOT NULL,
+    amount    BIGINT NOT NULL,
+    PRIMARY KEY (sub_accno, stock_id)
+) ENGINE=InnoDB;
+CREATE TABLE StockTransaction (
+    trans_id   BIGINT   NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    trans_type CHAR(1)  NOT NULL,
+    sub_accno  BIGINT   NOT NULL,
+    stock_id   BIGINT   NOT NULL,
+    amount     BIGINT   NOT NULL,
+    price      BIGINT   NOT NULL,
+    trans_date DATETIME NOT NULL
+) ENGINE=InnoDB;

@@ -1,0 +1,2 @@
+-- Statistics for the query planner before the first query.
+ANALYZE;

@@ -1,0 +1,110 @@
+// Package stockonline is the Stock-Online workload of Brebner & Ran,
+// "Entity Bean A, B, C's" (Middleware 2001), sections 3.1-3.8: an online
+// stock broker whose subscribers create and update accounts, query prices,
+// buy and sell stock and ask for holding statements.
+//
+// Files follow the reference: schema.go (and schema/*.sql per dialect),
+// load.go (Table 1's population), mix.go (Table 2's deck), client.go (the
+// random choices of a client), direct.go (the seven transactions as direct
+// SQL), check.go (consistency after a run).
+//
+// It depends on workload, config and store only.
+package stockonline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// The seven transactions of section 3.3; the order is their operation id.
+const (
+	CreateAccount = iota
+	UpdateAccount
+	QueryByID
+	QueryByCode
+	BuyStock
+	SellStock
+	GetHoldingStatement
+	numOps
+)
+
+var opNames = [numOps]string{
+	CreateAccount:       "CreateAccount",
+	UpdateAccount:       "UpdateAccount",
+	QueryByID:           "QueryById",
+	QueryByCode:         "QueryByCode",
+	BuyStock:            "BuyStock",
+	SellStock:           "SellStock",
+	GetHoldingStatement: "GetHoldingStatement",
+}
+
+// The persistence strategies this package implements so far.
+const PersistenceDirect = "direct"
+
+// Business exceptions (section 3.3: handled, not crashed on).
+var (
+	ErrUnknownAccount      = workload.Business("unknown account")
+	ErrUnknownStock        = workload.Business("unknown stock")
+	ErrInsufficientCredit  = workload.Business("insufficient credit")
+	ErrNoHolding           = workload.Business("no holding of that stock")
+	ErrInsufficientHolding = workload.Business("insufficient holding")
+)
+
+// Workload is Stock-Online.
+type Workload struct{}
+
+var _ workload.Workload = Workload{}
+
+// New returns the workload for the registry.
+func New() Workload { return Workload{} }
+
+func (Workload) Info() workload.Info {
+	return workload.Info{
+		Name:       "stockonline",
+		Title:      "Stock-Online: online stock broking",
+		Reference:  "Brebner & Ran, Entity Bean A, B, C's (Middleware 2001), sections 3-4",
+		Operations: opNames[:],
+		Mix:        Mix(),
+		Metric:     workload.Metric{Name: "TPS", Per: time.Second},
+		Defaults: config.Defaults{
+			Clients:       100,
+			ServerThreads: 10,
+			Iterations:    10,
+		},
+		Persistence: []string{PersistenceDirect},
+	}
+}
+
+// Start prepares the run's statements and takes the baseline the checks
+// compare against.
+func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
+	if p.Persistence != PersistenceDirect {
+		return nil, fmt.Errorf("stockonline: persistence %q is not implemented", p.Persistence)
+	}
+	txns, err := newDirect(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newChecker(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return &run{pop: populationAt(max(p.Scale, 1)), txns: txns, checker: c}, nil
+}
+
+// run is Stock-Online readied for one run.
+type run struct {
+	pop  population
+	txns facade
+	*checker
+}
+
+func (r *run) NewClient(id int, rng *rand.Rand) workload.Client {
+	return newClient(r.pop, rng, r.txns)
+}
