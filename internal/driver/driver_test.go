@@ -1,0 +1,252 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+// fakeTarget is a middle tier whose operations take a fixed time and may
+// fail by a script; it records what each terminal was asked to do.
+type fakeTarget struct {
+	work time.Duration
+	// fail, when set, decides an attempt's error.
+	fail func(terminal int, attempt int) error
+
+	inFlight, maxInFlight atomic.Int64
+	mu                    sync.Mutex
+	seen                  map[int][]string // per terminal: op, pair and a draw of its stream
+}
+
+func (f *fakeTarget) NewClient(id int, rng *rand.Rand) workload.Client {
+	return &fakeClient{f: f, id: id, rng: rng}
+}
+
+type fakeClient struct {
+	f        *fakeTarget
+	id       int
+	rng      *rand.Rand
+	attempts int
+}
+
+func (c *fakeClient) Do(ctx context.Context, s workload.Step) error {
+	n := c.f.inFlight.Add(1)
+	defer c.f.inFlight.Add(-1)
+	for {
+		m := c.f.maxInFlight.Load()
+		if n <= m || c.f.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	c.f.mu.Lock()
+	if c.f.seen == nil {
+		c.f.seen = make(map[int][]string)
+	}
+	c.f.seen[c.id] = append(c.f.seen[c.id], string(rune('A'+s.Op))+string(rune('0'+s.Pair+1))+string(rune('a'+c.rng.IntN(26))))
+	c.f.mu.Unlock()
+	if c.f.work > 0 {
+		time.Sleep(c.f.work)
+	}
+	c.attempts++
+	if c.f.fail != nil {
+		return c.f.fail(c.id, c.attempts)
+	}
+	return nil
+}
+
+func stockOnlineOps() []string { return stockonline.New().Info().Operations }
+
+func TestSameSeedGivesSameOperationSequence(t *testing.T) {
+	run := func(seed uint64) map[int][]string {
+		f := &fakeTarget{}
+		cfg := Config{Clients: 4, ServerThreads: 2, Iterations: 3, Seed: seed}
+		if _, err := Run(context.Background(), cfg, stockonline.Mix(), f, metrics.NewRecorder(stockOnlineOps(), 2)); err != nil {
+			t.Fatal(err)
+		}
+		return f.seen
+	}
+	a, b, c := run(42), run(42), run(43)
+	for id := 0; id < 4; id++ {
+		if len(a[id]) != 3*43 {
+			t.Fatalf("terminal %d ran %d operations, want %d", id, len(a[id]), 3*43)
+		}
+		if !slices.Equal(a[id], b[id]) {
+			t.Errorf("terminal %d: the same seed gave different sequences", id)
+		}
+		if slices.Equal(a[id], c[id]) {
+			t.Errorf("terminal %d: seeds 42 and 43 gave the same sequence", id)
+		}
+	}
+	if slices.Equal(a[0], a[1]) {
+		t.Error("terminals 0 and 1 share a random stream")
+	}
+}
+
+func TestAdmissionBoundsConcurrencyAndRecordsQueueTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTarget{work: 10 * time.Millisecond}
+		rec := metrics.NewRecorder(stockOnlineOps(), 3)
+		cfg := Config{Clients: 8, ServerThreads: 3, Iterations: 2, Seed: 1}
+		rep, err := Run(context.Background(), cfg, stockonline.Mix(), f, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.maxInFlight.Load(); got != 3 {
+			t.Errorf("at most %d operations ran at once, want exactly the 3 server threads", got)
+		}
+		total := rec.Snapshot().Total()
+		if total.Count() != 8*2*43 {
+			t.Fatalf("%d operations, want %d", total.Count(), 8*2*43)
+		}
+		// 8 clients on 3 threads of 10 ms each: every operation waits, on
+		// average (8-3)/3 of a service time.
+		if q := total.Queue.Quantile(0.5); q < 10*time.Millisecond {
+			t.Errorf("median queue time %v, want at least one service time (10ms)", q)
+		}
+		// HDR reports the highest value equivalent to 10 ms at 3 digits.
+		if s := total.Service.Quantile(0.99); s < 10*time.Millisecond || s > 10010*time.Microsecond {
+			t.Errorf("p99 service time %v, want the 10ms of work (±0.1%%)", s)
+		}
+		// Throughput is bounded by the threads: 3 per 10 ms.
+		if want := time.Duration(8*2*43/3+1) * 10 * time.Millisecond; rep.Elapsed > want+10*time.Millisecond || rep.Elapsed < want-10*time.Millisecond {
+			t.Errorf("elapsed %v, want about %v for 688 operations on 3 threads", rep.Elapsed, want)
+		}
+	})
+}
+
+func TestNoAdmissionWhenThreadsCoverClients(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTarget{work: time.Millisecond}
+		rec := metrics.NewRecorder(stockOnlineOps(), 1)
+		if _, err := Run(context.Background(), Config{Clients: 5, ServerThreads: 10, Iterations: 1}, stockonline.Mix(), f, rec); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.maxInFlight.Load(); got != 5 {
+			t.Errorf("%d ran at once, want all 5 clients", got)
+		}
+		if q := rec.Snapshot().Total().Queue.Quantile(1); q != 0 {
+			t.Errorf("max queue time %v with more threads than clients, want 0", q)
+		}
+	})
+}
+
+func TestTimedRunMeasuresOnlyTheSteadyState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTarget{work: 100 * time.Millisecond}
+		rec := metrics.NewRecorder([]string{"op"}, 2)
+		mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+		cfg := Config{Clients: 2, ServerThreads: 2, Duration: 10 * time.Second, RampUp: 2 * time.Second, RampDown: 3 * time.Second}
+		rep, err := Run(context.Background(), cfg, mix, f, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := rec.Snapshot()
+		// Each client starts one operation every 100 ms; those starting in
+		// [2 s, 7 s) are measured: 50 per client.
+		if got := snap.Ops[0].Count(); got != 100 {
+			t.Errorf("measured %d operations, want 100 (2 clients × 5 s / 100 ms)", got)
+		}
+		if got := snap.Succeeded[0]; got != 200 {
+			t.Errorf("%d succeeded over the whole run, want 200", got)
+		}
+		if rep.Window != 5*time.Second || rep.Elapsed != 10*time.Second {
+			t.Errorf("window %v, elapsed %v; want 5s, 10s", rep.Window, rep.Elapsed)
+		}
+		// Operations finish at 0.1 s, 0.2 s, …, 10.0 s: [0, 1 s) holds 9
+		// per client, each later second 10, and the last two finish at
+		// exactly 10 s, in the eleventh second.
+		var perSecond []int64
+		for _, p := range snap.Series {
+			perSecond = append(perSecond, p.Ops)
+		}
+		if want := []int64{18, 20, 20, 20, 20, 20, 20, 20, 20, 20, 2}; !slices.Equal(perSecond, want) {
+			t.Errorf("operations per second = %v, want %v", perSecond, want)
+		}
+	})
+}
+
+var errDeadlock = store.Classified(store.ErrDeadlock, errors.New("test deadlock"))
+
+func TestRetriesAndOutcomes(t *testing.T) {
+	mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+	tests := []struct {
+		name       string
+		maxRetries int
+		fail       func(int, int) error
+		want       metrics.OpStats
+	}{
+		{"retried deadlock succeeds", 3, func(_, a int) error {
+			if a <= 2 {
+				return errDeadlock
+			}
+			return nil
+		}, metrics.OpStats{Successes: 1, Retries: 2}},
+		{"retries run out", 1, func(int, int) error { return errDeadlock }, metrics.OpStats{Errors: 1, Retries: 1}},
+		{"business exception is not retried", 3, func(int, int) error { return workload.Business("no credit") }, metrics.OpStats{Business: 1}},
+		{"other errors are not retried", 3, func(int, int) error { return errors.New("syntax error") }, metrics.OpStats{Errors: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTarget{fail: tt.fail}
+				rec := metrics.NewRecorder([]string{"op"}, 1)
+				if _, err := Run(context.Background(), Config{Clients: 1, Iterations: 1, MaxRetries: tt.maxRetries}, mix, f, rec); err != nil {
+					t.Fatal(err)
+				}
+				got := rec.Snapshot().Ops[0]
+				if got.Successes != tt.want.Successes || got.Business != tt.want.Business || got.Errors != tt.want.Errors || got.Retries != tt.want.Retries {
+					t.Errorf("got %d successes, %d business, %d errors, %d retries; want %+v", got.Successes, got.Business, got.Errors, got.Retries, tt.want)
+				}
+			})
+		})
+	}
+}
+
+func TestInterruptLetsOperationsUnderWayFinish(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTarget{work: time.Second}
+		rec := metrics.NewRecorder([]string{"op"}, 1)
+		mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(2500*time.Millisecond, cancel)
+		rep, err := Run(ctx, Config{Clients: 3, Iterations: 100}, mix, f, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Interrupted || rep.Abandoned != 0 {
+			t.Errorf("interrupted %v, abandoned %d; want true, 0", rep.Interrupted, rep.Abandoned)
+		}
+		// Three clients finished two operations each, and the third, under
+		// way at the interrupt, completed at 3 s.
+		if got := rec.Snapshot().Succeeded[0]; got != 9 {
+			t.Errorf("%d operations completed, want 9", got)
+		}
+		if rep.Elapsed != 3*time.Second {
+			t.Errorf("elapsed %v, want 3s", rep.Elapsed)
+		}
+	})
+}
+
+func TestRunRejectsImpossibleConfigurations(t *testing.T) {
+	mix := stockonline.Mix()
+	for _, cfg := range []Config{
+		{Clients: 0, Iterations: 1},
+		{Clients: 1},
+		{Clients: 1, Duration: time.Second, RampUp: time.Second},
+	} {
+		if _, err := Run(context.Background(), cfg, mix, &fakeTarget{}, metrics.NewRecorder(stockOnlineOps(), 1)); err == nil {
+			t.Errorf("Run(%+v) succeeded, want an error", cfg)
+		}
+	}
+}

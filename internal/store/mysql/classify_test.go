@@ -1,0 +1,61 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"testing"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+func TestClassify(t *testing.T) {
+	b := &Backend{}
+	tests := []struct {
+		err  error
+		want error
+	}{
+		{&gomysql.MySQLError{Number: 1213}, store.ErrDeadlock},
+		{&gomysql.MySQLError{Number: 1205}, store.ErrLockTimeout},
+		{&gomysql.MySQLError{Number: 1020}, store.ErrSerialization},
+		{&gomysql.MySQLError{Number: 1062}, store.ErrUniqueViolation},
+		{sql.ErrNoRows, store.ErrNotFound},
+		{driver.ErrBadConn, store.ErrConnectionLost},
+		{gomysql.ErrInvalidConn, store.ErrConnectionLost},
+	}
+	for _, tt := range tests {
+		if got := b.Classify(tt.err); !errors.Is(got, tt.want) {
+			t.Errorf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestDriverConfig(t *testing.T) {
+	d, err := store.ParseDSN("mysql://app:s3cret@db.example:3307/shop?tls=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := driverConfig(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.User != "app" || cfg.Passwd != "s3cret" || cfg.Addr != "db.example:3307" || cfg.DBName != "shop" || !cfg.ClientFoundRows {
+		t.Errorf("driverConfig = %+v", cfg)
+	}
+	d, _ = store.ParseDSN("mysql://root@localhost/test")
+	if cfg, _ := driverConfig(d); cfg.Addr != "localhost:3306" {
+		t.Errorf("default port: Addr = %q, want localhost:3306", cfg.Addr)
+	}
+}
+
+func TestUnreachableServer(t *testing.T) {
+	b := &store.Backends{}
+	b.Add(store.MySQL, Open)
+	_, err := b.Open(context.Background(), "mysql://root@127.0.0.1:1/test?timeout=2s", store.Options{MaxConns: 1})
+	if !errors.Is(err, store.ErrUnreachable) {
+		t.Fatalf("open of a closed port: %v, want ErrUnreachable", err)
+	}
+}

@@ -1,0 +1,48 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+func TestClassify(t *testing.T) {
+	b := &Backend{}
+	tests := []struct {
+		err  error
+		want error
+	}{
+		{&pgconn.PgError{Code: "40P01"}, store.ErrDeadlock},
+		{&pgconn.PgError{Code: "40001"}, store.ErrSerialization},
+		{&pgconn.PgError{Code: "55P03"}, store.ErrLockTimeout},
+		{&pgconn.PgError{Code: "23505"}, store.ErrUniqueViolation},
+		{&pgconn.PgError{Code: "57P01"}, store.ErrConnectionLost},
+		{fmt.Errorf("scan: %w", pgx.ErrNoRows), store.ErrNotFound},
+		{io.ErrUnexpectedEOF, store.ErrConnectionLost},
+	}
+	for _, tt := range tests {
+		if got := b.Classify(tt.err); !errors.Is(got, tt.want) {
+			t.Errorf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+	syntax := &pgconn.PgError{Code: "42601"}
+	if got := b.Classify(syntax); got != error(syntax) {
+		t.Errorf("Classify(syntax error) = %v, want it unchanged", got)
+	}
+}
+
+func TestUnreachableServer(t *testing.T) {
+	b := &store.Backends{}
+	b.Add(store.Postgres, Open)
+	_, err := b.Open(context.Background(), "postgres://root@127.0.0.1:1/test?connect_timeout=2", store.Options{MaxConns: 1})
+	if !errors.Is(err, store.ErrUnreachable) {
+		t.Fatalf("open of a closed port: %v, want ErrUnreachable", err)
+	}
+}

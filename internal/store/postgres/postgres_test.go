@@ -1,0 +1,11 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Exercise(t, storetest.Postgres)
+}

@@ -1,0 +1,143 @@
+// Package storetest gives tests isolated databases on every backend and the
+// conformance suite each backend runs (Exercise).
+//
+// A test's database is a fresh SQLite file, a fresh PostgreSQL schema or a
+// fresh MariaDB/MySQL database, dropped when the test ends. Servers are found
+// through TIERBENCH_TEST_POSTGRES and TIERBENCH_TEST_MYSQL (defaulting to the
+// development machines' services); an unreachable server skips the test,
+// unless TIERBENCH_REQUIRE_SERVICES=1, when it fails.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/mysql"
+	"github.com/tierbench/tierbench/internal/store/postgres"
+	"github.com/tierbench/tierbench/internal/store/sqlite"
+)
+
+// Default server URLs of the development machines.
+const (
+	DefaultPostgres = "postgres://root@127.0.0.1:5432/test"
+	DefaultMySQL    = "mysql://root@127.0.0.1:3306/test"
+)
+
+// Backends registers all three backends, as main does.
+func Backends() *store.Backends {
+	b := &store.Backends{}
+	b.Add(store.SQLite, sqlite.Open)
+	b.Add(store.Postgres, postgres.Open)
+	b.Add(store.MySQL, mysql.Open)
+	return b
+}
+
+// Each runs fn as a subtest on every backend, each with a fresh database;
+// a backend whose server is unreachable skips its subtest.
+func Each(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	for _, b := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", SQLite}, {"postgres", Postgres}, {"mysql", MySQL}} {
+		t.Run(b.name, func(t *testing.T) { fn(t, b.dsn(t)) })
+	}
+}
+
+// SQLite returns a DSN of a fresh file in the test's temporary directory.
+func SQLite(t testing.TB) string {
+	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+}
+
+// Postgres returns a DSN whose search_path is a fresh schema.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	base := env("TIERBENCH_TEST_POSTGRES", DefaultPostgres)
+	admin := adminDB(t, base)
+	schema := uniqueName()
+	exec(t, admin, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() {
+		exec(t, admin, "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	})
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MySQL returns a DSN of a fresh database.
+func MySQL(t testing.TB) string {
+	t.Helper()
+	base := env("TIERBENCH_TEST_MYSQL", DefaultMySQL)
+	admin := adminDB(t, base)
+	name := uniqueName()
+	exec(t, admin, "CREATE DATABASE "+name)
+	t.Cleanup(func() {
+		exec(t, admin, "DROP DATABASE "+name)
+		admin.Close()
+	})
+	u, _ := url.Parse(base)
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Require reports whether unreachable services fail tests instead of
+// skipping them.
+func Require() bool { return os.Getenv("TIERBENCH_REQUIRE_SERVICES") == "1" }
+
+// adminDB connects to a server's base database, or skips the test (fails
+// it when services are required).
+func adminDB(t testing.TB, dsn string) *store.DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	db, err := Backends().Open(ctx, dsn, store.Options{MaxConns: 2})
+	if err != nil {
+		if Require() {
+			t.Fatalf("%s unreachable and TIERBENCH_REQUIRE_SERVICES=1: %v", store.Redact(dsn), err)
+		}
+		t.Skipf("skipping: %s unreachable (%v); set TIERBENCH_REQUIRE_SERVICES=1 to fail instead", store.Redact(dsn), err)
+	}
+	return db
+}
+
+func exec(t testing.TB, db *store.DB, ddl string) {
+	t.Helper()
+	if err := db.ExecScript(context.Background(), ddl); err != nil {
+		t.Fatalf("%s: %v", ddl, err)
+	}
+}
+
+func uniqueName() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "tb_" + hex.EncodeToString(b)
+}
+
+func env(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}
+
+// Open opens dsn for a test and closes it at the end.
+func Open(t testing.TB, dsn string, opts store.Options) *store.DB {
+	t.Helper()
+	db, err := Backends().Open(context.Background(), dsn, opts)
+	if err != nil {
+		t.Fatalf("open %s: %v", store.Redact(dsn), err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
