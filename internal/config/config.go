@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -75,9 +76,44 @@ func (r *Run) LoadFile(path string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(r); err != nil {
-		return fmt.Errorf("-f %s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return fmt.Errorf("-f %s: %s", path, yamlProblem(err))
 	}
 	return nil
+}
+
+// unknownField matches yaml.v3's "field x not found in type config.Run".
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// yamlProblem puts a YAML error on one line, naming an unknown key as such
+// and listing the keys there are.
+func yamlProblem(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	msgs := make([]string, len(te.Errors))
+	unknown := false
+	for i, m := range te.Errors {
+		msgs[i] = unknownField.ReplaceAllStringFunc(m, func(s string) string {
+			unknown = true
+			return "unknown key " + unknownField.FindStringSubmatch(s)[1]
+		})
+	}
+	out := strings.Join(msgs, "; ")
+	if unknown {
+		out += " (keys are the flag names: " + strings.Join(Keys(), ", ") + ")"
+	}
+	return out
+}
+
+// Keys lists the configuration keys.
+func Keys() []string {
+	t := reflect.TypeOf(Run{})
+	keys := make([]string, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		keys = append(keys, t.Field(i).Tag.Get("yaml"))
+	}
+	return keys
 }
 
 // Overlay copies from src the fields named by keys (flag names, which are

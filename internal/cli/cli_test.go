@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	w, err := workload.NewRegistry(stockonline.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), Env{
+		Args: args, Stdout: &out, Stderr: &errOut,
+		Backends: storetest.Backends(), Workloads: w, Version: "test",
+	})
+	return code, out.String(), errOut.String()
+}
+
+func TestBadInputExitCodesAndMessages(t *testing.T) {
+	dir := t.TempDir()
+	badYAML := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badYAML, []byte("clinets: 5\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"unknown workload", []string{"run", "tpcw"}, 2, []string{`unknown workload "tpcw"`, "available: stockonline"}},
+		{"no workload", []string{"run"}, 2, []string{"name a WORKLOAD: one of stockonline"}},
+		{"unknown command", []string{"benchmark"}, 2, []string{`unknown command "benchmark"`}},
+		{"flag not a number", []string{"run", "stockonline", "--clients", "lots"}, 2, []string{"--clients", `"lots"`}},
+		{"unknown flag", []string{"run", "stockonline", "--clientz", "5"}, 2, []string{"unknown flag: --clientz"}},
+		{"zero clients", []string{"run", "stockonline", "--clients", "0"}, 2, []string{"--clients 0: must be at least 1"}},
+		{"bad duration", []string{"run", "stockonline", "--duration", "soon"}, 2, []string{"--duration", `"soon"`}},
+		{"bad dsn", []string{"run", "stockonline", "--db", "oracle://scott@db/orcl"}, 2, []string{"oracle://scott@db/orcl", "allowed: sqlite, sqlite:PATH, postgres://"}},
+		{"bad isolation", []string{"run", "stockonline", "--isolation", "dirty"}, 2, []string{"--isolation", "read-committed, repeatable-read, serializable"}},
+		{"persistence not built yet", []string{"run", "stockonline", "--persistence", "cmp"}, 2, []string{"--persistence cmp: not available yet", "available: direct"}},
+		{"unknown persistence", []string{"run", "stockonline", "--persistence", "hibernate"}, 2, []string{"cmp, bmp, bmp-checked, direct"}},
+		{"strict config file", []string{"run", "stockonline", "-f", badYAML}, 2, []string{"unknown key clinets"}},
+		{"load into a throwaway file", []string{"load", "stockonline"}, 2, []string{"--db sqlite:PATH"}},
+		{"unreachable postgres", []string{"run", "stockonline", "--db", "postgres://root@127.0.0.1:1/test?connect_timeout=2"}, 3, []string{"database unreachable", "127.0.0.1:1"}},
+		{"unreachable mysql", []string{"run", "stockonline", "--db", "mysql://root@127.0.0.1:1/test?timeout=2s"}, 3, []string{"database unreachable", "connection refused"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			first := strings.SplitN(stderr, "\n", 2)[0]
+			for _, w := range tt.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("first line of stderr %q does not say %q", first, w)
+				}
+			}
+			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+				t.Errorf("stderr has a panic or stack trace:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestWorkloadsListsStockOnline(t *testing.T) {
+	code, out, _ := runCLI(t, "workloads")
+	for _, want := range []string{"stockonline", "CreateAccount, UpdateAccount, QueryById", "deck of 43 per iteration", "3 SellStock (each after its paired BuyStock)", "TPS", "100 clients, 10 server threads, 10 iterations"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("workloads (exit %d) does not say %q:\n%s", code, want, out)
+		}
+	}
+}
+
+func TestRunAndLoadThroughTheCLI(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "so.db")
+	code, out, stderr := runCLI(t, "load", "stockonline", "--db", db, "--scale", "2")
+	if code != 0 || !strings.Contains(out, "72000 rows") || !strings.Contains(out, "StockHolding 60000") {
+		t.Fatalf("load (exit %d): %s%s", code, out, stderr)
+	}
+	cfgFile := filepath.Join(dir, "run.yaml")
+	os.WriteFile(cfgFile, []byte("clients: 50\nserver-threads: 2\niterations: 1\nscale: 2\n"), 0o644)
+	resultFile := filepath.Join(dir, "r.json")
+	code, out, stderr = runCLI(t, "run", "stockonline", "-f", cfgFile, "--db", db, "--no-load", "--clients", "3", "--out", resultFile, "--quiet")
+	if code != 0 {
+		t.Fatalf("run exit %d:\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"stockonline · sqlite", "3 clients, 2 server threads, iterations 1", "BuyStock", "queue", "TPS ", "checks: all 5 passed", "result: " + resultFile} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary does not say %q:\n%s", want, out)
+		}
+	}
+	var res struct {
+		Schema  string
+		Config  map[string]any
+		Summary struct{ Operations int64 }
+	}
+	b, err := os.ReadFile(resultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	// The file set 50 clients; the flag overrode it; the file's other keys held.
+	if res.Schema != "tierbench/result/v1" || res.Config["clients"] != 3.0 || res.Config["server-threads"] != 2.0 || res.Config["scale"] != 2.0 || res.Summary.Operations+0 == 0 {
+		t.Errorf("result: schema %q, config %v, %d operations", res.Schema, res.Config, res.Summary.Operations)
+	}
+}

@@ -1,0 +1,96 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixture is a small run with known samples: two operations, queued
+// clients, one business exception, one error, two checks.
+func fixture() *Result {
+	ops := []string{"Read", "Write"}
+	rec := metrics.NewRecorder(ops, 2)
+	for i := 0; i < 100; i++ {
+		rec.Shard(i).Record(metrics.Sample{Op: 0, At: time.Duration(i) * 20 * time.Millisecond, Latency: time.Duration(1000+10*i) * time.Microsecond, Queue: 500 * time.Microsecond, Service: time.Duration(500+10*i) * time.Microsecond, Measured: true})
+	}
+	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Success, Retries: 1, At: time.Second, Latency: 4 * time.Millisecond, Queue: time.Millisecond, Service: 3 * time.Millisecond, Measured: true})
+	rec.Shard(1).Record(metrics.Sample{Op: 1, Outcome: metrics.Business, At: time.Second, Latency: 2 * time.Millisecond, Queue: time.Millisecond, Service: time.Millisecond, Measured: true})
+	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Error, At: 1500 * time.Millisecond, Latency: 9 * time.Millisecond, Service: 9 * time.Millisecond, Measured: true})
+	cfg := config.New("demo", config.Defaults{Clients: 4, ServerThreads: 2, Iterations: 1})
+	return Build(Inputs{
+		Version: "test",
+		Config:  cfg,
+		Info: workload.Info{Name: "demo", Operations: ops, Metric: workload.Metric{Name: "TPS", Per: time.Second},
+			Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}},
+		Environment: Environment{DB: "sqlite 3.54.1", Isolation: "serializable"},
+		Started:     time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
+		Elapsed:     2 * time.Second,
+		Window:      2 * time.Second,
+		Snapshot:    rec.Snapshot(),
+		Queued:      true,
+		Database:    store.Stats{Statements: 205, Transactions: 3, Commits: 1, Rollbacks: 2},
+		Checks: []workload.Check{
+			{Name: "rows-match", Passed: true, Detail: "102 rows"},
+			{Name: "no-negatives", Passed: false, Detail: "1 negative amount"},
+		},
+	})
+}
+
+func TestSummaryGolden(t *testing.T) {
+	r := fixture()
+	var buf bytes.Buffer
+	WriteSummary(&buf, r)
+	golden(t, "summary.golden", buf.Bytes())
+}
+
+func TestResultFileGolden(t *testing.T) {
+	r := fixture()
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "result.golden.json", append(b, '\n'))
+}
+
+func TestBuildFigures(t *testing.T) {
+	r := fixture()
+	s := r.Summary
+	if s.Operations != 102 || s.Errors != 1 || s.BusinessExceptions != 1 || s.Retries != 1 {
+		t.Errorf("summary counts %+v", s)
+	}
+	if s.ThroughputPerS != 51 || s.Metric.Value != 51 || s.Passed {
+		t.Errorf("throughput %v, metric %+v, passed %v; want 51, 51, false (a check failed)", s.ThroughputPerS, s.Metric, s.Passed)
+	}
+	if w := r.Operations["Write"]; w.Queue == nil || w.ErrorLatency == nil || w.Latency.Max < 4 || w.Latency.Max > 4.004 {
+		t.Errorf("Write = %+v", w)
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/result -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}

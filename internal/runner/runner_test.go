@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+func newRunner(t *testing.T) *Runner {
+	t.Helper()
+	w, err := workload.NewRegistry(stockonline.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Runner{Backends: storetest.Backends(), Workloads: w, Version: "test"}
+}
+
+func stockOnlineConfig(t *testing.T, r *Runner, dsn string) config.Run {
+	t.Helper()
+	cfg, _, err := r.Config("stockonline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DB = dsn
+	return cfg
+}
+
+// Table 2 per iteration.
+var table2 = map[string]int64{
+	"CreateAccount": 1, "BuyStock": 3, "SellStock": 3, "UpdateAccount": 1,
+	"QueryById": 15, "QueryByCode": 15, "GetHoldingStatement": 5,
+}
+
+func TestStockOnlineSmallRunOnEveryBackend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		r := newRunner(t)
+		cfg := stockOnlineConfig(t, r, dsn)
+		cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
+		res, err := r.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Summary.Operations + res.Summary.Errors; got != 10*2*43 || res.Summary.Errors != 0 {
+			t.Errorf("%d operations with %d errors, want exactly %d without errors", got, res.Summary.Errors, 10*2*43)
+		}
+		for op, per := range table2 {
+			if got := res.Operations[op].Count + res.Operations[op].Errors; got != per*20 {
+				t.Errorf("%s ran %d times, want %d (Table 2 × 20 iterations)", op, got, per*20)
+			}
+		}
+		for _, c := range res.Checks {
+			if !c.Passed {
+				t.Errorf("check %s failed: %s", c.Name, c.Detail)
+			}
+		}
+		if len(res.Checks) < 5 || !res.Summary.Passed {
+			t.Errorf("%d checks, passed %v; want at least 5, true", len(res.Checks), res.Summary.Passed)
+		}
+		if res.Summary.Metric.Name != "TPS" || res.Summary.Metric.Value <= 0 || res.Summary.Metric.Value != res.Summary.ThroughputPerS {
+			t.Errorf("metric %+v, throughput %v; want TPS equal to the throughput", res.Summary.Metric, res.Summary.ThroughputPerS)
+		}
+		buy := res.Operations["BuyStock"]
+		if buy.Queue == nil || buy.Service == nil || buy.Latency.P50 <= 0 || buy.Latency.Max < buy.Latency.P99 {
+			t.Errorf("BuyStock latencies incomplete with 10 clients on 4 threads: %+v", buy)
+		}
+		if res.Database.Statements < 10*2*43 || res.Database.Transactions != 10*2*6 {
+			t.Errorf("database counters %+v; want ≥ 860 statements and 120 explicit transactions (the buys and sells)", res.Database)
+		}
+		if !strings.HasPrefix(res.Environment.DB, map[string]string{"sqlite": "sqlite ", "postgres": "postgres ", "mysql": "mariadb "}[t.Name()[strings.LastIndex(t.Name(), "/")+1:]]) {
+			t.Errorf("environment.db = %q", res.Environment.DB)
+		}
+		if len(res.Timeseries) == 0 || res.Load == nil || res.Load.Rows != 36000 {
+			t.Errorf("timeseries %d points, load %+v", len(res.Timeseries), res.Load)
+		}
+		path := filepath.Join(t.TempDir(), "r.json")
+		if err := res.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		back, err := result.ReadFile(path)
+		if err != nil || back.Schema != result.Schema || back.Summary.Operations != res.Summary.Operations {
+			t.Errorf("result file round trip: %v, %+v", err, back)
+		}
+	})
+}
+
+func TestTimedRunExcludesRampUp(t *testing.T) {
+	r := newRunner(t)
+	cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
+	cfg.Clients, cfg.ServerThreads = 4, 2
+	cfg.Duration, cfg.RampUp, cfg.RampDown = config.Duration(3*time.Second), config.Duration(time.Second), config.Duration(500*time.Millisecond)
+	res, err := r.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.ElapsedS != 1.5 {
+		t.Errorf("steady state %v s, want 1.5 (3 s less 1 s ramp-up, 0.5 s ramp-down)", res.Summary.ElapsedS)
+	}
+	var inSeries int64
+	for _, p := range res.Timeseries {
+		inSeries += p.Ops
+	}
+	if inSeries <= res.Summary.Operations {
+		t.Errorf("time series holds %d operations, steady state %d: the ramps must be in the series only", inSeries, res.Summary.Operations)
+	}
+	if !res.Summary.Passed {
+		t.Errorf("checks failed: %+v", res.Checks)
+	}
+}
+
+func TestNoLoadRunsOnTheDatabaseAsItIs(t *testing.T) {
+	r := newRunner(t)
+	cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
+	cfg.Clients, cfg.ServerThreads, cfg.Iterations = 2, 2, 1
+	if _, err := r.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.NoLoad = true
+	res, err := r.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Load != nil || !res.Summary.Passed {
+		t.Fatalf("second run: load %+v, checks %+v", res.Load, res.Checks)
+	}
+	for _, c := range res.Checks {
+		if c.Name == "accounts-match-creates" && !strings.HasPrefix(c.Detail, "3004 accounts = 3002 before") {
+			t.Errorf("the second run must start from the first run's 3002 accounts: %s", c.Detail)
+		}
+	}
+}
