@@ -52,11 +52,14 @@ func run() int {
 	// The first interrupt stops the run gracefully (operations under way
 	// finish, the database is checked); a second one kills the process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	context.AfterFunc(ctx, func() {
+	unwatch := context.AfterFunc(ctx, func() {
 		stop()
 		fmt.Fprintln(os.Stderr, "\ntierbench: interrupted: letting operations under way finish, then checking the database (interrupt again to abort)")
 	})
+	defer func() {
+		unwatch() // before stop, whose cancellation is not an interrupt
+		stop()
+	}()
 
 	return cli.Main(ctx, cli.Env{
 		Args:             os.Args[1:],

@@ -4,16 +4,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 )
 
 func newRunCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD",
 		Short: "(Re)populate, run, check consistency and report",
@@ -27,6 +30,13 @@ result file (tierbench/result/v1 JSON).`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return config.Usage(err)
+				}
+				defer stop()
+			}
 			run := *r
 			var progress *progressLine
 			if env.StdoutIsTerminal && !cfg.Quiet {
@@ -60,7 +70,20 @@ result file (tierbench/result/v1 JSON).`,
 		},
 	}
 	addRunFlags(cmd.Flags(), f)
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command to this file (for tuning tierbench itself)")
 	return cmd
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // progressLine rewrites one terminal line each second while a run lasts.

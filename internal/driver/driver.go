@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/metrics"
@@ -37,11 +36,6 @@ type Config struct {
 	MaxRetries int
 }
 
-// HardStopGrace is how long operations still running when a run is told to
-// stop (its duration passed, or it was interrupted) may take to finish
-// before they are cancelled.
-const HardStopGrace = 30 * time.Second
-
 // Target is what the driver drives: a workload readied for a run.
 type Target interface {
 	NewClient(id int, rng *rand.Rand) workload.Client
@@ -58,10 +52,15 @@ type Report struct {
 	// Interrupted: the context was cancelled before the run finished.
 	// Operations under way then were allowed to finish.
 	Interrupted bool
-	// Abandoned counts operations cancelled in flight after the hard-stop
-	// grace: whether they committed is unknown, so consistency checks that
-	// count outcomes may be off by up to this many.
-	Abandoned int64
+}
+
+// Threads is the number of server threads a run has: its --server-threads,
+// or one per client when clients are fewer.
+func Threads(clients, serverThreads int) int {
+	if serverThreads <= 0 || serverThreads > clients {
+		return clients
+	}
+	return serverThreads
 }
 
 // Shards is how many recorder shards suit a run of this many clients:
@@ -119,21 +118,25 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 		return Report{}, fmt.Errorf("driver: ramps (%v + %v) leave no steady state in %v", cfg.RampUp, cfg.RampDown, cfg.Duration)
 	}
 	r := &run{cfg: cfg, phases: newPhases(cfg), rec: rec}
-	if cfg.ServerThreads > 0 && cfg.ServerThreads < cfg.Clients {
-		r.threads = make(chan struct{}, cfg.ServerThreads)
+	if n := Threads(cfg.Clients, cfg.ServerThreads); n < cfg.Clients {
+		// Admission hands out thread numbers: a free thread is a number
+		// in the channel.
+		r.threads = make(chan int, n)
+		for i := range n {
+			r.threads <- i
+		}
 	}
 	// ctx stops the run: nothing new starts once it is done. Operations
-	// under way run on opCtx, cancelled only a grace period later, so an
-	// interrupted run leaves every transaction committed or rolled back
-	// and recorded.
-	opCtx, hardStop := context.WithCancel(context.WithoutCancel(ctx))
-	defer hardStop()
-	unwatch := context.AfterFunc(ctx, func() { time.AfterFunc(HardStopGrace, hardStop) })
-	defer unwatch()
-	r.opCtx = opCtx
+	// run on a context that is never cancelled, so an interrupted run
+	// leaves every transaction committed or rolled back, and recorded (the
+	// database's lock timeouts bound how long one can take). It also spares
+	// the database driver from arming a cancellation per statement.
+	r.opCtx = context.WithoutCancel(ctx)
+	r.queued = r.threads != nil
 	terminals := make([]*terminal, cfg.Clients)
 	for id := range terminals {
 		terminals[id] = &terminal{
+			id:     id,
 			client: target.NewClient(id, stream(cfg.Seed, id, streamWorkload)),
 			dealer: newDealer(mix),
 			deal:   stream(cfg.Seed, id, streamDeck),
@@ -142,10 +145,6 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 		}
 	}
 	r.started = time.Now()
-	if r.phases.stop > 0 {
-		hard := time.AfterFunc(r.phases.stop+HardStopGrace, hardStop)
-		defer hard.Stop()
-	}
 	var wg sync.WaitGroup
 	for _, t := range terminals {
 		wg.Go(func() { r.terminal(ctx, t) })
@@ -157,7 +156,6 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 		Elapsed:     end,
 		Window:      r.phases.window(end),
 		Interrupted: ctx.Err() != nil,
-		Abandoned:   r.abandoned.Load(),
 	}, nil
 }
 
@@ -175,16 +173,19 @@ func stream(seed uint64, terminal, kind int) *rand.Rand {
 }
 
 type run struct {
-	cfg       Config
-	phases    phases
-	rec       *metrics.Recorder
-	threads   chan struct{} // nil when admission is unbounded
-	started   time.Time
-	opCtx     context.Context
-	abandoned atomic.Int64
+	cfg     Config
+	phases  phases
+	rec     *metrics.Recorder
+	threads chan int // free server threads; nil when every client has its own
+	started time.Time
+	opCtx   context.Context
+	// queued: clients can wait for threads, so queue and service time are
+	// recorded apart; otherwise both restate the end-to-end latency.
+	queued bool
 }
 
 type terminal struct {
+	id     int
 	client workload.Client
 	dealer dealer
 	deal   *rand.Rand
@@ -221,13 +222,15 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 	retries := 0
 	asked := intended
 	for {
-		if !r.admit(ctx) {
+		thread, ok := r.admit(ctx, t)
+		if !ok {
 			return false
 		}
+		step.Thread = thread
 		admitted := time.Since(r.started)
 		err = t.client.Do(r.opCtx, step)
 		finished = time.Since(r.started)
-		r.release()
+		r.release(thread)
 		queue += admitted - asked
 		service += finished - admitted
 		if err == nil || retries == r.cfg.MaxRetries || !store.Retryable(err) {
@@ -241,10 +244,6 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 	}
 	outcome := metrics.Success
 	if err != nil {
-		if r.opCtx.Err() != nil {
-			r.abandoned.Add(1) // cut short by the hard stop: outcome unknown
-			return false
-		}
 		outcome = metrics.Error
 		if workload.IsBusiness(err) {
 			outcome = metrics.Business
@@ -258,31 +257,35 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Latency:  finished - intended,
 		Queue:    queue,
 		Service:  service,
+		Split:    r.queued,
 		Measured: r.phases.measured(intended),
 	})
 	return true
 }
 
-func (r *run) admit(ctx context.Context) bool {
+// admit waits for a free server thread and returns its number; false when
+// the run is stopped first. A client without admission runs on its own
+// thread, numbered as the client.
+func (r *run) admit(ctx context.Context, t *terminal) (int, bool) {
 	if r.threads == nil {
-		return true
+		return t.id, true
 	}
 	select {
-	case r.threads <- struct{}{}:
-		return true
+	case n := <-r.threads:
+		return n, true
 	default:
 	}
 	select {
-	case r.threads <- struct{}{}:
-		return true
+	case n := <-r.threads:
+		return n, true
 	case <-ctx.Done():
-		return false
+		return 0, false
 	}
 }
 
-func (r *run) release() {
+func (r *run) release(thread int) {
 	if r.threads != nil {
-		<-r.threads
+		r.threads <- thread
 	}
 }
 

@@ -74,7 +74,7 @@ func TestRecorderSeparatesOutcomesPhasesAndSeconds(t *testing.T) {
 	r := NewRecorder([]string{"a", "b"}, 3)
 	samples := []Sample{
 		{Op: 0, Outcome: Success, At: 100 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: false},
-		{Op: 0, Outcome: Success, At: 1100 * time.Millisecond, Latency: 3 * time.Millisecond, Queue: 2 * time.Millisecond, Service: time.Millisecond, Measured: true},
+		{Op: 0, Outcome: Success, At: 1100 * time.Millisecond, Latency: 3 * time.Millisecond, Queue: 2 * time.Millisecond, Service: time.Millisecond, Split: true, Measured: true},
 		{Op: 0, Outcome: Business, At: 1200 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: true, Retries: 2},
 		{Op: 1, Outcome: Error, At: 2500 * time.Millisecond, Latency: time.Second, Service: time.Second, Measured: true},
 		{Op: 1, Outcome: Success, At: 2600 * time.Millisecond, Latency: 3 * time.Millisecond, Service: 3 * time.Millisecond, Measured: true},

@@ -31,6 +31,9 @@ type Sample struct {
 	// to the end of the last. Queue is the time spent waiting for a server
 	// thread and Service the time holding one, both summed over attempts.
 	Latency, Queue, Service time.Duration
+	// Split: record Queue and Service apart from Latency (when clients can
+	// wait for server threads; otherwise they restate it).
+	Split bool
 	// Measured is false in ramp-up and ramp-down: such samples reach only
 	// the time series.
 	Measured bool
@@ -137,8 +140,10 @@ func (s *Shard) Record(x Sample) {
 			o.errorLatency.Record(e2e)
 		} else {
 			o.latency.Record(e2e)
-			o.queue.Record(x.Queue)
-			o.service.Record(x.Service)
+			if x.Split {
+				o.queue.Record(x.Queue)
+				o.service.Record(x.Service)
+			}
 		}
 	}
 	s.mu.Unlock()

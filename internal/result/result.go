@@ -78,9 +78,8 @@ type Summary struct {
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	Metric         Metric  `json:"metric"`
 	// Passed: every consistency check and validity rule held.
-	Passed      bool  `json:"passed"`
-	Interrupted bool  `json:"interrupted,omitempty"`
-	Abandoned   int64 `json:"abandoned,omitempty"`
+	Passed      bool `json:"passed"`
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Metric is the workload's headline figure.
@@ -141,7 +140,6 @@ type Inputs struct {
 	Elapsed     time.Duration
 	Window      time.Duration
 	Interrupted bool
-	Abandoned   int64
 	Snapshot    metrics.Snapshot
 	// Queued: clients outnumbered server threads, so queue and service
 	// time are reported apart.
@@ -217,7 +215,6 @@ func Build(in Inputs) *Result {
 		r.Summary.Metric.Value = round(float64(metricCount)/window*per, 1)
 	}
 	r.Summary.Interrupted = in.Interrupted
-	r.Summary.Abandoned = in.Abandoned
 	r.Summary.Passed = !in.Interrupted
 	for _, c := range r.Checks {
 		r.Summary.Passed = r.Summary.Passed && c.Passed

@@ -23,10 +23,10 @@ func fixture() *Result {
 	ops := []string{"Read", "Write"}
 	rec := metrics.NewRecorder(ops, 2)
 	for i := 0; i < 100; i++ {
-		rec.Shard(i).Record(metrics.Sample{Op: 0, At: time.Duration(i) * 20 * time.Millisecond, Latency: time.Duration(1000+10*i) * time.Microsecond, Queue: 500 * time.Microsecond, Service: time.Duration(500+10*i) * time.Microsecond, Measured: true})
+		rec.Shard(i).Record(metrics.Sample{Op: 0, At: time.Duration(i) * 20 * time.Millisecond, Latency: time.Duration(1000+10*i) * time.Microsecond, Queue: 500 * time.Microsecond, Service: time.Duration(500+10*i) * time.Microsecond, Split: true, Measured: true})
 	}
-	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Success, Retries: 1, At: time.Second, Latency: 4 * time.Millisecond, Queue: time.Millisecond, Service: 3 * time.Millisecond, Measured: true})
-	rec.Shard(1).Record(metrics.Sample{Op: 1, Outcome: metrics.Business, At: time.Second, Latency: 2 * time.Millisecond, Queue: time.Millisecond, Service: time.Millisecond, Measured: true})
+	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Success, Retries: 1, At: time.Second, Latency: 4 * time.Millisecond, Queue: time.Millisecond, Service: 3 * time.Millisecond, Split: true, Measured: true})
+	rec.Shard(1).Record(metrics.Sample{Op: 1, Outcome: metrics.Business, At: time.Second, Latency: 2 * time.Millisecond, Queue: time.Millisecond, Service: time.Millisecond, Split: true, Measured: true})
 	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Error, At: 1500 * time.Millisecond, Latency: 9 * time.Millisecond, Service: 9 * time.Millisecond, Measured: true})
 	cfg := config.New("demo", config.Defaults{Clients: 4, ServerThreads: 2, Iterations: 1})
 	return Build(Inputs{

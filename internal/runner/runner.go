@@ -154,7 +154,6 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		Elapsed:     rep.Elapsed,
 		Window:      rep.Window,
 		Interrupted: rep.Interrupted,
-		Abandoned:   rep.Abandoned,
 		Snapshot:    snap,
 		Queued:      cfg.ServerThreads < cfg.Clients,
 		Database:    dbStats,
@@ -178,7 +177,7 @@ func (r *Runner) open(ctx context.Context, cfg config.Run) (*store.DB, error) {
 	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
 		// One connection per server thread: the middle tier never runs
 		// more transactions at once than it has threads.
-		MaxConns:  min(cfg.ServerThreads, cfg.Clients),
+		Threads:   driver.Threads(cfg.Clients, cfg.ServerThreads),
 		Isolation: iso,
 	})
 	var ue *store.UsageError

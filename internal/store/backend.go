@@ -16,8 +16,16 @@ type Backend interface {
 	ServerVersion(ctx context.Context) (string, error)
 	// Isolation is the level transactions actually run at; SQLite has one.
 	Isolation() Isolation
+	// Prepare checks sql and returns the backend's handle for it, which
+	// any of its executors can run.
 	Prepare(ctx context.Context, sql string) (Prepared, error)
-	Begin(ctx context.Context) (BackendTx, error)
+	// Shared runs statements on any free connection: loading, checks.
+	Shared() Executor
+	// Thread is the executor of server thread i, 0 <= i < Options.Threads,
+	// used by that thread alone. A backend may pin a connection to it, as
+	// an application server's worker holds its connection; one that does
+	// not returns Shared.
+	Thread(i int) Executor
 	// ExecScript runs DDL statements separated by semicolons at line ends.
 	ExecScript(ctx context.Context, script string) error
 	// BulkInsert loads rows into table as fast as the database allows (COPY,
@@ -29,21 +37,38 @@ type Backend interface {
 	Close() error
 }
 
-// Prepared is a statement prepared by a backend, used outside transactions.
-type Prepared interface {
-	Exec(ctx context.Context, args []any) (Result, error)
-	QueryRow(ctx context.Context, args []any) Scanner
-	Query(ctx context.Context, args []any) (BackendRows, error)
-}
+// Prepared is a backend's handle of a statement; only that backend's
+// executors and transactions run it.
+type Prepared any
 
-// BackendTx is a backend's transaction; statements are the backend's own
-// Prepared values.
-type BackendTx interface {
+// Querier runs prepared statements.
+type Querier interface {
 	Exec(ctx context.Context, p Prepared, args []any) (Result, error)
 	QueryRow(ctx context.Context, p Prepared, args []any) Scanner
 	Query(ctx context.Context, p Prepared, args []any) (BackendRows, error)
-	Commit(ctx context.Context) error
+}
+
+// Executor runs statements in their own implicit transactions, or begins
+// explicit ones.
+type Executor interface {
+	Querier
+	Begin(ctx context.Context) (BackendTx, error)
+}
+
+// BackendTx is a backend's transaction.
+type BackendTx interface {
+	Querier
+	// Commit runs the queued statements, in order, then commits; a backend
+	// that can pipeline sends them and the COMMIT in one round trip. If any
+	// fails, the transaction is rolled back and the error returned.
+	Commit(ctx context.Context, queued []Queued) error
 	Rollback(ctx context.Context) error
+}
+
+// Queued is a statement deferred to commit.
+type Queued struct {
+	P    Prepared
+	Args []any
 }
 
 // Scanner is a single-row result (pgx.Row, *sql.Row).
@@ -73,10 +98,11 @@ type RowSource interface {
 	Values() []any
 }
 
-// Options shape the connection pool of a run.
+// Options shape the connections of a run.
 type Options struct {
-	// MaxConns bounds the pool; the run's server threads set it.
-	MaxConns  int
+	// Threads is the number of server threads, each with its executor
+	// (Backend.Thread); the pool holds a connection for each.
+	Threads   int
 	Isolation Isolation
 }
 
@@ -120,8 +146,8 @@ func (b *Backends) Open(ctx context.Context, dsn string, opts Options) (*DB, err
 	if !ok {
 		return nil, &UsageError{Err: fmt.Errorf("--db %s: this build has no %s backend (have %s)", d, d.Dialect, strings.Join(b.Dialects(), ", "))}
 	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = 1
+	if opts.Threads <= 0 {
+		opts.Threads = 1
 	}
 	if opts.Isolation == "" {
 		opts.Isolation = ReadCommitted
@@ -135,7 +161,13 @@ func (b *Backends) Open(ctx context.Context, dsn string, opts Options) (*DB, err
 		be.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, d, be.Classify(err))
 	}
-	return &DB{backend: be, dsn: d, version: version}, nil
+	db := &DB{backend: be, dsn: d, version: version}
+	db.shared = &Session{x: be.Shared(), db: db}
+	db.threads = make([]*Session, opts.Threads)
+	for i := range db.threads {
+		db.threads[i] = &Session{x: be.Thread(i), db: db}
+	}
+	return db, nil
 }
 
 // UsageError marks a problem with what the user asked for (exit code 2), as

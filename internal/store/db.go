@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 )
 
-// DB is an open database of a run: the backend's pool plus the counters of
-// everything issued through it. It is safe for concurrent use.
+// DB is an open database of a run: the backend's connections plus the
+// counters of everything issued through them. It is safe for concurrent
+// use; its Sessions are not.
 type DB struct {
 	backend Backend
 	dsn     DSN
 	version string
 	stats   counters
+	shared  *Session
+	threads []*Session
 }
 
 // Dialect of the database.
@@ -29,61 +31,39 @@ func (db *DB) Version() string { return db.version }
 // Isolation the database's transactions run at.
 func (db *DB) Isolation() Isolation { return db.backend.Isolation() }
 
-// Close releases the pool (and removes a temporary SQLite file).
+// Close releases the connections (and removes a temporary SQLite file).
 func (db *DB) Close() error { return db.backend.Close() }
 
-// Exec runs a statement that returns no rows, in its own implicit
-// transaction.
+// Thread is server thread i's session: statements of the transactions that
+// thread runs go through it (on PostgreSQL, over the thread's own
+// connection). Out of range, it is the shared session.
+func (db *DB) Thread(i int) *Session {
+	if i < 0 || i >= len(db.threads) {
+		return db.shared
+	}
+	return db.threads[i]
+}
+
+// Threads is the number of thread sessions.
+func (db *DB) Threads() int { return len(db.threads) }
+
+// Exec, QueryRow, Query, Begin and InTx on the DB use the shared session:
+// for loading, baselines and checks, not for a server thread's work.
 func (db *DB) Exec(ctx context.Context, s *Stmt, args ...any) (Result, error) {
-	db.stats.statements.Add(1)
-	r, err := s.p.Exec(ctx, args)
-	if err != nil {
-		return r, db.classify(err)
-	}
-	return r, nil
+	return db.shared.Exec(ctx, s, args...)
 }
 
-// QueryRow runs a single-row query; its error surfaces at Scan, ErrNotFound
-// when there is no row.
 func (db *DB) QueryRow(ctx context.Context, s *Stmt, args ...any) Row {
-	db.stats.statements.Add(1)
-	return Row{s: s.p.QueryRow(ctx, args), db: db}
+	return db.shared.QueryRow(ctx, s, args...)
 }
 
-// Query runs a multi-row query.
 func (db *DB) Query(ctx context.Context, s *Stmt, args ...any) (*Rows, error) {
-	db.stats.statements.Add(1)
-	r, err := s.p.Query(ctx, args)
-	if err != nil {
-		return nil, db.classify(err)
-	}
-	return &Rows{r: r, db: db}, nil
+	return db.shared.Query(ctx, s, args...)
 }
 
-// Begin starts a transaction at the run's isolation level.
-func (db *DB) Begin(ctx context.Context) (*Tx, error) {
-	t, err := db.backend.Begin(ctx)
-	if err != nil {
-		return nil, db.classify(err)
-	}
-	db.stats.transactions.Add(1)
-	return &Tx{t: t, db: db}, nil
-}
+func (db *DB) Begin(ctx context.Context) (*Tx, error) { return db.shared.Begin(ctx) }
 
-// InTx runs fn in a transaction: committed when fn returns nil, rolled back
-// otherwise (fn's error is returned unchanged, so business outcomes pass
-// through).
-func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
-	tx, err := db.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback(ctx)
-		return err
-	}
-	return tx.Commit(ctx)
-}
+func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error { return db.shared.InTx(ctx, fn) }
 
 // ExecScript runs a DDL script (not counted: it is setup, not workload).
 func (db *DB) ExecScript(ctx context.Context, script string) error {
@@ -129,20 +109,76 @@ func (db *DB) classify(err error) error {
 	return err
 }
 
+// Session runs statements through one executor: the shared pool, or a
+// server thread's connection. A thread's session is used by that thread
+// alone.
+type Session struct {
+	x  Executor
+	db *DB
+}
+
+// Exec runs a statement that returns no rows, in its own implicit
+// transaction.
+func (s *Session) Exec(ctx context.Context, st *Stmt, args ...any) (Result, error) {
+	s.db.stats.statements.Add(1)
+	r, err := s.x.Exec(ctx, st.p, args)
+	return r, s.db.classify(err)
+}
+
+// QueryRow runs a single-row query; its error surfaces at Scan, ErrNotFound
+// when there is no row.
+func (s *Session) QueryRow(ctx context.Context, st *Stmt, args ...any) Row {
+	s.db.stats.statements.Add(1)
+	return Row{s: s.x.QueryRow(ctx, st.p, args), db: s.db}
+}
+
+// Query runs a multi-row query.
+func (s *Session) Query(ctx context.Context, st *Stmt, args ...any) (*Rows, error) {
+	s.db.stats.statements.Add(1)
+	r, err := s.x.Query(ctx, st.p, args)
+	if err != nil {
+		return nil, s.db.classify(err)
+	}
+	return &Rows{r: r, db: s.db}, nil
+}
+
+// Begin starts a transaction at the run's isolation level.
+func (s *Session) Begin(ctx context.Context) (*Tx, error) {
+	t, err := s.x.Begin(ctx)
+	if err != nil {
+		return nil, s.db.classify(err)
+	}
+	s.db.stats.transactions.Add(1)
+	return &Tx{t: t, db: s.db}, nil
+}
+
+// InTx runs fn in a transaction: committed when fn returns nil, rolled back
+// otherwise (fn's error is returned unchanged, so business outcomes pass
+// through).
+func (s *Session) InTx(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback(ctx)
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
 // Tx is a transaction; not safe for concurrent use.
 type Tx struct {
-	t    BackendTx
-	db   *DB
-	done bool
+	t      BackendTx
+	db     *DB
+	done   bool
+	queued []Queued
 }
 
 func (tx *Tx) Exec(ctx context.Context, s *Stmt, args ...any) (Result, error) {
 	tx.db.stats.statements.Add(1)
 	r, err := tx.t.Exec(ctx, s.p, args)
-	if err != nil {
-		return r, tx.db.classify(err)
-	}
-	return r, nil
+	return r, tx.db.classify(err)
 }
 
 func (tx *Tx) QueryRow(ctx context.Context, s *Stmt, args ...any) Row {
@@ -159,13 +195,23 @@ func (tx *Tx) Query(ctx context.Context, s *Stmt, args ...any) (*Rows, error) {
 	return &Rows{r: r, db: tx.db}, nil
 }
 
+// Queue defers a statement whose result the transaction does not need to
+// the commit, which sends the queued statements and the COMMIT together in
+// one round trip where the backend can (PostgreSQL); elsewhere they run in
+// order just before the COMMIT. An error of a queued statement is returned
+// by Commit, and the transaction is then rolled back.
+func (tx *Tx) Queue(s *Stmt, args ...any) {
+	tx.queued = append(tx.queued, Queued{P: s.p, Args: args})
+}
+
 // Commit ends the transaction; a commit that fails counts as a rollback.
 func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.done {
 		return errors.New("store: commit of a finished transaction")
 	}
 	tx.done = true
-	if err := tx.t.Commit(ctx); err != nil {
+	tx.db.stats.statements.Add(int64(len(tx.queued)))
+	if err := tx.t.Commit(ctx, tx.queued); err != nil {
 		tx.db.stats.rollbacks.Add(1)
 		return tx.db.classify(err)
 	}
@@ -182,10 +228,7 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 	tx.db.stats.rollbacks.Add(1)
 	// A rollback must reach the server even when ctx was cancelled, or the
 	// connection goes back to the pool mid-transaction.
-	if err := tx.t.Rollback(context.WithoutCancel(ctx)); err != nil {
-		return tx.db.classify(err)
-	}
-	return nil
+	return tx.db.classify(tx.t.Rollback(context.WithoutCancel(ctx)))
 }
 
 // Row is the result of QueryRow.
@@ -209,53 +252,3 @@ func (r *Rows) Next() bool             { return r.r.Next() }
 func (r *Rows) Scan(dest ...any) error { return r.db.classify(r.r.Scan(dest...)) }
 func (r *Rows) Err() error             { return r.db.classify(r.r.Err()) }
 func (r *Rows) Close()                 { r.r.Close() }
-
-// Stats are the database counters of a run.
-type Stats struct {
-	Statements            int64 `json:"statements"`
-	Transactions          int64 `json:"transactions"`
-	Commits               int64 `json:"commits"`
-	Rollbacks             int64 `json:"rollbacks"`
-	Deadlocks             int64 `json:"deadlocks"`
-	SerializationFailures int64 `json:"serialization_failures"`
-	LockTimeouts          int64 `json:"lock_timeouts"`
-	UniqueViolations      int64 `json:"unique_violations"`
-	ConnectionsLost       int64 `json:"connections_lost"`
-}
-
-// Sub gives the counts between an earlier snapshot and s.
-func (s Stats) Sub(earlier Stats) Stats {
-	return Stats{
-		Statements:            s.Statements - earlier.Statements,
-		Transactions:          s.Transactions - earlier.Transactions,
-		Commits:               s.Commits - earlier.Commits,
-		Rollbacks:             s.Rollbacks - earlier.Rollbacks,
-		Deadlocks:             s.Deadlocks - earlier.Deadlocks,
-		SerializationFailures: s.SerializationFailures - earlier.SerializationFailures,
-		LockTimeouts:          s.LockTimeouts - earlier.LockTimeouts,
-		UniqueViolations:      s.UniqueViolations - earlier.UniqueViolations,
-		ConnectionsLost:       s.ConnectionsLost - earlier.ConnectionsLost,
-	}
-}
-
-type counters struct {
-	statements, transactions, commits, rollbacks   atomic.Int64
-	deadlocks, serializationFailures, lockTimeouts atomic.Int64
-	uniqueViolations, connectionsLost              atomic.Int64
-}
-
-// Stats is a snapshot of the counters since Open.
-func (db *DB) Stats() Stats {
-	c := &db.stats
-	return Stats{
-		Statements:            c.statements.Load(),
-		Transactions:          c.transactions.Load(),
-		Commits:               c.commits.Load(),
-		Rollbacks:             c.rollbacks.Load(),
-		Deadlocks:             c.deadlocks.Load(),
-		SerializationFailures: c.serializationFailures.Load(),
-		LockTimeouts:          c.lockTimeouts.Load(),
-		UniqueViolations:      c.uniqueViolations.Load(),
-		ConnectionsLost:       c.connectionsLost.Load(),
-	}
-}

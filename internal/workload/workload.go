@@ -88,6 +88,10 @@ type Step struct {
 	// Buy and the k-th Sell share Pair k); -1 when unpaired. The workload
 	// keeps what the first of the pair chose for the second.
 	Pair int
+	// Thread is the server thread admitted to run the step, in [0, threads):
+	// no other step runs on it meanwhile, so the workload may use that
+	// thread's database session (store.DB.Thread) without locking.
+	Thread int
 }
 
 // Check is one consistency check's verdict.

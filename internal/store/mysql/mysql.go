@@ -45,8 +45,8 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
 	}
 	db := sql.OpenDB(isolatingConnector{Connector: conn, set: "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()})
-	db.SetMaxOpenConns(opts.MaxConns)
-	db.SetMaxIdleConns(opts.MaxConns)
+	db.SetMaxOpenConns(opts.Threads)
+	db.SetMaxIdleConns(opts.Threads)
 	return &Backend{DB: sqldb.DB{SQL: db}, isolation: opts.Isolation}, nil
 }
 
@@ -106,6 +106,8 @@ func (c isolatingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 func (b *Backend) Dialect() store.Dialect     { return store.MySQL }
+func (b *Backend) Shared() store.Executor     { return b.DB }
+func (b *Backend) Thread(int) store.Executor  { return b.DB }
 func (b *Backend) Isolation() store.Isolation { return b.isolation }
 func (b *Backend) Close() error               { return b.SQL.Close() }
 

@@ -21,25 +21,28 @@ import (
 	"github.com/tierbench/tierbench/internal/store"
 )
 
-// Backend is a pgx pool.
+// Backend is a pgx pool holding one connection per server thread, pinned
+// to that thread for the run (as an application server's worker holds its
+// JDBC connection), plus one for shared work: loading, baselines, checks.
 type Backend struct {
 	pool      *pgxpool.Pool
 	isolation store.Isolation
+	threads   []*thread
 }
 
 var _ store.Backend = (*Backend)(nil)
 
-// Open connects a pool of at most opts.MaxConns connections whose
-// transactions default to opts.Isolation.
+// Open connects threads+1 connections whose transactions default to
+// opts.Isolation, and pins one to each server thread.
 func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend, error) {
 	cfg, err := pgxpool.ParseConfig(dsn.URL.String())
 	if err != nil {
 		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
 	}
-	cfg.MaxConns = int32(opts.MaxConns)
 	// Connections are opened up front so the first seconds of a run do not
 	// measure connection setup.
-	cfg.MinConns = int32(opts.MaxConns)
+	cfg.MaxConns = int32(opts.Threads + 1)
+	cfg.MinConns = cfg.MaxConns
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
@@ -49,12 +52,23 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", store.ErrUnreachable, dsn, err)
 	}
-	return &Backend{pool: pool, isolation: opts.Isolation}, nil
+	b := &Backend{pool: pool, isolation: opts.Isolation}
+	for range opts.Threads {
+		b.threads = append(b.threads, &thread{pool: pool})
+	}
+	return b, nil
 }
 
 func (b *Backend) Dialect() store.Dialect     { return store.Postgres }
 func (b *Backend) Isolation() store.Isolation { return b.isolation }
-func (b *Backend) Close() error               { b.pool.Close(); return nil }
+
+func (b *Backend) Close() error {
+	for _, t := range b.threads {
+		t.release()
+	}
+	b.pool.Close()
+	return nil
+}
 
 func (b *Backend) ServerVersion(ctx context.Context) (string, error) {
 	var v string
@@ -65,16 +79,11 @@ func (b *Backend) ServerVersion(ctx context.Context) (string, error) {
 	return "postgres " + v, err
 }
 
-// stmt is pgx's unit of preparation: the SQL text, which keys the
-// per-connection statement cache.
-type stmt struct {
-	pool *pgxpool.Pool
-	sql  string
-}
-
+// Prepare parses sql once on one connection to surface SQL errors now
+// rather than mid-run. The handle is the text itself: it keys pgx's
+// per-connection statement cache, so each connection prepares a statement
+// on first use and afterwards only binds and executes it.
 func (b *Backend) Prepare(ctx context.Context, sql string) (store.Prepared, error) {
-	// Prepare once on one connection to surface SQL errors now rather than
-	// mid-run; every other connection prepares on first use.
 	c, err := b.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -83,55 +92,166 @@ func (b *Backend) Prepare(ctx context.Context, sql string) (store.Prepared, erro
 	if _, err := c.Conn().Prepare(ctx, sql, sql); err != nil {
 		return nil, err
 	}
-	return &stmt{pool: b.pool, sql: sql}, nil
+	return sql, nil
 }
 
-func (s *stmt) Exec(ctx context.Context, args []any) (store.Result, error) {
-	tag, err := s.pool.Exec(ctx, s.sql, args...)
+func (b *Backend) Shared() store.Executor { return shared{b.pool} }
+
+func (b *Backend) Thread(i int) store.Executor { return b.threads[i] }
+
+// shared runs each statement on whichever pool connection is free.
+type shared struct{ pool *pgxpool.Pool }
+
+func (s shared) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	tag, err := s.pool.Exec(ctx, p.(string), args...)
 	return store.Result{RowsAffected: tag.RowsAffected()}, err
 }
 
-func (s *stmt) QueryRow(ctx context.Context, args []any) store.Scanner {
-	return s.pool.QueryRow(ctx, s.sql, args...)
+func (s shared) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	return s.pool.QueryRow(ctx, p.(string), args...)
 }
 
-func (s *stmt) Query(ctx context.Context, args []any) (store.BackendRows, error) {
-	r, err := s.pool.Query(ctx, s.sql, args...)
+func (s shared) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	return query(s.pool.Query(ctx, p.(string), args...))
+}
+
+func (s shared) Begin(ctx context.Context) (store.BackendTx, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return begin(ctx, c.Conn(), c.Release)
+}
+
+// thread is a server thread's pinned connection, acquired on first use
+// and kept; a connection found closed is given back and replaced.
+type thread struct {
+	pool *pgxpool.Pool
+	c    *pgxpool.Conn
+}
+
+func (t *thread) conn(ctx context.Context) (*pgx.Conn, error) {
+	// A connection that died, or that a failed rollback left inside a
+	// transaction, goes back to the pool, which discards it.
+	if t.c != nil && (t.c.Conn().IsClosed() || t.c.Conn().PgConn().TxStatus() != 'I') {
+		t.release()
+	}
+	if t.c == nil {
+		c, err := t.pool.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t.c = c
+	}
+	return t.c.Conn(), nil
+}
+
+func (t *thread) release() {
+	if t.c != nil {
+		t.c.Release()
+		t.c = nil
+	}
+}
+
+func (t *thread) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	c, err := t.conn(ctx)
+	if err != nil {
+		return store.Result{}, err
+	}
+	tag, err := c.Exec(ctx, p.(string), args...)
+	return store.Result{RowsAffected: tag.RowsAffected()}, err
+}
+
+func (t *thread) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	c, err := t.conn(ctx)
+	if err != nil {
+		return errRow{err}
+	}
+	return c.QueryRow(ctx, p.(string), args...)
+}
+
+func (t *thread) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	c, err := t.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return query(c.Query(ctx, p.(string), args...))
+}
+
+func (t *thread) Begin(ctx context.Context) (store.BackendTx, error) {
+	c, err := t.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return begin(ctx, c, func() {})
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+func query(r pgx.Rows, err error) (store.BackendRows, error) {
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-type tx struct{ t pgx.Tx }
+// tx drives BEGIN and COMMIT itself, rather than through pgx.Tx, so that
+// queued statements and the COMMIT can go out as one pipelined batch.
+type tx struct {
+	c    *pgx.Conn
+	done func() // gives a shared connection back to the pool
+}
 
-func (b *Backend) Begin(ctx context.Context) (store.BackendTx, error) {
-	t, err := b.pool.Begin(ctx)
-	if err != nil {
+func begin(ctx context.Context, c *pgx.Conn, done func()) (store.BackendTx, error) {
+	if _, err := c.Exec(ctx, "begin"); err != nil {
+		done()
 		return nil, err
 	}
-	return tx{t}, nil
+	return tx{c: c, done: done}, nil
 }
 
 func (t tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
-	tag, err := t.t.Exec(ctx, p.(*stmt).sql, args...)
+	tag, err := t.c.Exec(ctx, p.(string), args...)
 	return store.Result{RowsAffected: tag.RowsAffected()}, err
 }
 
 func (t tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
-	return t.t.QueryRow(ctx, p.(*stmt).sql, args...)
+	return t.c.QueryRow(ctx, p.(string), args...)
 }
 
 func (t tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
-	r, err := t.t.Query(ctx, p.(*stmt).sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+	return query(t.c.Query(ctx, p.(string), args...))
 }
 
-func (t tx) Commit(ctx context.Context) error   { return t.t.Commit(ctx) }
-func (t tx) Rollback(ctx context.Context) error { return t.t.Rollback(ctx) }
+// Commit pipelines the queued statements and the COMMIT in one batch: one
+// write, one round trip, however many statements.
+func (t tx) Commit(ctx context.Context, queued []store.Queued) error {
+	defer t.done()
+	var err error
+	if len(queued) == 0 {
+		_, err = t.c.Exec(ctx, "commit")
+	} else {
+		b := &pgx.Batch{}
+		for _, q := range queued {
+			b.Queue(q.P.(string), q.Args...)
+		}
+		b.Queue("commit")
+		err = t.c.SendBatch(ctx, b).Close()
+	}
+	if err != nil && t.c.PgConn().TxStatus() != 'I' {
+		// A queued statement failed: the transaction is aborted but open.
+		t.c.Exec(context.WithoutCancel(ctx), "rollback")
+	}
+	return err
+}
+
+func (t tx) Rollback(ctx context.Context) error {
+	defer t.done()
+	_, err := t.c.Exec(ctx, "rollback")
+	return err
+}
 
 // ExecScript sends the script in one simple-protocol round trip, which
 // PostgreSQL runs as one implicit transaction.

@@ -15,17 +15,42 @@ import (
 )
 
 // DB is the database/sql half of a backend; the backend adds its dialect's
-// version query, isolation and error classes.
+// version query, isolation and error classes. It is also the backend's
+// executor: database/sql hands each statement a free connection of its
+// pool, so server threads share the pool rather than pinning connections.
 type DB struct {
 	SQL *sql.DB
 }
+
+var _ store.Executor = DB{}
+
+// Stmt is the handle Prepare returns: database/sql prepares it on each
+// connection of the pool as it is first used there.
+type Stmt struct{ S *sql.Stmt }
 
 func (d DB) Prepare(ctx context.Context, q string) (store.Prepared, error) {
 	s, err := d.SQL.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return stmt{s}, nil
+	return Stmt{s}, nil
+}
+
+func (d DB) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	r, err := p.(Stmt).S.ExecContext(ctx, args...)
+	return result(r, err)
+}
+
+func (d DB) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	return p.(Stmt).S.QueryRowContext(ctx, args...)
+}
+
+func (d DB) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	r, err := p.(Stmt).S.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows{r}, nil
 }
 
 func (d DB) Begin(ctx context.Context) (store.BackendTx, error) {
@@ -33,7 +58,7 @@ func (d DB) Begin(ctx context.Context) (store.BackendTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tx{t}, nil
+	return Tx{t}, nil
 }
 
 // ExecScript runs the statements of a script one at a time; statements end
@@ -138,46 +163,40 @@ func insertSQL(table string, columns []string, rows int) string {
 	return b.String()
 }
 
-type stmt struct{ s *sql.Stmt }
+// Tx is a database/sql transaction; its statements are the DB's, bound to
+// the transaction's connection.
+type Tx struct{ T *sql.Tx }
 
-func (s stmt) Exec(ctx context.Context, args []any) (store.Result, error) {
-	r, err := s.s.ExecContext(ctx, args...)
+func (t Tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	r, err := t.T.StmtContext(ctx, p.(Stmt).S).ExecContext(ctx, args...)
 	return result(r, err)
 }
 
-func (s stmt) QueryRow(ctx context.Context, args []any) store.Scanner {
-	return s.s.QueryRowContext(ctx, args...)
+func (t Tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	return t.T.StmtContext(ctx, p.(Stmt).S).QueryRowContext(ctx, args...)
 }
 
-func (s stmt) Query(ctx context.Context, args []any) (store.BackendRows, error) {
-	r, err := s.s.QueryContext(ctx, args...)
+func (t Tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	r, err := t.T.StmtContext(ctx, p.(Stmt).S).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
 	return rows{r}, nil
 }
 
-type tx struct{ t *sql.Tx }
-
-func (t tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
-	r, err := t.t.StmtContext(ctx, p.(stmt).s).ExecContext(ctx, args...)
-	return result(r, err)
-}
-
-func (t tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
-	return t.t.StmtContext(ctx, p.(stmt).s).QueryRowContext(ctx, args...)
-}
-
-func (t tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
-	r, err := t.t.StmtContext(ctx, p.(stmt).s).QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
+// Commit runs the queued statements one by one (database/sql cannot
+// pipeline), then commits.
+func (t Tx) Commit(ctx context.Context, queued []store.Queued) error {
+	for _, q := range queued {
+		if _, err := t.Exec(ctx, q.P, q.Args); err != nil {
+			t.T.Rollback()
+			return err
+		}
 	}
-	return rows{r}, nil
+	return t.T.Commit()
 }
 
-func (t tx) Commit(context.Context) error   { return t.t.Commit() }
-func (t tx) Rollback(context.Context) error { return t.t.Rollback() }
+func (t Tx) Rollback(context.Context) error { return t.T.Rollback() }
 
 type rows struct{ r *sql.Rows }
 

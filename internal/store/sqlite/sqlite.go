@@ -69,8 +69,8 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 		b.removeTemp()
 		return nil, err
 	}
-	db.SetMaxOpenConns(opts.MaxConns)
-	db.SetMaxIdleConns(opts.MaxConns)
+	db.SetMaxOpenConns(opts.Threads)
+	db.SetMaxIdleConns(opts.Threads)
 	b.db = sqldb.DB{SQL: db}
 	return b, nil
 }
@@ -100,35 +100,40 @@ func (b *Backend) ServerVersion(ctx context.Context) (string, error) {
 }
 
 func (b *Backend) Prepare(ctx context.Context, q string) (store.Prepared, error) {
-	p, err := b.db.Prepare(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return writeQueued{Prepared: p, mu: &b.writeMu}, nil
+	return b.db.Prepare(ctx, q)
 }
 
-// writeQueued runs a statement's Exec behind the backend's writer mutex.
-type writeQueued struct {
-	store.Prepared
-	mu *sync.Mutex
+func (b *Backend) Shared() store.Executor    { return writeQueued{b} }
+func (b *Backend) Thread(int) store.Executor { return writeQueued{b} }
+
+// writeQueued is the backend's executor: reads run concurrently, writes
+// (Exec and explicit transactions) one at a time behind the writer mutex.
+type writeQueued struct{ b *Backend }
+
+func (w writeQueued) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	w.b.writeMu.Lock()
+	defer w.b.writeMu.Unlock()
+	return w.b.db.Exec(ctx, p, args)
 }
 
-func (w writeQueued) Exec(ctx context.Context, args []any) (store.Result, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.Prepared.Exec(ctx, args)
+func (w writeQueued) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	return w.b.db.QueryRow(ctx, p, args)
+}
+
+func (w writeQueued) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	return w.b.db.Query(ctx, p, args)
 }
 
 // Begin takes the writer mutex for the whole transaction: every explicit
 // transaction is taken to write (BEGIN IMMEDIATE).
-func (b *Backend) Begin(ctx context.Context) (store.BackendTx, error) {
-	b.writeMu.Lock()
-	t, err := b.db.Begin(ctx)
+func (w writeQueued) Begin(ctx context.Context) (store.BackendTx, error) {
+	w.b.writeMu.Lock()
+	t, err := w.b.db.Begin(ctx)
 	if err != nil {
-		b.writeMu.Unlock()
+		w.b.writeMu.Unlock()
 		return nil, err
 	}
-	return &writeTx{BackendTx: t, mu: &b.writeMu}, nil
+	return &writeTx{BackendTx: t, mu: &w.b.writeMu}, nil
 }
 
 type writeTx struct {
@@ -136,21 +141,9 @@ type writeTx struct {
 	mu *sync.Mutex
 }
 
-func (t *writeTx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
-	return t.BackendTx.Exec(ctx, p.(writeQueued).Prepared, args)
-}
-
-func (t *writeTx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
-	return t.BackendTx.QueryRow(ctx, p.(writeQueued).Prepared, args)
-}
-
-func (t *writeTx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
-	return t.BackendTx.Query(ctx, p.(writeQueued).Prepared, args)
-}
-
-func (t *writeTx) Commit(ctx context.Context) error {
+func (t *writeTx) Commit(ctx context.Context, queued []store.Queued) error {
 	defer t.mu.Unlock()
-	return t.BackendTx.Commit(ctx)
+	return t.BackendTx.Commit(ctx, queued)
 }
 
 func (t *writeTx) Rollback(ctx context.Context) error {

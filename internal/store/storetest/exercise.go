@@ -25,7 +25,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 	}
 
 	t.Run("statements round trip and are counted", func(t *testing.T) {
-		db, s := setup(t, store.Options{MaxConns: 2})
+		db, s := setup(t, store.Options{Threads: 2})
 		before := db.Stats()
 		for i := int64(1); i <= 3; i++ {
 			r, err := db.Exec(ctx, s.insert, i, fmt.Sprintf("row %d", i), i*10)
@@ -65,7 +65,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 	})
 
 	t.Run("unique violation is classified and counted", func(t *testing.T) {
-		db, s := setup(t, store.Options{MaxConns: 2})
+		db, s := setup(t, store.Options{Threads: 2})
 		if _, err := db.Exec(ctx, s.insert, 1, "a", 1); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 	})
 
 	t.Run("transactions commit, roll back and are counted", func(t *testing.T) {
-		db, s := setup(t, store.Options{MaxConns: 2})
+		db, s := setup(t, store.Options{Threads: 2})
 		before := db.Stats()
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
 			_, err := tx.Exec(ctx, s.insert, 1, "kept", 1)
@@ -115,7 +115,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 	})
 
 	t.Run("bulk insert writes every row", func(t *testing.T) {
-		db, s := setup(t, store.Options{MaxConns: 2})
+		db, s := setup(t, store.Options{Threads: 2})
 		const rows = 1234 // not a multiple of any backend's batch
 		n, err := db.BulkInsert(ctx, "conf", []string{"id", "name", "n"}, &counting{n: rows})
 		if err != nil || n != rows {
@@ -131,7 +131,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 	})
 
 	t.Run("concurrent writers of one row lose no update", func(t *testing.T) {
-		db, s := setup(t, store.Options{MaxConns: 4})
+		db, s := setup(t, store.Options{Threads: 4})
 		if _, err := db.Exec(ctx, s.insert2, 1, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 	})
 
 	t.Run("deadlocks are classified as retryable", func(t *testing.T) {
-		db, s := setup(t, store.Options{MaxConns: 2})
+		db, s := setup(t, store.Options{Threads: 2})
 		if db.Dialect() == store.SQLite {
 			t.Skip("SQLite runs one writer at a time: transactions cannot deadlock")
 		}
@@ -214,7 +214,7 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 
 	t.Run("isolation level is the one asked for", func(t *testing.T) {
 		for _, iso := range []store.Isolation{store.ReadCommitted, store.RepeatableRead, store.Serializable} {
-			db := Open(t, newDSN(t), store.Options{MaxConns: 1, Isolation: iso})
+			db := Open(t, newDSN(t), store.Options{Threads: 1, Isolation: iso})
 			if db.Dialect() == store.SQLite {
 				if db.Isolation() != store.Serializable {
 					t.Errorf("SQLite reports %s, want serializable (its only level)", db.Isolation())

@@ -101,7 +101,7 @@ func adminDB(t testing.TB, dsn string) *store.DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := Backends().Open(ctx, dsn, store.Options{MaxConns: 2})
+	db, err := Backends().Open(ctx, dsn, store.Options{Threads: 2})
 	if err != nil {
 		if Require() {
 			t.Fatalf("%s unreachable and TIERBENCH_REQUIRE_SERVICES=1: %v", store.Redact(dsn), err)

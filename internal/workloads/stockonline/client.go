@@ -41,21 +41,23 @@ type call struct {
 // client is one terminal's subscriber session. Accounts and stocks are
 // uniform over the initial population (no locality, section 3.5).
 type client struct {
-	pop    population
-	rng    *rand.Rand
-	txns   facade
+	pop population
+	rng *rand.Rand
+	// beans holds a session bean per server thread; a step runs on its
+	// thread's bean.
+	beans  []facade
 	bought []trade // by pair: what the Buy of pair k bought, for its Sell
 	stmt   []holding
 }
 
-func newClient(pop population, rng *rand.Rand, txns facade) *client {
+func newClient(pop population, rng *rand.Rand, beans []facade) *client {
 	pairs := 0
 	for _, c := range Mix().Cards {
 		if c.Op == BuyStock {
 			pairs += c.Count
 		}
 	}
-	return &client{pop: pop, rng: rng, txns: txns, bought: make([]trade, pairs), stmt: make([]holding, 0, maxHoldingStatement)}
+	return &client{pop: pop, rng: rng, beans: beans, bought: make([]trade, pairs), stmt: make([]holding, 0, maxHoldingStatement)}
 }
 
 // choose draws the arguments of step.
@@ -91,25 +93,26 @@ func (c *client) stock() int64   { return 1 + c.rng.Int64N(c.pop.items) }
 // Do runs one step as one transaction.
 func (c *client) Do(ctx context.Context, step workload.Step) error {
 	k := c.choose(step)
+	bean := c.beans[step.Thread]
 	switch k.op {
 	case CreateAccount:
-		_, err := c.txns.createAccount(ctx, "New subscriber", "Market Street, Canberra", k.credit)
+		_, err := bean.createAccount(ctx, "New subscriber", "Market Street, Canberra", k.credit)
 		return err
 	case UpdateAccount:
-		return c.txns.updateAccount(ctx, k.account, k.credit)
+		return bean.updateAccount(ctx, k.account, k.credit)
 	case QueryByID:
-		_, err := c.txns.queryByID(ctx, k.stock)
+		_, err := bean.queryByID(ctx, k.stock)
 		return err
 	case QueryByCode:
-		_, err := c.txns.queryByCode(ctx, k.code)
+		_, err := bean.queryByCode(ctx, k.code)
 		return err
 	case BuyStock:
-		return c.txns.buy(ctx, trade{k.account, k.stock, k.amount})
+		return bean.buy(ctx, trade{k.account, k.stock, k.amount})
 	case SellStock:
-		return c.txns.sell(ctx, trade{k.account, k.stock, k.amount})
+		return bean.sell(ctx, trade{k.account, k.stock, k.amount})
 	case GetHoldingStatement:
 		var err error
-		c.stmt, err = c.txns.holdingStatement(ctx, k.account, c.stmt[:0])
+		c.stmt, err = bean.holdingStatement(ctx, k.account, c.stmt[:0])
 		return err
 	}
 	return fmt.Errorf("stockonline: no operation %d", k.op)

@@ -87,7 +87,7 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	if p.Persistence != PersistenceDirect {
 		return nil, fmt.Errorf("stockonline: persistence %q is not implemented", p.Persistence)
 	}
-	txns, err := newDirect(ctx, db)
+	beans, err := newDirect(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -95,16 +95,16 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	if err != nil {
 		return nil, err
 	}
-	return &run{pop: populationAt(max(p.Scale, 1)), txns: txns, checker: c}, nil
+	return &run{pop: populationAt(max(p.Scale, 1)), beans: beans, checker: c}, nil
 }
 
 // run is Stock-Online readied for one run.
 type run struct {
-	pop  population
-	txns facade
+	pop   population
+	beans []facade
 	*checker
 }
 
 func (r *run) NewClient(id int, rng *rand.Rand) workload.Client {
-	return newClient(r.pop, rng, r.txns)
+	return newClient(r.pop, rng, r.beans)
 }

@@ -14,7 +14,7 @@ import (
 func loaded(t *testing.T, dsn string) (*store.DB, *run) {
 	t.Helper()
 	ctx := context.Background()
-	db := storetest.Open(t, dsn, store.Options{MaxConns: 4})
+	db := storetest.Open(t, dsn, store.Options{Threads: 4})
 	rep, err := New().Load(ctx, db, workload.LoadParams{Scale: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestTransactionsAndTheirExceptions(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		db, r := loaded(t, dsn)
-		f := r.txns
+		f := r.beans[0]
 		// A rich account and a cheap stock it does not hold yet.
 		exec(t, db, "UPDATE SubAccount SET sub_credit = 100000000 WHERE sub_accno = 1")
 		exec(t, db, "DELETE FROM StockHolding WHERE sub_accno = 1 AND stock_id = 7")

@@ -1,0 +1,53 @@
+package store
+
+import "sync/atomic"
+
+// Stats are the database counters of a run.
+type Stats struct {
+	Statements            int64 `json:"statements"`
+	Transactions          int64 `json:"transactions"`
+	Commits               int64 `json:"commits"`
+	Rollbacks             int64 `json:"rollbacks"`
+	Deadlocks             int64 `json:"deadlocks"`
+	SerializationFailures int64 `json:"serialization_failures"`
+	LockTimeouts          int64 `json:"lock_timeouts"`
+	UniqueViolations      int64 `json:"unique_violations"`
+	ConnectionsLost       int64 `json:"connections_lost"`
+}
+
+// Sub gives the counts between an earlier snapshot and s.
+func (s Stats) Sub(earlier Stats) Stats {
+	return Stats{
+		Statements:            s.Statements - earlier.Statements,
+		Transactions:          s.Transactions - earlier.Transactions,
+		Commits:               s.Commits - earlier.Commits,
+		Rollbacks:             s.Rollbacks - earlier.Rollbacks,
+		Deadlocks:             s.Deadlocks - earlier.Deadlocks,
+		SerializationFailures: s.SerializationFailures - earlier.SerializationFailures,
+		LockTimeouts:          s.LockTimeouts - earlier.LockTimeouts,
+		UniqueViolations:      s.UniqueViolations - earlier.UniqueViolations,
+		ConnectionsLost:       s.ConnectionsLost - earlier.ConnectionsLost,
+	}
+}
+
+type counters struct {
+	statements, transactions, commits, rollbacks   atomic.Int64
+	deadlocks, serializationFailures, lockTimeouts atomic.Int64
+	uniqueViolations, connectionsLost              atomic.Int64
+}
+
+// Stats is a snapshot of the counters since Open.
+func (db *DB) Stats() Stats {
+	c := &db.stats
+	return Stats{
+		Statements:            c.statements.Load(),
+		Transactions:          c.transactions.Load(),
+		Commits:               c.commits.Load(),
+		Rollbacks:             c.rollbacks.Load(),
+		Deadlocks:             c.deadlocks.Load(),
+		SerializationFailures: c.serializationFailures.Load(),
+		LockTimeouts:          c.lockTimeouts.Load(),
+		UniqueViolations:      c.uniqueViolations.Load(),
+		ConnectionsLost:       c.connectionsLost.Load(),
+	}
+}
