@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -16,7 +17,7 @@ import (
 
 func newRunCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD",
 		Short: "(Re)populate, run, check consistency and report",
@@ -36,6 +37,9 @@ result file (tierbench/result/v1 JSON).`,
 					return config.Usage(err)
 				}
 				defer stop()
+			}
+			if memProfile != "" {
+				defer writeAllocProfile(memProfile, env.Stderr)
 			}
 			run := *r
 			var progress *progressLine
@@ -71,7 +75,21 @@ result file (tierbench/result/v1 JSON).`,
 	}
 	addRunFlags(cmd.Flags(), f)
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command to this file (for tuning tierbench itself)")
+	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a Go allocation profile of the whole command to this file (for tuning tierbench itself)")
 	return cmd
+}
+
+// writeAllocProfile writes the allocations made since the start (go tool
+// pprof -sample_index=alloc_objects).
+func writeAllocProfile(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tierbench: --memprofile: %v\n", err)
+	}
 }
 
 func startCPUProfile(path string) (stop func(), err error) {
