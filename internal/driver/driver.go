@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 	if cfg.Duration > 0 && cfg.RampUp+cfg.RampDown >= cfg.Duration {
 		return Report{}, fmt.Errorf("driver: ramps (%v + %v) leave no steady state in %v", cfg.RampUp, cfg.RampDown, cfg.Duration)
 	}
-	r := &run{cfg: cfg, phases: newPhases(cfg), rec: rec}
+	r := &run{cfg: cfg, phases: newPhases(cfg)}
 	if n := Threads(cfg.Clients, cfg.ServerThreads); n < cfg.Clients {
 		// Admission hands out thread numbers: a free thread is a number
 		// in the channel.
@@ -175,7 +175,6 @@ func stream(seed uint64, terminal, kind int) *rand.Rand {
 type run struct {
 	cfg     Config
 	phases  phases
-	rec     *metrics.Recorder
 	threads chan int // free server threads; nil when every client has its own
 	started time.Time
 	opCtx   context.Context

@@ -36,9 +36,13 @@ type Snapshot struct {
 	Succeeded []int64
 }
 
+func newOpStats(name string) OpStats {
+	return OpStats{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), ErrorLatency: NewHistogram()}
+}
+
 // Total merges all operations into one.
 func (s Snapshot) Total() OpStats {
-	t := OpStats{Name: "total", Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), ErrorLatency: NewHistogram()}
+	t := newOpStats("total")
 	for _, o := range s.Ops {
 		t.Successes += o.Successes
 		t.Business += o.Business
@@ -56,7 +60,7 @@ func (s Snapshot) Total() OpStats {
 func (r *Recorder) Snapshot() Snapshot {
 	snap := Snapshot{Ops: make([]OpStats, len(r.ops)), Succeeded: make([]int64, len(r.ops))}
 	for i, name := range r.ops {
-		snap.Ops[i] = OpStats{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), ErrorLatency: NewHistogram()}
+		snap.Ops[i] = newOpStats(name)
 	}
 	for _, sh := range r.shards {
 		sh.mu.Lock()

@@ -162,10 +162,10 @@ func (b *Backends) Open(ctx context.Context, dsn string, opts Options) (*DB, err
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, d, be.Classify(err))
 	}
 	db := &DB{backend: be, dsn: d, version: version}
-	db.shared = &Session{x: be.Shared(), db: db}
+	db.shared = newSession(be.Shared(), db)
 	db.threads = make([]*Session, opts.Threads)
 	for i := range db.threads {
-		db.threads[i] = &Session{x: be.Thread(i), db: db}
+		db.threads[i] = newSession(be.Thread(i), db)
 	}
 	return db, nil
 }

@@ -109,37 +109,48 @@ func (db *DB) classify(err error) error {
 	return err
 }
 
-// Session runs statements through one executor: the shared pool, or a
-// server thread's connection. A thread's session is used by that thread
-// alone.
-type Session struct {
-	x  Executor
+// statements runs prepared statements through a backend querier, counting
+// them and classifying their errors; sessions and transactions embed it.
+type statements struct {
+	q  Querier
 	db *DB
 }
 
-// Exec runs a statement that returns no rows, in its own implicit
-// transaction.
-func (s *Session) Exec(ctx context.Context, st *Stmt, args ...any) (Result, error) {
+// Exec runs a statement that returns no rows.
+func (s statements) Exec(ctx context.Context, st *Stmt, args ...any) (Result, error) {
 	s.db.stats.statements.Add(1)
-	r, err := s.x.Exec(ctx, st.p, args)
+	r, err := s.q.Exec(ctx, st.p, args)
 	return r, s.db.classify(err)
 }
 
 // QueryRow runs a single-row query; its error surfaces at Scan, ErrNotFound
 // when there is no row.
-func (s *Session) QueryRow(ctx context.Context, st *Stmt, args ...any) Row {
+func (s statements) QueryRow(ctx context.Context, st *Stmt, args ...any) Row {
 	s.db.stats.statements.Add(1)
-	return Row{s: s.x.QueryRow(ctx, st.p, args), db: s.db}
+	return Row{s: s.q.QueryRow(ctx, st.p, args), db: s.db}
 }
 
 // Query runs a multi-row query.
-func (s *Session) Query(ctx context.Context, st *Stmt, args ...any) (*Rows, error) {
+func (s statements) Query(ctx context.Context, st *Stmt, args ...any) (*Rows, error) {
 	s.db.stats.statements.Add(1)
-	r, err := s.x.Query(ctx, st.p, args)
+	r, err := s.q.Query(ctx, st.p, args)
 	if err != nil {
 		return nil, s.db.classify(err)
 	}
 	return &Rows{r: r, db: s.db}, nil
+}
+
+// Session runs statements through one executor: the shared pool, or a
+// server thread's connection. Outside a transaction each statement is its
+// own implicit transaction. A thread's session is used by that thread
+// alone.
+type Session struct {
+	statements
+	x Executor
+}
+
+func newSession(x Executor, db *DB) *Session {
+	return &Session{statements: statements{q: x, db: db}, x: x}
 }
 
 // Begin starts a transaction at the run's isolation level.
@@ -149,7 +160,7 @@ func (s *Session) Begin(ctx context.Context) (*Tx, error) {
 		return nil, s.db.classify(err)
 	}
 	s.db.stats.transactions.Add(1)
-	return &Tx{t: t, db: s.db}, nil
+	return &Tx{statements: statements{q: t, db: s.db}, t: t}, nil
 }
 
 // InTx runs fn in a transaction: committed when fn returns nil, rolled back
@@ -169,30 +180,10 @@ func (s *Session) InTx(ctx context.Context, fn func(*Tx) error) error {
 
 // Tx is a transaction; not safe for concurrent use.
 type Tx struct {
+	statements
 	t      BackendTx
-	db     *DB
 	done   bool
 	queued []Queued
-}
-
-func (tx *Tx) Exec(ctx context.Context, s *Stmt, args ...any) (Result, error) {
-	tx.db.stats.statements.Add(1)
-	r, err := tx.t.Exec(ctx, s.p, args)
-	return r, tx.db.classify(err)
-}
-
-func (tx *Tx) QueryRow(ctx context.Context, s *Stmt, args ...any) Row {
-	tx.db.stats.statements.Add(1)
-	return Row{s: tx.t.QueryRow(ctx, s.p, args), db: tx.db}
-}
-
-func (tx *Tx) Query(ctx context.Context, s *Stmt, args ...any) (*Rows, error) {
-	tx.db.stats.statements.Add(1)
-	r, err := tx.t.Query(ctx, s.p, args)
-	if err != nil {
-		return nil, tx.db.classify(err)
-	}
-	return &Rows{r: r, db: tx.db}, nil
 }
 
 // Queue defers a statement whose result the transaction does not need to

@@ -114,6 +114,82 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 		}
 	})
 
+	t.Run("queued statements run at commit, in order, or not at all", func(t *testing.T) {
+		db, s := setup(t, store.Options{Threads: 2})
+		before := db.Stats()
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			tx.Queue(s.insert2, 7, 1)
+			tx.Queue(s.increment, 7) // sees the queued insert: order is kept
+			var n int64
+			if err := tx.QueryRow(ctx, s.count2).Scan(&n); err != nil || n != 0 {
+				t.Errorf("before commit: %d rows, %v; queued statements must not have run yet", n, err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := db.QueryRow(ctx, s.get2, 7).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("after commit: n = %d, %v; want 2 (insert then increment)", n, err)
+		}
+		// A queued statement that fails rolls the whole transaction back.
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, s.increment, 7); err != nil {
+				return err
+			}
+			tx.Queue(s.insert2, 7, 1) // duplicate key
+			return nil
+		})
+		if !errors.Is(err, store.ErrUniqueViolation) {
+			t.Fatalf("commit with a failing queued statement: %v, want ErrUniqueViolation", err)
+		}
+		if err := db.QueryRow(ctx, s.get2, 7).Scan(&n); err != nil || n != 2 {
+			t.Errorf("after the failed commit: n = %d, %v; want 2 (the increment rolled back)", n, err)
+		}
+		st := db.Stats().Sub(before)
+		if st.Commits != 1 || st.Rollbacks != 1 || st.Statements != 7 {
+			t.Errorf("counted %+v; want 1 commit, 1 rollback, 7 statements (queued ones included)", st)
+		}
+		// The session stays usable after the failed commit.
+		if err := db.QueryRow(ctx, s.get2, 7).Scan(&n); err != nil {
+			t.Errorf("session after a failed commit: %v", err)
+		}
+	})
+
+	t.Run("every server thread has a working session", func(t *testing.T) {
+		const threads = 3
+		db, s := setup(t, store.Options{Threads: threads})
+		if db.Threads() != threads || db.Thread(0) == db.Thread(1) || db.Thread(threads) != db.Thread(-1) {
+			t.Fatalf("%d thread sessions; distinct per thread and shared out of range expected", db.Threads())
+		}
+		var wg sync.WaitGroup
+		for i := range threads {
+			wg.Go(func() {
+				th := db.Thread(i)
+				for k := 0; k < 20; k++ {
+					id := int64(i*100 + k)
+					if err := th.InTx(ctx, func(tx *store.Tx) error {
+						tx.Queue(s.insert2, id, 0)
+						return nil
+					}); err != nil {
+						t.Error(err)
+						return
+					}
+					var n int64
+					if err := th.QueryRow(ctx, s.get2, id).Scan(&n); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		var n int64
+		if err := db.QueryRow(ctx, s.count2).Scan(&n); err != nil || n != threads*20 {
+			t.Errorf("%d rows written through the thread sessions, %v; want %d", n, err, threads*20)
+		}
+	})
+
 	t.Run("bulk insert writes every row", func(t *testing.T) {
 		db, s := setup(t, store.Options{Threads: 2})
 		const rows = 1234 // not a multiple of any backend's batch
@@ -254,7 +330,7 @@ func normalizeIsolation(s string) string {
 }
 
 type stmts struct {
-	insert, byID, between, count, sum, insert2, increment, get2 *store.Stmt
+	insert, byID, between, count, sum, insert2, increment, get2, count2 *store.Stmt
 }
 
 func prepareAll(t *testing.T, db *store.DB) stmts {
@@ -273,6 +349,7 @@ func prepareAll(t *testing.T, db *store.DB) stmts {
 		{&s.insert2, "insert2", "INSERT INTO conf2 (id, n) VALUES (?, ?)"},
 		{&s.increment, "increment", "UPDATE conf2 SET n = n + 1 WHERE id = ?"},
 		{&s.get2, "get2", "SELECT n FROM conf2 WHERE id = ?"},
+		{&s.count2, "count2", "SELECT COUNT(*) FROM conf2"},
 	} {
 		q := store.Statement{Name: p.name, SQL: p.sql}
 		if p.name == "between" {
