@@ -55,12 +55,17 @@ type Executor interface {
 	Begin(ctx context.Context) (BackendTx, error)
 }
 
-// BackendTx is a backend's transaction.
+// BackendTx is a backend's transaction. It begins lazily: BEGIN goes to
+// the database just before the first statement, and a transaction that
+// ran no statement sends nothing at all, or, when statements were queued,
+// BEGIN, the queued statements and COMMIT together.
 type BackendTx interface {
 	Querier
 	// Commit runs the queued statements, in order, then commits; a backend
-	// that can pipeline sends them and the COMMIT in one round trip. If any
-	// fails, the transaction is rolled back and the error returned.
+	// that can pipeline sends them and the COMMIT in one round trip (unless
+	// a statement's row count must be checked first). If any fails, or
+	// changes another number of rows than it expects (ErrStale), the
+	// transaction is rolled back and the error returned.
 	Commit(ctx context.Context, queued []Queued) error
 	Rollback(ctx context.Context) error
 }
@@ -69,7 +74,37 @@ type BackendTx interface {
 type Queued struct {
 	P    Prepared
 	Args []any
+	// CheckRows: the statement must change exactly Rows rows.
+	CheckRows bool
+	Rows      int64
 }
+
+// Check returns ErrStale when a queued statement that expects a row
+// count changed another number of rows.
+func (q Queued) Check(r Result) error {
+	if q.CheckRows && r.RowsAffected != q.Rows {
+		return Classified(ErrStale, fmt.Errorf("statement changed %d rows, expected %d", r.RowsAffected, q.Rows))
+	}
+	return nil
+}
+
+// HasChecks reports whether any queued statement expects a row count.
+func HasChecks(queued []Queued) bool {
+	for _, q := range queued {
+		if q.CheckRows {
+			return true
+		}
+	}
+	return false
+}
+
+// FailedRow is a Scanner whose Scan returns err: a QueryRow that failed
+// before reaching the database.
+func FailedRow(err error) Scanner { return failedRow{err} }
+
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
 
 // Scanner is a single-row result (pgx.Row, *sql.Row).
 type Scanner interface {

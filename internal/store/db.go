@@ -114,11 +114,22 @@ func (db *DB) classify(err error) error {
 type statements struct {
 	q  Querier
 	db *DB
+	// began, in a transaction, records that its first statement went out
+	// (transactions are counted when they reach the database).
+	began *bool
+}
+
+func (s statements) count() {
+	s.db.stats.statements.Add(1)
+	if s.began != nil && !*s.began {
+		*s.began = true
+		s.db.stats.transactions.Add(1)
+	}
 }
 
 // Exec runs a statement that returns no rows.
 func (s statements) Exec(ctx context.Context, st *Stmt, args ...any) (Result, error) {
-	s.db.stats.statements.Add(1)
+	s.count()
 	r, err := s.q.Exec(ctx, st.p, args)
 	return r, s.db.classify(err)
 }
@@ -126,13 +137,13 @@ func (s statements) Exec(ctx context.Context, st *Stmt, args ...any) (Result, er
 // QueryRow runs a single-row query; its error surfaces at Scan, ErrNotFound
 // when there is no row.
 func (s statements) QueryRow(ctx context.Context, st *Stmt, args ...any) Row {
-	s.db.stats.statements.Add(1)
+	s.count()
 	return Row{s: s.q.QueryRow(ctx, st.p, args), db: s.db}
 }
 
 // Query runs a multi-row query.
 func (s statements) Query(ctx context.Context, st *Stmt, args ...any) (*Rows, error) {
-	s.db.stats.statements.Add(1)
+	s.count()
 	r, err := s.q.Query(ctx, st.p, args)
 	if err != nil {
 		return nil, s.db.classify(err)
@@ -153,14 +164,18 @@ func newSession(x Executor, db *DB) *Session {
 	return &Session{statements: statements{q: x, db: db}, x: x}
 }
 
-// Begin starts a transaction at the run's isolation level.
+// Begin starts a transaction at the run's isolation level. Nothing goes to
+// the database until its first statement: a transaction that ends up
+// issuing none costs no round trip, and one that only queues writes sends
+// BEGIN, the writes and COMMIT together.
 func (s *Session) Begin(ctx context.Context) (*Tx, error) {
 	t, err := s.x.Begin(ctx)
 	if err != nil {
 		return nil, s.db.classify(err)
 	}
-	s.db.stats.transactions.Add(1)
-	return &Tx{statements: statements{q: t, db: s.db}, t: t}, nil
+	tx := &Tx{t: t}
+	tx.statements = statements{q: t, db: s.db, began: &tx.began}
+	return tx, nil
 }
 
 // InTx runs fn in a transaction: committed when fn returns nil, rolled back
@@ -183,6 +198,7 @@ type Tx struct {
 	statements
 	t      BackendTx
 	done   bool
+	began  bool
 	queued []Queued
 }
 
@@ -195,12 +211,30 @@ func (tx *Tx) Queue(s *Stmt, args ...any) {
 	tx.queued = append(tx.queued, Queued{P: s.p, Args: args})
 }
 
+// QueueExpect queues a statement that must change exactly rows rows, or the
+// transaction rolls back and Commit returns ErrStale (an optimistic version
+// check). On PostgreSQL the COMMIT then waits for the counts: one round trip
+// more than Queue.
+func (tx *Tx) QueueExpect(s *Stmt, rows int64, args ...any) {
+	tx.queued = append(tx.queued, Queued{P: s.p, Args: args, CheckRows: true, Rows: rows})
+}
+
+// Queued is the number of statements waiting for the commit.
+func (tx *Tx) Queued() int { return len(tx.queued) }
+
 // Commit ends the transaction; a commit that fails counts as a rollback.
 func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.done {
 		return errors.New("store: commit of a finished transaction")
 	}
 	tx.done = true
+	if !tx.began && len(tx.queued) == 0 {
+		return tx.t.Commit(ctx, nil) // nothing reached the database
+	}
+	if !tx.began {
+		tx.began = true
+		tx.db.stats.transactions.Add(1)
+	}
 	tx.db.stats.statements.Add(int64(len(tx.queued)))
 	if err := tx.t.Commit(ctx, tx.queued); err != nil {
 		tx.db.stats.rollbacks.Add(1)
@@ -216,6 +250,9 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 		return nil
 	}
 	tx.done = true
+	if !tx.began {
+		return tx.t.Rollback(ctx) // nothing to undo on the database
+	}
 	tx.db.stats.rollbacks.Add(1)
 	// A rollback must reach the server even when ctx was cancelled, or the
 	// connection goes back to the pool mid-transaction.

@@ -13,6 +13,9 @@ var (
 	ErrNotFound        = errors.New("no rows")
 	ErrConnectionLost  = errors.New("connection lost")
 	ErrUnreachable     = errors.New("database unreachable")
+	// ErrStale: a queued statement expected to change a number of rows
+	// changed another (the row was changed or removed meanwhile).
+	ErrStale = errors.New("stale row")
 )
 
 // Error is a database error translated into one of the classes above; the

@@ -165,7 +165,7 @@ func (t *thread) Exec(ctx context.Context, p store.Prepared, args []any) (store.
 func (t *thread) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
 	c, err := t.conn(ctx)
 	if err != nil {
-		return errRow{err}
+		return store.FailedRow(err)
 	}
 	return c.QueryRow(ctx, p.(string), args...)
 }
@@ -186,10 +186,6 @@ func (t *thread) Begin(ctx context.Context) (store.BackendTx, error) {
 	return begin(ctx, c, func() {})
 }
 
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
-
 func query(r pgx.Rows, err error) (store.BackendRows, error) {
 	if err != nil {
 		return nil, err
@@ -198,57 +194,121 @@ func query(r pgx.Rows, err error) (store.BackendRows, error) {
 }
 
 // tx drives BEGIN and COMMIT itself, rather than through pgx.Tx, so that
-// queued statements and the COMMIT can go out as one pipelined batch.
+// it can begin lazily and send queued statements and the COMMIT as one
+// pipelined batch.
 type tx struct {
-	c    *pgx.Conn
-	done func() // gives a shared connection back to the pool
+	c     *pgx.Conn
+	done  func() // gives a shared connection back to the pool
+	began bool
 }
 
-func begin(ctx context.Context, c *pgx.Conn, done func()) (store.BackendTx, error) {
-	if _, err := c.Exec(ctx, "begin"); err != nil {
-		done()
-		return nil, err
+func begin(_ context.Context, c *pgx.Conn, done func()) (store.BackendTx, error) {
+	return &tx{c: c, done: done}, nil
+}
+
+// start sends BEGIN before the transaction's first statement.
+func (t *tx) start(ctx context.Context) error {
+	if t.began {
+		return nil
 	}
-	return tx{c: c, done: done}, nil
+	if _, err := t.c.Exec(ctx, "begin"); err != nil {
+		return err
+	}
+	t.began = true
+	return nil
 }
 
-func (t tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+func (t *tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	if err := t.start(ctx); err != nil {
+		return store.Result{}, err
+	}
 	tag, err := t.c.Exec(ctx, p.(string), args...)
 	return store.Result{RowsAffected: tag.RowsAffected()}, err
 }
 
-func (t tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+func (t *tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	if err := t.start(ctx); err != nil {
+		return store.FailedRow(err)
+	}
 	return t.c.QueryRow(ctx, p.(string), args...)
 }
 
-func (t tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+func (t *tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	if err := t.start(ctx); err != nil {
+		return nil, err
+	}
 	return query(t.c.Query(ctx, p.(string), args...))
 }
 
-// Commit pipelines the queued statements and the COMMIT in one batch: one
-// write, one round trip, however many statements.
-func (t tx) Commit(ctx context.Context, queued []store.Queued) error {
+// Commit pipelines what is left in one batch: BEGIN if nothing was sent
+// yet, the queued statements, and the COMMIT, unless a queued statement's
+// row count must be checked first: then the COMMIT follows the check.
+func (t *tx) Commit(ctx context.Context, queued []store.Queued) error {
 	defer t.done()
+	if !t.began && len(queued) == 0 {
+		return nil
+	}
 	var err error
 	if len(queued) == 0 {
 		_, err = t.c.Exec(ctx, "commit")
 	} else {
-		b := &pgx.Batch{}
-		for _, q := range queued {
-			b.Queue(q.P.(string), q.Args...)
+		checks := store.HasChecks(queued)
+		err = t.batch(ctx, queued, !checks)
+		if err == nil && checks {
+			_, err = t.c.Exec(ctx, "commit")
 		}
-		b.Queue("commit")
-		err = t.c.SendBatch(ctx, b).Close()
 	}
 	if err != nil && t.c.PgConn().TxStatus() != 'I' {
-		// A queued statement failed: the transaction is aborted but open.
+		// A statement failed or a count was wrong: the transaction is
+		// still open (or aborted) on the server.
 		t.c.Exec(context.WithoutCancel(ctx), "rollback")
 	}
 	return err
 }
 
-func (t tx) Rollback(ctx context.Context) error {
+// batch sends [BEGIN,] the queued statements [, COMMIT] in one round trip
+// and checks the queued statements' row counts.
+func (t *tx) batch(ctx context.Context, queued []store.Queued, commit bool) error {
+	b := &pgx.Batch{}
+	if !t.began {
+		b.Queue("begin")
+	}
+	for _, q := range queued {
+		b.Queue(q.P.(string), q.Args...)
+	}
+	if commit {
+		b.Queue("commit")
+	}
+	br := t.c.SendBatch(ctx, b)
+	err := func() error {
+		if !t.began {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			t.began = true
+		}
+		for _, q := range queued {
+			tag, err := br.Exec()
+			if err != nil {
+				return err
+			}
+			if err := q.Check(store.Result{RowsAffected: tag.RowsAffected()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (t *tx) Rollback(ctx context.Context) error {
 	defer t.done()
+	if !t.began {
+		return nil
+	}
 	_, err := t.c.Exec(ctx, "rollback")
 	return err
 }

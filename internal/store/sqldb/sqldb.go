@@ -53,12 +53,9 @@ func (d DB) Query(ctx context.Context, p store.Prepared, args []any) (store.Back
 	return rows{r}, nil
 }
 
-func (d DB) Begin(ctx context.Context) (store.BackendTx, error) {
-	t, err := d.SQL.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	return Tx{t}, nil
+// Begin returns a transaction that begins at its first statement.
+func (d DB) Begin(context.Context) (store.BackendTx, error) {
+	return &Tx{db: d.SQL}, nil
 }
 
 // ExecScript runs the statements of a script one at a time; statements end
@@ -163,20 +160,48 @@ func insertSQL(table string, columns []string, rows int) string {
 	return b.String()
 }
 
-// Tx is a database/sql transaction; its statements are the DB's, bound to
-// the transaction's connection.
-type Tx struct{ T *sql.Tx }
+// Tx is a database/sql transaction, begun at its first statement; its
+// statements are the DB's, bound to the transaction's connection.
+type Tx struct {
+	db *sql.DB
+	T  *sql.Tx // nil until begun
+}
 
-func (t Tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+// Start begins the transaction if it has not begun.
+func (t *Tx) Start(ctx context.Context) error {
+	if t.T != nil {
+		return nil
+	}
+	tt, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	t.T = tt
+	return nil
+}
+
+// Began reports whether the transaction reached the database.
+func (t *Tx) Began() bool { return t.T != nil }
+
+func (t *Tx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	if err := t.Start(ctx); err != nil {
+		return store.Result{}, err
+	}
 	r, err := t.T.StmtContext(ctx, p.(Stmt).S).ExecContext(ctx, args...)
 	return result(r, err)
 }
 
-func (t Tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+func (t *Tx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	if err := t.Start(ctx); err != nil {
+		return store.FailedRow(err)
+	}
 	return t.T.StmtContext(ctx, p.(Stmt).S).QueryRowContext(ctx, args...)
 }
 
-func (t Tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+func (t *Tx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	if err := t.Start(ctx); err != nil {
+		return nil, err
+	}
 	r, err := t.T.StmtContext(ctx, p.(Stmt).S).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
@@ -184,11 +209,18 @@ func (t Tx) Query(ctx context.Context, p store.Prepared, args []any) (store.Back
 	return rows{r}, nil
 }
 
-// Commit runs the queued statements one by one (database/sql cannot
-// pipeline), then commits.
-func (t Tx) Commit(ctx context.Context, queued []store.Queued) error {
+// Commit runs the queued statements one by one, checking the row counts
+// they expect (database/sql cannot pipeline), then commits.
+func (t *Tx) Commit(ctx context.Context, queued []store.Queued) error {
+	if t.T == nil && len(queued) == 0 {
+		return nil
+	}
 	for _, q := range queued {
-		if _, err := t.Exec(ctx, q.P, q.Args); err != nil {
+		r, err := t.Exec(ctx, q.P, q.Args)
+		if err == nil {
+			err = q.Check(r)
+		}
+		if err != nil {
 			t.T.Rollback()
 			return err
 		}
@@ -196,7 +228,12 @@ func (t Tx) Commit(ctx context.Context, queued []store.Queued) error {
 	return t.T.Commit()
 }
 
-func (t Tx) Rollback(context.Context) error { return t.T.Rollback() }
+func (t *Tx) Rollback(context.Context) error {
+	if t.T == nil {
+		return nil
+	}
+	return t.T.Rollback()
+}
 
 type rows struct{ r *sql.Rows }
 

@@ -124,31 +124,64 @@ func (w writeQueued) Query(ctx context.Context, p store.Prepared, args []any) (s
 	return w.b.db.Query(ctx, p, args)
 }
 
-// Begin takes the writer mutex for the whole transaction: every explicit
-// transaction is taken to write (BEGIN IMMEDIATE).
+// Begin returns a transaction that takes the writer mutex when it begins
+// (at its first statement, or at a commit of queued statements) and holds
+// it to the end: every explicit transaction is taken to write (BEGIN
+// IMMEDIATE).
 func (w writeQueued) Begin(ctx context.Context) (store.BackendTx, error) {
-	w.b.writeMu.Lock()
 	t, err := w.b.db.Begin(ctx)
 	if err != nil {
-		w.b.writeMu.Unlock()
 		return nil, err
 	}
-	return &writeTx{BackendTx: t, mu: &w.b.writeMu}, nil
+	return &writeTx{Tx: t.(*sqldb.Tx), mu: &w.b.writeMu}, nil
 }
 
 type writeTx struct {
-	store.BackendTx
-	mu *sync.Mutex
+	*sqldb.Tx
+	mu     *sync.Mutex
+	locked bool
+}
+
+func (t *writeTx) lock() {
+	if !t.locked {
+		t.mu.Lock()
+		t.locked = true
+	}
+}
+
+func (t *writeTx) unlock() {
+	if t.locked {
+		t.locked = false
+		t.mu.Unlock()
+	}
+}
+
+func (t *writeTx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	t.lock()
+	return t.Tx.Exec(ctx, p, args)
+}
+
+func (t *writeTx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	t.lock()
+	return t.Tx.QueryRow(ctx, p, args)
+}
+
+func (t *writeTx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	t.lock()
+	return t.Tx.Query(ctx, p, args)
 }
 
 func (t *writeTx) Commit(ctx context.Context, queued []store.Queued) error {
-	defer t.mu.Unlock()
-	return t.BackendTx.Commit(ctx, queued)
+	if len(queued) > 0 {
+		t.lock()
+	}
+	defer t.unlock()
+	return t.Tx.Commit(ctx, queued)
 }
 
 func (t *writeTx) Rollback(ctx context.Context) error {
-	defer t.mu.Unlock()
-	return t.BackendTx.Rollback(ctx)
+	defer t.unlock()
+	return t.Tx.Rollback(ctx)
 }
 
 func (b *Backend) ExecScript(ctx context.Context, script string) error {

@@ -156,6 +156,61 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 		}
 	})
 
+	t.Run("transactions begin lazily", func(t *testing.T) {
+		db, s := setup(t, store.Options{Threads: 1})
+		before := db.Stats()
+		if err := db.InTx(ctx, func(*store.Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if st := db.Stats().Sub(before); st != (store.Stats{}) {
+			t.Errorf("an empty transaction reached the database: %+v", st)
+		}
+		// Queued writes alone: one transaction, begun at the commit.
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			tx.Queue(s.insert2, 1, 10)
+			tx.Queue(s.insert2, 2, 20)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := db.QueryRow(ctx, s.count2).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("after a write-only transaction: %d rows, %v; want 2", n, err)
+		}
+		if st := db.Stats().Sub(before); st.Transactions != 1 || st.Commits != 1 || st.Statements != 3 {
+			t.Errorf("counted %+v; want 1 transaction, 1 commit, 3 statements", st)
+		}
+	})
+
+	t.Run("an expected row count that does not hold rolls back", func(t *testing.T) {
+		db, s := setup(t, store.Options{Threads: 1})
+		if _, err := db.Exec(ctx, s.insert2, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			tx.QueueExpect(s.increment, 1, 1) // row 1 exists: holds
+			tx.Queue(s.insert2, 5, 0)
+			tx.QueueExpect(s.increment, 1, 2) // row 2 does not: stale
+			return nil
+		})
+		if !errors.Is(err, store.ErrStale) {
+			t.Fatalf("commit: %v, want ErrStale", err)
+		}
+		var n int64
+		if err := db.QueryRow(ctx, s.get2, 1).Scan(&n); err != nil || n != 0 {
+			t.Errorf("row 1 = %d, %v; want 0: the transaction must have rolled back", n, err)
+		}
+		if err := db.QueryRow(ctx, s.count2).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%d rows, %v; want 1: the queued insert must have rolled back", n, err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			tx.QueueExpect(s.increment, 1, 1)
+			return nil
+		}); err != nil {
+			t.Errorf("a count that holds: %v", err)
+		}
+	})
+
 	t.Run("every server thread has a working session", func(t *testing.T) {
 		const threads = 3
 		db, s := setup(t, store.Options{Threads: threads})
