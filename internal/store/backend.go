@@ -136,7 +136,8 @@ type RowSource interface {
 // Options shape the connections of a run.
 type Options struct {
 	// Threads is the number of server threads, each with its executor
-	// (Backend.Thread); the pool holds a connection for each.
+	// (Backend.Thread); the pool holds a connection for each, and one more
+	// for shared work.
 	Threads   int
 	Isolation Isolation
 }

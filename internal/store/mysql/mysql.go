@@ -45,8 +45,10 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
 	}
 	db := sql.OpenDB(isolatingConnector{Connector: conn, set: "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()})
-	db.SetMaxOpenConns(opts.Threads)
-	db.SetMaxIdleConns(opts.Threads)
+	// One connection per server thread, and one for shared work (loading,
+	// checks, statements prepared mid-run) that a busy thread cannot block.
+	db.SetMaxOpenConns(opts.Threads + 1)
+	db.SetMaxIdleConns(opts.Threads + 1)
 	return &Backend{DB: sqldb.DB{SQL: db}, isolation: opts.Isolation}, nil
 }
 

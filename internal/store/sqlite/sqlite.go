@@ -69,8 +69,10 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 		b.removeTemp()
 		return nil, err
 	}
-	db.SetMaxOpenConns(opts.Threads)
-	db.SetMaxIdleConns(opts.Threads)
+	// One connection per server thread, and one for shared work (loading,
+	// checks, statements prepared mid-run) that a busy thread cannot block.
+	db.SetMaxOpenConns(opts.Threads + 1)
+	db.SetMaxIdleConns(opts.Threads + 1)
 	b.db = sqldb.DB{SQL: db}
 	return b, nil
 }

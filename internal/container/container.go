@@ -1,0 +1,121 @@
+package container
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// Container runs a workload's entity types over one database.
+type Container struct {
+	db    *store.DB
+	homes []*Home
+	// threads holds each server thread's reusable transaction; shared
+	// serves callers outside the server threads (warm-up).
+	threads []*Tx
+	shared  *Tx
+	// autocommitReads: at READ COMMITTED a read-only transaction's
+	// statements need no BEGIN and COMMIT.
+	autocommitReads bool
+}
+
+// New makes a container with a fresh (empty) cache and pool for each type,
+// and prepares the types' statements.
+func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]Settings) (*Container, error) {
+	c := &Container{db: db, autocommitReads: db.Isolation() == store.ReadCommitted}
+	for _, t := range types {
+		if err := t.check(); err != nil {
+			return nil, err
+		}
+		s, ok := settings[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("container: no settings for %s", t.Name)
+		}
+		h := newHome(t, s)
+		var err error
+		if h.sql, err = prepareStatements(ctx, db, t, s); err != nil {
+			return nil, fmt.Errorf("container: %s: %w", t.Name, err)
+		}
+		if err := h.initKeys(ctx, db); err != nil {
+			return nil, fmt.Errorf("container: %s keys: %w", t.Name, err)
+		}
+		c.homes = append(c.homes, h)
+	}
+	for i := range db.Threads() {
+		c.threads = append(c.threads, &Tx{ctr: c, sess: db.Thread(i)})
+	}
+	c.shared = &Tx{ctr: c, sess: db.Thread(-1)}
+	return c, nil
+}
+
+func (c *Container) thread(i int) *Tx {
+	if i < 0 || i >= len(c.threads) {
+		return c.shared
+	}
+	return c.threads[i]
+}
+
+// Home of the named type; nil if there is none.
+func (c *Container) Home(name string) *Home {
+	for _, h := range c.homes {
+		if h.t.Name == name {
+			return h
+		}
+	}
+	return nil
+}
+
+// Homes in declaration order.
+func (c *Container) Homes() []*Home { return c.homes }
+
+// Stats of every type, by name.
+func (c *Container) Stats() map[string]Stats {
+	out := make(map[string]Stats, len(c.homes))
+	for _, h := range c.homes {
+		out[h.t.Name] = h.Stats()
+	}
+	return out
+}
+
+// ResetStats zeroes every counter (after a warm-up).
+func (c *Container) ResetStats() {
+	for _, h := range c.homes {
+		h.resetStats()
+	}
+}
+
+// warmBatch is how many instances one warm-up transaction takes.
+const warmBatch = 1000
+
+// Warm reads every row of h's table through read-only transactions, as
+// the paper's warm-up does with read-only operations: each instance is
+// activated and loaded, then the commit option applies (A keeps it with its
+// data, B keeps its identity, C passivates it into the pool).
+func (c *Container) Warm(ctx context.Context, h *Home) error {
+	tx, err := c.BeginReadOnly(ctx, -1)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := tx.readRows(h, h.sql.all, nil, true); err != nil {
+		return err
+	}
+	keys, rows := tx.keys, tx.rows
+	tx.keys, tx.rows = nil, nil // fromRow must not reuse them meanwhile
+	width := h.width()
+	for n, k := range keys {
+		if _, err := tx.fromRow(h, k, rows[n*width:(n+1)*width]); err != nil {
+			return err
+		}
+		if (n+1)%warmBatch == 0 || n == len(keys)-1 {
+			if err := tx.Commit(); err != nil {
+				return err
+			}
+			if tx, err = c.BeginReadOnly(ctx, -1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

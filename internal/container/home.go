@@ -1,0 +1,308 @@
+package container
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// Home is the runtime of one entity type: its ready cache, pool, locks,
+// statements and counters.
+type Home struct {
+	t   *Type
+	s   Settings
+	sql *statements
+
+	mu    sync.Mutex
+	cache map[Key]*Instance
+	idle  lru
+	pool  []*Instance
+	// ready counts instances with identity, cached or private to a
+	// transaction.
+	ready, peakReady, peakPooled int64
+	locks                        map[Key]*lock
+	freeLocks                    []*lock
+
+	keys keySource
+	st   counters
+}
+
+// Type of the home.
+func (h *Home) Type() *Type { return h.t }
+
+// Settings the home runs with.
+func (h *Home) Settings() Settings { return h.s }
+
+func newHome(t *Type, s Settings) *Home {
+	return &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock)}
+}
+
+// fresh reports whether a cached instance's data can serve a find without
+// reading the database. Called with h.mu held.
+func (h *Home) fresh(i *Instance, now func() time.Time) bool {
+	switch h.s.CommitOption {
+	case OptionA:
+		return i.valid
+	case OptionD:
+		return i.valid && now().Sub(i.loadedAt) < h.s.Refresh
+	}
+	return false
+}
+
+// activate gives an instance the identity key: from the pool, or a new one.
+// Called with h.mu held.
+func (h *Home) activate(key Key) *Instance {
+	var i *Instance
+	if n := len(h.pool); n > 0 {
+		i = h.pool[n-1]
+		h.pool[n-1] = nil
+		h.pool = h.pool[:n-1]
+	} else {
+		h.st.instantiations.Add(1)
+		i = &Instance{home: h, vals: make([]Value, len(h.t.Fields))}
+	}
+	i.key = key
+	h.ready++
+	h.peakReady = max(h.peakReady, h.ready)
+	return i
+}
+
+// passivate takes an instance's identity away and returns it to the pool,
+// or discards it when the pool is full. Called with h.mu held.
+func (h *Home) passivate(i *Instance) {
+	if i.cached {
+		delete(h.cache, i.key)
+		i.cached = false
+	}
+	h.ready--
+	h.st.passivations.Add(1)
+	i.owner, i.valid, i.dirty, i.created, i.removed = nil, false, 0, false, false
+	clear(i.vals)
+	if len(h.pool) < h.s.PoolSize {
+		h.pool = append(h.pool, i)
+		h.peakPooled = max(h.peakPooled, int64(len(h.pool)))
+		return
+	}
+	h.st.discards.Add(1)
+}
+
+// makeRoom reports whether one more instance fits in the cache, evicting
+// the least recently used idle one if need be. Called with h.mu held.
+func (h *Home) makeRoom() bool {
+	if len(h.cache) < h.s.CacheSize {
+		return true
+	}
+	if h.idle.tail == nil {
+		return false // every cached instance is in a transaction
+	}
+	victim := h.idle.tail
+	h.idle.remove(victim)
+	h.passivate(victim)
+	return len(h.cache) < h.s.CacheSize
+}
+
+// release ends a transaction's ownership of i and applies the commit
+// option (committed) or forgets its data (rolled back). Called with h.mu
+// held.
+func (h *Home) release(i *Instance, committed bool, now time.Time) {
+	i.owner = nil
+	if i.removed || (!committed && i.created) || h.s.CommitOption == OptionC {
+		h.passivate(i)
+		return
+	}
+	i.dirty, i.created = 0, false
+	if !committed || h.s.CommitOption == OptionB {
+		i.valid = false
+	}
+	if !i.cached {
+		// A private instance joins the cache if its identity is free and
+		// there is room; otherwise it goes back to the pool.
+		if h.cache[i.key] != nil || !h.makeRoom() {
+			h.passivate(i)
+			return
+		}
+		h.cache[i.key] = i
+		i.cached = true
+	}
+	h.idle.pushFront(i)
+}
+
+// Stats is a snapshot of the home's counters.
+func (h *Home) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := &h.st
+	return Stats{
+		Finds: c.finds.Load(), CacheHits: c.hits.Load(), Loads: c.loads.Load(), Stores: c.stores.Load(),
+		Creates: c.creates.Load(), Removes: c.removes.Load(), Instantiations: c.instantiations.Load(),
+		Activations: c.activations.Load(), Passivations: c.passivations.Load(), Discards: c.discards.Load(),
+		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
+		LockWaits: c.lockWaits.Load(), LockTimeouts: c.lockTimeouts.Load(), Conflicts: c.conflicts.Load(),
+	}
+}
+
+// resetStats zeroes the counters and restarts the peaks from now, so that
+// a warm-up does not count in the run.
+func (h *Home) resetStats() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.st.reset()
+	h.peakReady, h.peakPooled = h.ready, int64(len(h.pool))
+}
+
+// lock is an exclusive lock on one identity.
+type lock struct {
+	owner *Tx
+	// wake is closed when the lock is released; made only when someone
+	// waits.
+	wake chan struct{}
+}
+
+// acquire takes the exclusive lock on key for tx, waiting up to the lock
+// timeout.
+func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
+	var timer *time.Timer
+	h.mu.Lock()
+	for {
+		l := h.locks[key]
+		if l == nil {
+			if n := len(h.freeLocks); n > 0 {
+				l = h.freeLocks[n-1]
+				h.freeLocks = h.freeLocks[:n-1]
+			} else {
+				l = &lock{}
+			}
+			l.owner = tx
+			h.locks[key] = l
+			h.mu.Unlock()
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		}
+		if l.owner == tx {
+			h.mu.Unlock()
+			return nil
+		}
+		if l.wake == nil {
+			l.wake = make(chan struct{})
+		}
+		wake := l.wake
+		h.mu.Unlock()
+		if timer == nil {
+			h.st.lockWaits.Add(1)
+			timer = time.NewTimer(h.s.LockTimeout)
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			h.st.lockTimeouts.Add(1)
+			return errLockTimeout
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		}
+		h.mu.Lock()
+	}
+}
+
+// unlock releases tx's lock on key and wakes its waiters. Called with
+// h.mu held.
+func (h *Home) unlock(key Key) {
+	l := h.locks[key]
+	if l == nil {
+		return
+	}
+	delete(h.locks, key)
+	if l.wake != nil {
+		close(l.wake) // waiters hold the channel; the lock is not reused
+		return
+	}
+	l.owner = nil
+	h.freeLocks = append(h.freeLocks, l)
+}
+
+// keySource hands out keys for KeySequence types: blocks from the table's
+// own sequence on PostgreSQL, elsewhere counting up from the largest key
+// (MySQL's AUTO_INCREMENT and SQLite's rowid follow explicit keys).
+type keySource struct {
+	mu        sync.Mutex
+	next, end int64
+	block     func(ctx context.Context) (first, n int64, err error)
+}
+
+func (k *keySource) take(ctx context.Context) (int64, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.next == k.end {
+		first, n, err := k.block(ctx)
+		if err != nil {
+			return 0, err
+		}
+		k.next, k.end = first, first+n
+	}
+	k.next++
+	return k.next - 1, nil
+}
+
+// keyBlock is how many sequence values one round trip reserves.
+const keyBlock = 64
+
+func (h *Home) initKeys(ctx context.Context, db *store.DB) error {
+	if h.t.KeyGen != KeySequence {
+		return nil
+	}
+	col := h.t.Key[0].Name
+	if db.Dialect() == store.Postgres {
+		s, err := db.Prepare(ctx, store.Statement{Name: h.t.Name + "-keys",
+			SQL: "SELECT nextval(pg_get_serial_sequence('" + lowerIdent(h.t.Table) + "', '" + col + "')) FROM generate_series(1, " + itoa(keyBlock) + ")"})
+		if err != nil {
+			return err
+		}
+		h.keys.block = func(ctx context.Context) (int64, int64, error) {
+			rows, err := db.Query(ctx, s)
+			if err != nil {
+				return 0, 0, err
+			}
+			defer rows.Close()
+			var first, last, v int64
+			n := int64(0)
+			for rows.Next() {
+				if err := rows.Scan(&v); err != nil {
+					return 0, 0, err
+				}
+				if n == 0 {
+					first = v
+				}
+				last = v
+				n++
+			}
+			if err := rows.Err(); err != nil {
+				return 0, 0, err
+			}
+			// The block is contiguous unless another session drew from
+			// the sequence meanwhile; then use the contiguous tail only.
+			if last-first+1 != n {
+				return last, 1, nil
+			}
+			return first, n, nil
+		}
+		return nil
+	}
+	s, err := db.Prepare(ctx, store.Statement{Name: h.t.Name + "-max-key", SQL: "SELECT COALESCE(MAX(" + col + "), 0) FROM " + h.t.Table})
+	if err != nil {
+		return err
+	}
+	var maxKey int64
+	if err := db.QueryRow(ctx, s).Scan(&maxKey); err != nil {
+		return err
+	}
+	h.keys.block = func(context.Context) (int64, int64, error) {
+		first := maxKey + 1
+		maxKey += keyBlock
+		return first, keyBlock, nil
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package container
+
+import "time"
+
+// Instance is an entity bean instance: pooled (no identity) or ready (an
+// identity, with data when valid). While a transaction owns it, only that
+// transaction's goroutine touches its data; its home's mutex guards the
+// rest.
+type Instance struct {
+	home    *Home
+	key     Key
+	vals    []Value
+	version int64
+	// dirty has a bit per field changed in the current transaction.
+	dirty uint64
+	// valid: vals hold the row's data (as of loadedAt).
+	valid    bool
+	loadedAt time.Time
+	owner    *Tx
+	// cached: the home's cache maps key to this instance.
+	cached bool
+	// prev and next link the home's idle ready instances, most recently
+	// used first.
+	prev, next *Instance
+	created    bool
+	removed    bool
+}
+
+// Key of the instance.
+func (i *Instance) Key() Key { return i.key }
+
+// Int, Float, String and Time read field f (its index in Type.Fields).
+func (i *Instance) Int(f int) int64      { return i.vals[f].I }
+func (i *Instance) Float(f int) float64  { return i.vals[f].F }
+func (i *Instance) String(f int) string  { return i.vals[f].S }
+func (i *Instance) Time(f int) time.Time { return i.vals[f].T }
+
+// SetInt, SetFloat, SetString and SetTime change field f; the change is
+// stored at commit.
+func (i *Instance) SetInt(f int, v int64)      { i.vals[f].I = v; i.dirty |= 1 << f }
+func (i *Instance) SetFloat(f int, v float64)  { i.vals[f].F = v; i.dirty |= 1 << f }
+func (i *Instance) SetString(f int, v string)  { i.vals[f].S = v; i.dirty |= 1 << f }
+func (i *Instance) SetTime(f int, v time.Time) { i.vals[f].T = v; i.dirty |= 1 << f }
+
+// lru is a home's list of idle ready instances; the tail is evicted first.
+type lru struct{ head, tail *Instance }
+
+func (l *lru) pushFront(i *Instance) {
+	i.prev, i.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = i
+	} else {
+		l.tail = i
+	}
+	l.head = i
+}
+
+func (l *lru) remove(i *Instance) {
+	if i.prev != nil {
+		i.prev.next = i.next
+	} else if l.head == i {
+		l.head = i.next
+	}
+	if i.next != nil {
+		i.next.prev = i.prev
+	} else if l.tail == i {
+		l.tail = i.prev
+	}
+	i.prev, i.next = nil, nil
+}

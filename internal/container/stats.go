@@ -1,0 +1,46 @@
+package container
+
+import "sync/atomic"
+
+// Stats are an entity type's exact counters.
+type Stats struct {
+	Finds          int64 `json:"finds"`
+	CacheHits      int64 `json:"cache_hits"`
+	Loads          int64 `json:"loads"`
+	Stores         int64 `json:"stores"`
+	Creates        int64 `json:"creates"`
+	Removes        int64 `json:"removes"`
+	Instantiations int64 `json:"instantiations"`
+	Activations    int64 `json:"activations"`
+	Passivations   int64 `json:"passivations"`
+	Discards       int64 `json:"discards"`
+	PeakReady      int64 `json:"peak_ready"`
+	PeakPooled     int64 `json:"peak_pooled"`
+	ReadyAtEnd     int64 `json:"ready_at_end"`
+	PooledAtEnd    int64 `json:"pooled_at_end"`
+	LockWaits      int64 `json:"lock_waits"`
+	LockTimeouts   int64 `json:"lock_timeouts"`
+	Conflicts      int64 `json:"conflicts"`
+}
+
+// HitRate is the share of finds served from the ready cache without a
+// read of the database.
+func (s Stats) HitRate() float64 {
+	if s.Finds == 0 {
+		return 0
+	}
+	return float64(s.CacheHits) / float64(s.Finds)
+}
+
+type counters struct {
+	finds, hits, loads, stores, creates, removes        atomic.Int64
+	instantiations, activations, passivations, discards atomic.Int64
+	lockWaits, lockTimeouts, conflicts                  atomic.Int64
+}
+
+func (c *counters) reset() {
+	for _, x := range []*atomic.Int64{&c.finds, &c.hits, &c.loads, &c.stores, &c.creates, &c.removes,
+		&c.instantiations, &c.activations, &c.passivations, &c.discards, &c.lockWaits, &c.lockTimeouts, &c.conflicts} {
+		x.Store(0)
+	}
+}

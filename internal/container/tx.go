@@ -1,0 +1,580 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// Errors of container transactions. The lock timeout and the conflict are
+// retryable (errors.Is store.ErrLockTimeout / store.ErrSerialization), so
+// the driver runs the operation again.
+var (
+	// ErrNotFound: no instance has that identity (the EJB ObjectNotFoundException).
+	ErrNotFound = errors.New("container: no such entity")
+	// ErrLockTimeout: an exclusive lock wait passed the lock timeout.
+	ErrLockTimeout = errLockTimeout
+	// ErrConflict: an optimistic version check failed, or two
+	// transactions created the same identity.
+	ErrConflict = errConflict
+
+	errLockTimeout = store.Classified(store.ErrLockTimeout, errors.New("container: exclusive lock wait timed out"))
+	errConflict    = store.Classified(store.ErrSerialization, errors.New("container: concurrent update of the same entity"))
+)
+
+// querier is what a transaction's statements run on: the store
+// transaction, or the session for autocommit reads.
+type querier interface {
+	QueryRow(ctx context.Context, s *store.Stmt, args ...any) store.Row
+	Query(ctx context.Context, s *store.Stmt, args ...any) (*store.Rows, error)
+}
+
+// Tx is a container-managed transaction on one server thread. A thread's
+// Tx is reused: Begin it, use it, Commit or Rollback it.
+type Tx struct {
+	ctr  *Container
+	sess *store.Session
+	ctx  context.Context
+	// readOnly: the transaction only reads (see BeginReadOnly).
+	readOnly bool
+	stx      *store.Tx
+	active   bool
+
+	enlisted []*Instance
+	held     []heldLock
+	// checked lists the homes whose stores check a version this commit.
+	checked []*Home
+
+	args []any
+	dest []any
+	key  Key
+	rows []Value // finder rows, scratch
+	keys []Key
+}
+
+type heldLock struct {
+	h   *Home
+	key Key
+}
+
+// Begin starts a read-write transaction on server thread thread (see
+// store.DB.Thread).
+func (c *Container) Begin(ctx context.Context, thread int) (*Tx, error) {
+	return c.begin(ctx, thread, false)
+}
+
+// BeginReadOnly starts a transaction that only reads: it takes no locking
+// reads, and at READ COMMITTED its statements run without BEGIN and
+// COMMIT.
+func (c *Container) BeginReadOnly(ctx context.Context, thread int) (*Tx, error) {
+	return c.begin(ctx, thread, true)
+}
+
+func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, error) {
+	tx := c.thread(thread)
+	if tx.active {
+		return nil, fmt.Errorf("container: thread %d began a transaction inside another", thread)
+	}
+	tx.ctx, tx.readOnly, tx.active = ctx, readOnly, true
+	return tx, nil
+}
+
+// q is what the next statement runs on: the store transaction, begun on
+// first need (a transaction served from the cache never makes one), or the
+// session itself for a read-only transaction at READ COMMITTED.
+func (tx *Tx) q() (querier, error) {
+	if tx.readOnly && tx.ctr.autocommitReads {
+		return tx.sess, nil
+	}
+	if err := tx.storeTx(); err != nil {
+		return nil, err
+	}
+	return tx.stx, nil
+}
+
+func (tx *Tx) storeTx() error {
+	if tx.stx != nil {
+		return nil
+	}
+	stx, err := tx.sess.Begin(tx.ctx)
+	if err != nil {
+		return err
+	}
+	tx.stx = stx
+	return nil
+}
+
+// lockingReads: under database concurrency a read-write transaction loads
+// with a locking read, so the database, not the container, keeps two
+// transactions from both changing what they read.
+func (tx *Tx) lockingReads(h *Home) bool {
+	return !tx.readOnly && h.s.Concurrency == Database && tx.ctr.db.Dialect() != store.SQLite
+}
+
+func (tx *Tx) enlistedOf(h *Home, key Key) *Instance {
+	for _, i := range tx.enlisted {
+		if i.home == h && i.key == key && !i.removed {
+			return i
+		}
+	}
+	return nil
+}
+
+// lock takes the exclusive lock on key, once per transaction.
+func (tx *Tx) lock(h *Home, key Key) error {
+	for _, l := range tx.held {
+		if l.h == h && l.key == key {
+			return nil
+		}
+	}
+	if err := h.acquire(tx.ctx, tx, key); err != nil {
+		return err
+	}
+	tx.held = append(tx.held, heldLock{h, key})
+	return nil
+}
+
+// take gets a ready instance for key, owned by tx and enlisted: the cached
+// one if it is idle, else a new one (cached if there is room, private
+// otherwise). fresh: its data can be used without a load.
+func (tx *Tx) take(h *Home, key Key) (i *Instance, fresh bool) {
+	h.mu.Lock()
+	i = h.cache[key]
+	switch {
+	case i != nil && i.owner == nil:
+		h.idle.remove(i)
+		fresh = h.fresh(i, time.Now)
+	case i != nil:
+		// Another transaction owns it: this one gets its own instance and
+		// the database arbitrates (database, optimistic).
+		i = h.activate(key)
+		h.st.activations.Add(1)
+	default:
+		i = h.activate(key)
+		h.st.activations.Add(1)
+		if h.makeRoom() {
+			h.cache[key] = i
+			i.cached = true
+		}
+	}
+	i.owner = tx
+	h.mu.Unlock()
+	tx.enlisted = append(tx.enlisted, i)
+	return i, fresh
+}
+
+// drop undoes take for an instance that could not be loaded.
+func (tx *Tx) drop(i *Instance) {
+	tx.enlisted = tx.enlisted[:len(tx.enlisted)-1]
+	h := i.home
+	h.mu.Lock()
+	h.passivate(i)
+	h.mu.Unlock()
+}
+
+// Find returns the instance with the key, ErrNotFound if there is none.
+func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
+	h.st.finds.Add(1)
+	if i := tx.enlistedOf(h, key); i != nil {
+		h.st.hits.Add(1)
+		return i, nil
+	}
+	if h.s.Concurrency == Exclusive {
+		if err := tx.lock(h, key); err != nil {
+			return nil, err
+		}
+	}
+	return tx.takeAndLoad(h, key, true)
+}
+
+// takeAndLoad takes the instance for key and loads it unless its cached
+// data is fresh. find: under BMP, run the find (key) query first.
+func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
+	i, fresh := tx.take(h, key)
+	if fresh {
+		h.st.hits.Add(1)
+		return i, nil
+	}
+	if err := tx.load(i, find); err != nil {
+		tx.drop(i)
+		return nil, err
+	}
+	return i, nil
+}
+
+// load reads i's row: under BMP a find (the key) and a load (the fields)
+// are two queries, under CMP one. find false skips the BMP find, for keys
+// a finder has just returned.
+func (tx *Tx) load(i *Instance, find bool) error {
+	h, sql := i.home, i.home.sql
+	q, err := tx.q()
+	if err != nil {
+		return err
+	}
+	locking := tx.lockingReads(h)
+	tx.args = h.t.keyArgs(i.key, tx.args[:0])
+	if h.s.Persistence != CMP && find {
+		find := sql.exists
+		if locking {
+			find, locking = sql.existsLocking, false
+		}
+		tx.dest = h.t.keyDest(&tx.key, tx.dest[:0])
+		if err := q.QueryRow(tx.ctx, find, tx.args...).Scan(tx.dest...); err != nil {
+			return notFound(err)
+		}
+	}
+	load := sql.load
+	if locking {
+		load = sql.loadLocking
+	}
+	tx.dest = tx.dest[:0]
+	for f, c := range h.t.Fields {
+		tx.dest = append(tx.dest, valueDest(c.Kind, &i.vals[f]))
+	}
+	if h.t.Version != "" {
+		tx.dest = append(tx.dest, &i.version)
+	}
+	if err := q.QueryRow(tx.ctx, load, tx.args...).Scan(tx.dest...); err != nil {
+		return notFound(err)
+	}
+	i.valid, i.loadedAt = true, time.Now()
+	h.st.loads.Add(1)
+	return nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// FindOne runs a single-instance finder; ErrNotFound when no row matches.
+func (tx *Tx) FindOne(h *Home, finder string, args ...any) (*Instance, error) {
+	found, err := tx.find(h, finder, nil, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, ErrNotFound
+	}
+	return found[0], nil
+}
+
+// FindMany runs a collection finder, appending the instances to buf.
+func (tx *Tx) FindMany(h *Home, finder string, buf []*Instance, args ...any) ([]*Instance, error) {
+	return tx.find(h, finder, buf, args)
+}
+
+func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instance, error) {
+	f := h.sql.finders[name]
+	if f == nil {
+		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
+	}
+	h.st.finds.Add(1)
+	locking := tx.lockingReads(h)
+	if h.s.Persistence != CMP {
+		// BMP: the finder returns keys; each instance is then loaded on
+		// its own: N+1 queries (none for instances cached with fresh data).
+		keys := f.keys
+		if locking {
+			keys = f.keysLocking
+		}
+		if err := tx.readRows(h, keys, args, false); err != nil {
+			return buf, err
+		}
+		for _, k := range tx.keys {
+			i := tx.enlistedOf(h, k)
+			if i == nil {
+				if h.s.Concurrency == Exclusive {
+					if err := tx.lock(h, k); err != nil {
+						return buf, err
+					}
+				}
+				var err error
+				i, err = tx.takeAndLoad(h, k, false)
+				if errors.Is(err, ErrNotFound) {
+					continue // removed since the finder ran
+				}
+				if err != nil {
+					return buf, err
+				}
+			}
+			buf = append(buf, i)
+		}
+		return buf, nil
+	}
+	rows := f.rows
+	if locking {
+		rows = f.rowsLocking
+	}
+	if err := tx.readRows(h, rows, args, true); err != nil {
+		return buf, err
+	}
+	width := h.width()
+	for n, k := range tx.keys {
+		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width])
+		if err != nil {
+			return buf, err
+		}
+		buf = append(buf, i)
+	}
+	return buf, nil
+}
+
+// width is the number of values a row of the type carries: its fields and
+// the version.
+func (h *Home) width() int {
+	if h.t.Version != "" {
+		return len(h.t.Fields) + 1
+	}
+	return len(h.t.Fields)
+}
+
+// readRows reads a finder's result into tx.keys (and, with fields, tx.rows)
+// before any instance is resolved, so no lock is awaited with rows open.
+func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
+	tx.keys, tx.rows = tx.keys[:0], tx.rows[:0]
+	q, err := tx.q()
+	if err != nil {
+		return err
+	}
+	rows, err := q.Query(tx.ctx, s, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	width := h.width()
+	for rows.Next() {
+		tx.keys = append(tx.keys, Key{})
+		k := &tx.keys[len(tx.keys)-1]
+		tx.dest = h.t.keyDest(k, tx.dest[:0])
+		if fields {
+			base := len(tx.rows)
+			for range width {
+				tx.rows = append(tx.rows, Value{})
+			}
+			row := tx.rows[base:]
+			for f, c := range h.t.Fields {
+				tx.dest = append(tx.dest, valueDest(c.Kind, &row[f]))
+			}
+			if h.t.Version != "" {
+				tx.dest = append(tx.dest, &row[len(h.t.Fields)].I)
+			}
+		}
+		if err := rows.Scan(tx.dest...); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// fromRow resolves a finder row (CMP) to an instance: already enlisted,
+// cached with valid data, or loaded from the row itself.
+func (tx *Tx) fromRow(h *Home, k Key, row []Value) (*Instance, error) {
+	if i := tx.enlistedOf(h, k); i != nil {
+		return i, nil
+	}
+	if h.s.Concurrency == Exclusive {
+		if err := tx.lock(h, k); err != nil {
+			return nil, err
+		}
+	}
+	i, fresh := tx.take(h, k)
+	if !fresh {
+		copy(i.vals, row[:len(h.t.Fields)])
+		if h.t.Version != "" {
+			i.version = row[len(h.t.Fields)].I
+		}
+		i.valid, i.loadedAt = true, time.Now()
+		h.st.loads.Add(1)
+	}
+	return i, nil
+}
+
+// Create makes a new instance. Its key is given, or allocated for a
+// sequence-keyed type (key is then ignored). Set its fields before Commit,
+// which inserts it.
+func (tx *Tx) Create(h *Home, key Key) (*Instance, error) {
+	if tx.readOnly {
+		return nil, fmt.Errorf("container: create of %s in a read-only transaction", h.t.Name)
+	}
+	if h.t.KeyGen == KeySequence {
+		k, err := h.keys.take(tx.ctx)
+		if err != nil {
+			return nil, err
+		}
+		key = Key{A: k}
+	} else if h.s.Concurrency == Exclusive {
+		if err := tx.lock(h, key); err != nil {
+			return nil, err
+		}
+	}
+	h.mu.Lock()
+	i := h.activate(key)
+	if h.cache[key] == nil && h.makeRoom() {
+		h.cache[key] = i
+		i.cached = true
+	}
+	i.owner, i.valid, i.created, i.loadedAt = tx, true, true, time.Now()
+	h.mu.Unlock()
+	h.st.creates.Add(1)
+	tx.enlisted = append(tx.enlisted, i)
+	return i, nil
+}
+
+// Remove deletes i at commit.
+func (tx *Tx) Remove(i *Instance) {
+	i.removed = true
+	i.home.st.removes.Add(1)
+}
+
+// Commit stores what the persistence strategies say, commits, and applies
+// each type's commit option. On error the transaction is rolled back.
+func (tx *Tx) Commit() error {
+	if err := tx.queueStores(); err != nil {
+		tx.Rollback()
+		return err
+	}
+	var err error
+	if tx.stx != nil {
+		err = tx.stx.Commit(tx.ctx)
+	}
+	if err != nil {
+		err = tx.conflict(err)
+		tx.finish(false)
+		return err
+	}
+	for _, i := range tx.enlisted {
+		if i.home.sql.optimistic && i.dirty != 0 && !i.created {
+			i.version++
+		}
+	}
+	tx.finish(true)
+	return nil
+}
+
+// conflict turns a failed version check, or a duplicate of an identity
+// this transaction created, into ErrConflict, counted on the homes
+// involved.
+func (tx *Tx) conflict(err error) error {
+	switch {
+	case errors.Is(err, store.ErrStale):
+		for _, h := range tx.checked {
+			h.st.conflicts.Add(1)
+		}
+		return fmt.Errorf("%w (%v)", errConflict, err)
+	case errors.Is(err, store.ErrUniqueViolation):
+		for _, i := range tx.enlisted {
+			if i.created {
+				i.home.st.conflicts.Add(1)
+				return fmt.Errorf("%w (%v)", errConflict, err)
+			}
+		}
+	}
+	return err
+}
+
+// queueStores queues the inserts, stores and deletes of the enlisted
+// instances, to go out with the COMMIT.
+func (tx *Tx) queueStores() error {
+	tx.checked = tx.checked[:0]
+	for _, i := range tx.enlisted {
+		h := i.home
+		switch {
+		case i.removed && i.created:
+		case i.removed:
+			tx.args = h.t.keyArgs(i.key, tx.args[:0])
+			if err := tx.queue(h, h.sql.del, i); err != nil {
+				return err
+			}
+		case i.created:
+			args := h.t.keyArgs(i.key, make([]any, 0, len(h.t.Key)+len(h.t.Fields)))
+			for f, c := range h.t.Fields {
+				args = append(args, valueArg(c.Kind, &i.vals[f]))
+			}
+			if err := tx.storeTx(); err != nil {
+				return err
+			}
+			tx.stx.Queue(h.sql.insert, args...)
+		case i.dirty != 0 && (h.s.Concurrency == ReadOnly || tx.readOnly):
+			return fmt.Errorf("container: %s %v changed, but it is read-only here", h.t.Name, i.key)
+		case h.s.Concurrency == ReadOnly || tx.readOnly:
+		case i.dirty != 0 || h.s.Persistence == BMP:
+			mask := i.dirty
+			s := h.sql.updateAll
+			if h.s.Persistence != BMP {
+				var err error
+				if s, err = h.sql.update(tx.ctx, mask); err != nil {
+					return err
+				}
+			} else {
+				mask = ^uint64(0)
+			}
+			args := make([]any, 0, len(h.t.Fields)+len(h.t.Key)+1)
+			for f, c := range h.t.Fields {
+				if mask&(1<<f) != 0 {
+					args = append(args, valueArg(c.Kind, &i.vals[f]))
+				}
+			}
+			tx.args = h.t.keyArgs(i.key, args)
+			if err := tx.queue(h, s, i); err != nil {
+				return err
+			}
+			h.st.stores.Add(1)
+		}
+	}
+	return nil
+}
+
+// queue queues s with tx.args, plus the version check under optimistic
+// concurrency.
+func (tx *Tx) queue(h *Home, s *store.Stmt, i *Instance) error {
+	if err := tx.storeTx(); err != nil {
+		return err
+	}
+	args := tx.args
+	if h.sql.optimistic {
+		args = append(args, i.version)
+		tx.stx.QueueExpect(s, 1, args...)
+		tx.checked = append(tx.checked, h)
+	} else {
+		tx.stx.Queue(s, args...)
+	}
+	tx.args = nil // the queue keeps the slice
+	return nil
+}
+
+// Rollback undoes the transaction: nothing it did is stored, and the data
+// of its instances is forgotten.
+func (tx *Tx) Rollback() {
+	if !tx.active {
+		return
+	}
+	if tx.stx != nil {
+		tx.stx.Rollback(tx.ctx)
+	}
+	tx.finish(false)
+}
+
+// finish releases the instances and the locks and readies tx for reuse.
+func (tx *Tx) finish(committed bool) {
+	now := time.Now()
+	for _, i := range tx.enlisted {
+		h := i.home
+		h.mu.Lock()
+		h.release(i, committed, now)
+		h.mu.Unlock()
+	}
+	for _, l := range tx.held {
+		l.h.mu.Lock()
+		l.h.unlock(l.key)
+		l.h.mu.Unlock()
+	}
+	clear(tx.enlisted)
+	tx.enlisted, tx.held = tx.enlisted[:0], tx.held[:0]
+	tx.stx, tx.active = nil, false
+}
