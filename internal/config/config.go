@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
@@ -35,9 +36,19 @@ type Run struct {
 	Retries       int      `yaml:"retries" json:"retries"`
 	Persistence   string   `yaml:"persistence" json:"persistence"`
 	Isolation     string   `yaml:"isolation" json:"isolation"`
-	NoLoad        bool     `yaml:"no-load" json:"no-load"`
-	Out           string   `yaml:"out" json:"out"`
-	Quiet         bool     `yaml:"quiet" json:"quiet"`
+	// The entity container's settings for every type; Entity overrides
+	// them per type as NAME.key=value.
+	CommitOption    string   `yaml:"commit-option" json:"commit-option"`
+	Cache           string   `yaml:"cache" json:"cache"`
+	Pool            string   `yaml:"pool" json:"pool"`
+	Concurrency     string   `yaml:"concurrency" json:"concurrency"`
+	RefreshInterval Duration `yaml:"refresh-interval" json:"refresh-interval"`
+	LockTimeout     Duration `yaml:"lock-timeout" json:"lock-timeout"`
+	Entity          []string `yaml:"entity" json:"entity"`
+	Warmup          bool     `yaml:"warmup" json:"warmup"`
+	NoLoad          bool     `yaml:"no-load" json:"no-load"`
+	Out             string   `yaml:"out" json:"out"`
+	Quiet           bool     `yaml:"quiet" json:"quiet"`
 }
 
 // Defaults a workload brings: its reference's run settings.
@@ -54,16 +65,22 @@ var PersistenceStrategies = []string{"cmp", "bmp", "bmp-checked", "direct"}
 // New is the default configuration of a workload.
 func New(workload string, d Defaults) Run {
 	return Run{
-		Workload:      workload,
-		DB:            "sqlite",
-		Scale:         1,
-		Clients:       d.Clients,
-		ServerThreads: d.ServerThreads,
-		Iterations:    d.Iterations,
-		Seed:          1,
-		Retries:       5,
-		Persistence:   "direct",
-		Isolation:     string(store.ReadCommitted),
+		Workload:        workload,
+		DB:              "sqlite",
+		Scale:           1,
+		Clients:         d.Clients,
+		ServerThreads:   d.ServerThreads,
+		Iterations:      d.Iterations,
+		Seed:            1,
+		Retries:         5,
+		Persistence:     "cmp",
+		Isolation:       string(store.ReadCommitted),
+		CommitOption:    "C",
+		Cache:           "0",
+		Pool:            "20%",
+		Concurrency:     "database",
+		RefreshInterval: Duration(10 * time.Second),
+		LockTimeout:     Duration(time.Second),
 	}
 }
 
@@ -173,11 +190,49 @@ func (r *Run) Validate(persistence []string) []error {
 	switch {
 	case slices.Contains(persistence, r.Persistence):
 	case slices.Contains(PersistenceStrategies, r.Persistence):
-		bad("--persistence %s: not available yet (the entity container is not built yet); available: %s", r.Persistence, strings.Join(persistence, ", "))
+		bad("--persistence %s: not available for this workload yet; available: %s", r.Persistence, strings.Join(persistence, ", "))
 	default:
 		bad("--persistence %q: allowed: %s", r.Persistence, strings.Join(PersistenceStrategies, ", "))
 	}
+	if _, err := container.ParseCommitOption(r.CommitOption); err != nil {
+		bad("--commit-option %v", err)
+	}
+	if _, err := container.ParseConcurrency(r.Concurrency); err != nil {
+		bad("--concurrency %v", err)
+	}
+	if _, err := container.ParseSize(r.Cache); err != nil {
+		bad("--cache %v", err)
+	}
+	if _, err := container.ParseSize(r.Pool); err != nil {
+		bad("--pool %v", err)
+	}
+	if r.RefreshInterval <= 0 || r.LockTimeout <= 0 {
+		bad("--refresh-interval and --lock-timeout must be positive")
+	}
+	for _, e := range r.Entity {
+		if _, _, _, err := ParseEntity(e); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errs
+}
+
+// ParseEntity splits an --entity NAME.key=value.
+func ParseEntity(s string) (name, key, value string, err error) {
+	lhs, value, ok := strings.Cut(s, "=")
+	name, key, dot := strings.Cut(lhs, ".")
+	if !ok || !dot || name == "" || key == "" || value == "" {
+		return "", "", "", fmt.Errorf("--entity %q: write NAME.key=value, e.g. Item.concurrency=readonly; keys: %s", s, container.SettingKeys)
+	}
+	return name, key, value, nil
+}
+
+// Container is the run's container settings before any type's overrides.
+func (r *Run) Container() container.Raw {
+	return container.Raw{
+		CommitOption: r.CommitOption, Cache: r.Cache, Pool: r.Pool, Persistence: r.Persistence,
+		Concurrency: r.Concurrency, Refresh: time.Duration(r.RefreshInterval), LockTimeout: time.Duration(r.LockTimeout),
+	}
 }
 
 // Err joins Validate's problems into one error, nil when there are none.

@@ -12,12 +12,15 @@ func valid() Run {
 	return New("stockonline", Defaults{Clients: 100, ServerThreads: 10, Iterations: 10})
 }
 
+var allPersistence = []string{"cmp", "bmp", "bmp-checked", "direct"}
+
 func TestDefaultsAreValid(t *testing.T) {
 	c := valid()
-	if errs := c.Validate([]string{"direct"}); len(errs) != 0 {
+	if errs := c.Validate(allPersistence); len(errs) != 0 {
 		t.Fatalf("defaults invalid: %v", errs)
 	}
-	if c.DB != "sqlite" || c.Clients != 100 || c.ServerThreads != 10 || c.Iterations != 10 || c.Scale != 1 {
+	if c.DB != "sqlite" || c.Clients != 100 || c.ServerThreads != 10 || c.Iterations != 10 || c.Scale != 1 ||
+		c.Persistence != "cmp" || c.CommitOption != "C" || c.Concurrency != "database" {
 		t.Errorf("defaults = %+v, want the paper's", c)
 	}
 }
@@ -34,16 +37,26 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"iterations", func(r *Run) { r.Iterations = 0 }, []string{"--iterations 0", "--duration"}},
 		{"dsn", func(r *Run) { r.DB = "oracle://x" }, []string{"oracle://x", "allowed: sqlite, sqlite:PATH"}},
 		{"isolation", func(r *Run) { r.Isolation = "snapshot" }, []string{"--isolation", "read-committed, repeatable-read, serializable"}},
-		{"persistence not built", func(r *Run) { r.Persistence = "cmp" }, []string{"--persistence cmp", "not available yet", "available: direct"}},
+		{"persistence not built for the workload", func(r *Run) { r.Persistence = "bmp" }, []string{"--persistence bmp", "not available for this workload yet", "available: cmp, direct"}},
 		{"persistence unknown", func(r *Run) { r.Persistence = "jpa" }, []string{`--persistence "jpa"`, "cmp, bmp, bmp-checked, direct"}},
 		{"ramp-down without duration", func(r *Run) { r.RampDown = Duration(time.Second) }, []string{"--ramp-down 1s needs --duration"}},
 		{"ramps too long", func(r *Run) { r.Duration, r.RampUp = Duration(time.Second), Duration(time.Second) }, []string{"no steady state"}},
 		{"retries", func(r *Run) { r.Retries = -1 }, []string{"--retries -1"}},
+		{"commit option", func(r *Run) { r.CommitOption = "E" }, []string{"--commit-option", `"E"`, "A, B, C, D"}},
+		{"concurrency", func(r *Run) { r.Concurrency = "pessimistic" }, []string{"--concurrency", "database, exclusive, optimistic, readonly"}},
+		{"cache", func(r *Run) { r.Cache = "half" }, []string{"--cache", `"half"`, "20%"}},
+		{"pool", func(r *Run) { r.Pool = "-3" }, []string{"--pool", `"-3"`}},
+		{"entity syntax", func(r *Run) { r.Entity = []string{"Item:readonly"} }, []string{`--entity "Item:readonly"`, "NAME.key=value"}},
+		{"lock timeout", func(r *Run) { r.LockTimeout = 0 }, []string{"--lock-timeout"}},
 	}
 	for _, tt := range tests {
 		r := valid()
 		tt.change(&r)
-		errs := r.Validate([]string{"direct"})
+		persistence := allPersistence
+		if tt.name == "persistence not built for the workload" {
+			persistence = []string{"cmp", "direct"}
+		}
+		errs := r.Validate(persistence)
 		if len(errs) != 1 {
 			t.Errorf("%s: %d problems %v, want 1", tt.name, len(errs), errs)
 			continue
@@ -56,7 +69,7 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 	}
 	r := valid()
 	r.Clients, r.Scale = 0, 0
-	if errs := r.Validate([]string{"direct"}); len(errs) != 2 {
+	if errs := r.Validate(allPersistence); len(errs) != 2 {
 		t.Errorf("two bad fields gave %d problems, want both reported", len(errs))
 	}
 }

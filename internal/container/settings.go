@@ -49,7 +49,8 @@ type Concurrency string
 
 const (
 	// Database: each transaction its own instance; the database arbitrates
-	// (read-write transactions load with a locking read).
+	// (read-write transactions load instances of updated types with a
+	// locking read).
 	Database Concurrency = "database"
 	// Exclusive: one transaction at a time per identity, the container's
 	// lock held to commit; waits are counted, and one past the lock

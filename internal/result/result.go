@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -35,8 +36,10 @@ type Result struct {
 	Checks           []workload.Check       `json:"checks"`
 	Timeseries       []Point                `json:"timeseries"`
 
-	// OperationOrder is the workload's order of operations, for tables.
+	// OperationOrder is the workload's order of operations, for tables;
+	// EntityOrder the order of its entity types.
 	OperationOrder []string `json:"operation_order"`
+	EntityOrder    []string `json:"entity_order,omitempty"`
 	// TotalLatency and its parts summarise all operations together.
 	TotalLatency metrics.Latency `json:"total_latency_ms"`
 	TotalQueue   metrics.Latency `json:"total_queue_ms"`
@@ -102,23 +105,21 @@ type Operation struct {
 	ErrorLatency       *metrics.Latency `json:"error_latency_ms,omitempty"`
 }
 
-// EntityStats are an entity type's container counters (filled once the
-// entity container exists).
+// EntityStats are an entity type's container counters and the settings it
+// ran with.
 type EntityStats struct {
-	Finds          int64 `json:"finds"`
-	CacheHits      int64 `json:"cache_hits"`
-	Loads          int64 `json:"loads"`
-	Stores         int64 `json:"stores"`
-	Creates        int64 `json:"creates"`
-	Removes        int64 `json:"removes"`
-	Instantiations int64 `json:"instantiations"`
-	Activations    int64 `json:"activations"`
-	Passivations   int64 `json:"passivations"`
-	Discards       int64 `json:"discards"`
-	PeakReady      int64 `json:"peak_ready"`
-	PeakPooled     int64 `json:"peak_pooled"`
-	ReadyAtEnd     int64 `json:"ready_at_end"`
-	PooledAtEnd    int64 `json:"pooled_at_end"`
+	container.Stats
+	HitRate  float64        `json:"hit_rate"`
+	Settings EntitySettings `json:"settings"`
+}
+
+// EntitySettings are a type's resolved container settings.
+type EntitySettings struct {
+	CommitOption string `json:"commit_option"`
+	Cache        int    `json:"cache"`
+	Pool         int    `json:"pool"`
+	Persistence  string `json:"persistence"`
+	Concurrency  string `json:"concurrency"`
 }
 
 // Point is one second of the time series, over the whole run.
@@ -146,6 +147,8 @@ type Inputs struct {
 	Queued   bool
 	Database store.Stats
 	Checks   []workload.Check
+	// Entities are the container's counters (none for direct SQL).
+	Entities []workload.EntityStats
 }
 
 // Build assembles the result of a run.
@@ -167,6 +170,16 @@ func Build(in Inputs) *Result {
 	}
 	if r.Checks == nil {
 		r.Checks = []workload.Check{}
+	}
+	for _, e := range in.Entities {
+		s := e.Settings
+		r.Container[e.Name] = EntityStats{
+			Stats:   e.Stats,
+			HitRate: round(e.Stats.HitRate(), 4),
+			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: s.CacheSize, Pool: s.PoolSize,
+				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency)},
+		}
+		r.EntityOrder = append(r.EntityOrder, e.Name)
 	}
 	if in.Load != nil {
 		secs := in.Load.Duration.Seconds()

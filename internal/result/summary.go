@@ -60,6 +60,7 @@ func WriteSummary(w io.Writer, r *Result) {
 
 	fmt.Fprintf(w, "%s %.1f   (%d transactions in %.3f s of steady state; whole run %.3f s)\n",
 		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Operations, r.Summary.ElapsedS, r.Summary.RunS)
+	writeEntities(w, r)
 	d := r.Database
 	fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts\n",
 		d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
@@ -67,6 +68,26 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintln(w, "interrupted: operations under way were allowed to finish; the checks below cover them")
 	}
 	WriteChecks(w, r.Checks)
+}
+
+// writeEntities prints a line per entity type: its settings and what the
+// container did with it.
+func writeEntities(w io.Writer, r *Result) {
+	if len(r.EntityOrder) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-12s %3s %6s %6s %-11s %-11s %8s %5s %8s %7s %8s %8s %8s %6s %6s %5s %5s\n",
+		"entity", "opt", "cache", "pool", "persistence", "concurrency", "finds", "hit%", "loads", "stores", "activate", "passivate", "discards", "peak-r", "peak-p", "waits", "confl")
+	for _, name := range r.EntityOrder {
+		e := r.Container[name]
+		s := e.Settings
+		fmt.Fprintf(w, "%-12s %3s %6d %6d %-11s %-11s %8d %5.1f %8d %7d %8d %8d %8d %6d %6d %5d %5d\n",
+			name, s.CommitOption, s.Cache, s.Pool, s.Persistence, s.Concurrency, e.Finds, 100*e.HitRate, e.Loads, e.Stores,
+			e.Activations, e.Passivations, e.Discards, e.PeakReady, e.PeakPooled, e.LockWaits, e.Conflicts)
+	}
+	fmt.Fprintln(w, "(the entity container over the whole run: hit% = finds served from the ready cache; peak-r/-p = peak ready/pooled instances)")
+	fmt.Fprintln(w)
 }
 
 // WriteChecks prints the consistency checks, one per line.

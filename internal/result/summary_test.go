@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -41,6 +42,11 @@ func fixture() *Result {
 		Snapshot:    rec.Snapshot(),
 		Queued:      true,
 		Database:    store.Stats{Statements: 205, Transactions: 3, Commits: 1, Rollbacks: 2},
+		Entities: []workload.EntityStats{{
+			Name:     "Thing",
+			Settings: container.Settings{CommitOption: container.OptionA, CacheSize: 100, PoolSize: 20, Persistence: container.CMP, Concurrency: container.Exclusive},
+			Stats:    container.Stats{Finds: 200, CacheHits: 150, Loads: 50, Stores: 10, Activations: 50, Passivations: 5, PeakReady: 60, PeakPooled: 5, ReadyAtEnd: 55, PooledAtEnd: 5, LockWaits: 3},
+		}},
 		Checks: []workload.Check{
 			{Name: "rows-match", Passed: true, Detail: "102 rows"},
 			{Name: "no-negatives", Passed: false, Detail: "1 negative amount"},

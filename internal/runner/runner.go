@@ -14,10 +14,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
@@ -100,7 +102,11 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		}
 		loaded = &rep
 	}
-	run, err := w.Start(ctx, db, workload.RunParams{Scale: cfg.Scale, Persistence: cfg.Persistence})
+	entities, err := entitySettings(cfg, info)
+	if err != nil {
+		return nil, config.Usage(err)
+	}
+	run, err := w.Start(ctx, db, workload.RunParams{Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", info.Name, err)
 	}
@@ -144,6 +150,10 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err != nil {
 		return nil, fmt.Errorf("consistency checks could not run: %w", err)
 	}
+	var entityStats []workload.EntityStats
+	if er, ok := run.(workload.EntityRun); ok {
+		entityStats = er.EntityStats()
+	}
 	return result.Build(result.Inputs{
 		Version:     r.Version,
 		Config:      redacted(cfg),
@@ -158,7 +168,53 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		Queued:      cfg.ServerThreads < cfg.Clients,
 		Database:    dbStats,
 		Checks:      checks,
+		Entities:    entityStats,
 	}), nil
+}
+
+// entitySettings resolves each entity type's container settings: the
+// run's, the type's own defaults, then the user's --entity overrides; sizes
+// in percent against the rows the type will have at the end of the run
+// (for a timed run, the rows at its start). Nil for direct persistence.
+func entitySettings(cfg config.Run, info workload.Info) (map[string]container.Settings, error) {
+	overrides := make(map[string]container.Overrides)
+	for _, e := range cfg.Entity {
+		name, key, value, err := config.ParseEntity(e)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(info.Entities, func(t *container.Type) bool { return t.Name == name }) {
+			return nil, fmt.Errorf("--entity %s: %s has no entity type %s; it has %s", e, info.Name, name, entityNames(info))
+		}
+		if overrides[name] == nil {
+			overrides[name] = make(container.Overrides)
+		}
+		overrides[name][key] = value
+	}
+	if cfg.Persistence == "direct" {
+		if len(overrides) > 0 {
+			return nil, fmt.Errorf("--entity applies to the entity container; --persistence direct has none (use cmp, bmp or bmp-checked)")
+		}
+		return nil, nil
+	}
+	out := make(map[string]container.Settings)
+	for _, t := range info.Entities {
+		rows := t.Population.PerScale*int64(cfg.Scale) + t.Population.PerIteration*int64(cfg.Clients)*int64(cfg.Iterations)
+		s, err := container.Resolve(cfg.Container(), t, overrides[t.Name], rows)
+		if err != nil {
+			return nil, err
+		}
+		out[t.Name] = s
+	}
+	return out, nil
+}
+
+func entityNames(info workload.Info) string {
+	var names []string
+	for _, t := range info.Entities {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {

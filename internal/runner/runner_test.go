@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func TestStockOnlineSmallRunOnEveryBackend(t *testing.T) {
 		r := newRunner(t)
 		cfg := stockOnlineConfig(t, r, dsn)
 		cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
+		cfg.Persistence = "direct"
 		res, err := r.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -133,6 +135,93 @@ func TestNoLoadRunsOnTheDatabaseAsItIs(t *testing.T) {
 	for _, c := range res.Checks {
 		if c.Name == "accounts-match-creates" && !strings.HasPrefix(c.Detail, "3004 accounts = 3002 before") {
 			t.Errorf("the second run must start from the first run's 3002 accounts: %s", c.Detail)
+		}
+	}
+}
+
+func TestStockOnlineOnTheContainerOnEveryBackend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for _, c := range []struct {
+			name                       string
+			option, cache, concurrency string
+			persistence                string
+			warmup                     bool
+		}{
+			{"C cmp", "C", "0", "database", "cmp", false},
+			{"A exclusive warm", "A", "100%", "exclusive", "cmp", true},
+			{"B bmp optimistic", "B", "50%", "optimistic", "bmp", false},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				r := newRunner(t)
+				cfg := stockOnlineConfig(t, r, dsn)
+				cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
+				cfg.Persistence, cfg.CommitOption, cfg.Cache, cfg.Concurrency, cfg.Warmup = c.persistence, c.option, c.cache, c.concurrency, c.warmup
+				res, err := r.Run(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Summary.Operations + res.Summary.Errors; got != 10*2*43 || res.Summary.Errors != 0 || !res.Summary.Passed {
+					t.Fatalf("%d operations, %d errors, passed %v; checks %+v", got, res.Summary.Errors, res.Summary.Passed, res.Checks)
+				}
+				if len(res.EntityOrder) != 4 || res.EntityOrder[3] != "Transaction" {
+					t.Fatalf("entity order %v", res.EntityOrder)
+				}
+				acc, item, hold, trans := res.Container["Account"], res.Container["Item"], res.Container["Holding"], res.Container["Transaction"]
+				created := res.Operations["CreateAccount"].Count - res.Operations["CreateAccount"].BusinessExceptions
+				trades := (res.Operations["BuyStock"].Count - res.Operations["BuyStock"].BusinessExceptions) +
+					(res.Operations["SellStock"].Count - res.Operations["SellStock"].BusinessExceptions)
+				// CMP stores only what changed: items never; BMP stores every
+				// instance a committed transaction enlisted: the item of each
+				// trade.
+				itemStores := int64(0)
+				if c.persistence == "bmp" {
+					itemStores = trades
+				}
+				if acc.Creates != created || trans.Creates != trades || item.Stores != itemStores || item.Creates != 0 {
+					t.Errorf("account creates %d (want %d), transaction creates %d (want %d), item stores %d (want %d)", acc.Creates, created, trans.Creates, trades, item.Stores, itemStores)
+				}
+				if trans.Settings.CommitOption != "C" || acc.Settings.CommitOption != c.option || acc.Settings.Concurrency != c.concurrency {
+					t.Errorf("settings: Transaction %+v, Account %+v", trans.Settings, acc.Settings)
+				}
+				// QueryById finds an Item by key 15 times an iteration.
+				if item.Finds < 15*20 {
+					t.Errorf("item finds %d, want at least %d", item.Finds, 15*20)
+				}
+				switch c.option {
+				case "C":
+					if acc.ReadyAtEnd != 0 || hold.ReadyAtEnd != 0 || acc.CacheHits != 0 {
+						t.Errorf("option C: %d accounts, %d holdings ready at the end, %d hits; want 0, 0, 0", acc.ReadyAtEnd, hold.ReadyAtEnd, acc.CacheHits)
+					}
+				case "A":
+					// Warmed with every item: every QueryById is a hit.
+					if item.CacheHits < 15*20 || item.Loads != 0 {
+						t.Errorf("option A warmed: %d item hits, %d item loads; want at least %d hits and no loads", item.CacheHits, item.Loads, 15*20)
+					}
+				}
+			})
+		}
+	})
+}
+
+func TestContainerSettingsErrorsAreUsageErrors(t *testing.T) {
+	r := newRunner(t)
+	for _, c := range []struct {
+		change func(*config.Run)
+		want   string
+	}{
+		{func(c *config.Run) { c.CommitOption, c.Concurrency = "A", "database" }, "would lose updates"},
+		{func(c *config.Run) { c.Entity = []string{"Portfolio.cache=10"} }, "no entity type Portfolio; it has Account, Item, Holding, Transaction"},
+		{func(c *config.Run) { c.Entity = []string{"Account.concurrency=readonly"} }, "the workload updates Account"},
+		{func(c *config.Run) { c.Entity = []string{"Item.colour=red"} }, "no such setting"},
+		{func(c *config.Run) { c.Persistence, c.Entity = "direct", []string{"Item.cache=10"} }, "--persistence direct has none"},
+	} {
+		cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
+		cfg.Clients, cfg.Iterations = 2, 1
+		c.change(&cfg)
+		_, err := r.Run(context.Background(), cfg)
+		var ue *config.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want a usage error saying %q", cfg.Entity, err, c.want)
 		}
 	}
 }

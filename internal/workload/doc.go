@@ -3,5 +3,6 @@
 // defaults), how it loads its database, and how the driver calls it.
 //
 // A workload sees only this package, the container and the store; it never
-// imports the driver or the CLI. workload depends on config and store only.
+// imports the driver or the CLI. workload depends on config, container and
+// store only.
 package workload

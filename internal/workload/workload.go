@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
@@ -32,6 +33,9 @@ type Info struct {
 	Defaults   config.Defaults
 	// Persistence lists the strategies this workload implements.
 	Persistence []string
+	// Entities are the workload's entity types, for the container
+	// persistence strategies.
+	Entities []*container.Type
 }
 
 // Metric is the workload's headline figure: completed transactions of the
@@ -60,6 +64,26 @@ type LoadReport struct {
 type RunParams struct {
 	Scale       int
 	Persistence string
+	// Entities are the container's settings by entity type, resolved
+	// (nil for direct persistence).
+	Entities map[string]container.Settings
+	// Warmup: warm the container's caches before the run, as the
+	// reference's routine does.
+	Warmup bool
+}
+
+// EntityRun is implemented by a Run on the entity container.
+type EntityRun interface {
+	// EntityStats are the container's counters by entity type, in the
+	// order of Info.Entities.
+	EntityStats() []EntityStats
+}
+
+// EntityStats are one entity type's settings and counters.
+type EntityStats struct {
+	Name     string
+	Settings container.Settings
+	Stats    container.Stats
 }
 
 // Run is a workload readied for one run.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -44,7 +45,8 @@ var opNames = [numOps]string{
 	GetHoldingStatement: "GetHoldingStatement",
 }
 
-// The persistence strategies this package implements so far.
+// PersistenceDirect is the direct-SQL implementation; the others run on
+// the entity container.
 const PersistenceDirect = "direct"
 
 // Business exceptions (section 3.3: handled, not crashed on).
@@ -77,32 +79,61 @@ func (Workload) Info() workload.Info {
 			ServerThreads: 10,
 			Iterations:    10,
 		},
-		Persistence: []string{PersistenceDirect},
+		Persistence: []string{string(container.CMP), string(container.BMP), string(container.BMPChecked), PersistenceDirect},
+		Entities:    entityTypes,
 	}
 }
 
-// Start prepares the run's statements and takes the baseline the checks
-// compare against.
+// Start readies a run: direct SQL, or a fresh entity container (its
+// caches warmed when p.Warmup, as in the paper's routine); then takes the
+// baseline the checks compare against.
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
-	if p.Persistence != PersistenceDirect {
-		return nil, fmt.Errorf("stockonline: persistence %q is not implemented", p.Persistence)
+	r := &run{pop: populationAt(max(p.Scale, 1))}
+	var err error
+	if p.Persistence == PersistenceDirect {
+		if r.beans, err = newDirect(ctx, db); err != nil {
+			return nil, err
+		}
+	} else {
+		if r.ctr, err = container.New(ctx, db, entityTypes, p.Entities); err != nil {
+			return nil, err
+		}
+		if p.Warmup {
+			for _, t := range warmed {
+				if err := r.ctr.Warm(ctx, r.ctr.Home(t.Name)); err != nil {
+					return nil, fmt.Errorf("warm-up of %s: %w", t.Name, err)
+				}
+			}
+			r.ctr.ResetStats()
+		}
+		r.beans = newBeans(r.ctr, db.Threads())
 	}
-	beans, err := newDirect(ctx, db)
-	if err != nil {
+	if r.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
 	}
-	c, err := newChecker(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	return &run{pop: populationAt(max(p.Scale, 1)), beans: beans, checker: c}, nil
+	return r, nil
 }
 
 // run is Stock-Online readied for one run.
 type run struct {
 	pop   population
 	beans []facade
+	ctr   *container.Container // nil for direct SQL
 	*checker
+}
+
+var _ workload.EntityRun = (*run)(nil)
+
+// EntityStats are the container's counters; none for direct SQL.
+func (r *run) EntityStats() []workload.EntityStats {
+	if r.ctr == nil {
+		return nil
+	}
+	var out []workload.EntityStats
+	for _, h := range r.ctr.Homes() {
+		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
+	}
+	return out
 }
 
 func (r *run) NewClient(id int, rng *rand.Rand) workload.Client {
