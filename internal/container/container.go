@@ -3,6 +3,7 @@ package container
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/tierbench/tierbench/internal/store"
 )
@@ -15,15 +16,19 @@ type Container struct {
 	// serves callers outside the server threads (warm-up).
 	threads []*Tx
 	shared  *Tx
-	// autocommitReads: at READ COMMITTED a read-only transaction's
-	// statements need no BEGIN and COMMIT.
+	// autocommitReads: a read-only transaction's statements need no BEGIN
+	// and COMMIT at READ COMMITTED, nor on SQLite, where each statement
+	// reads a consistent snapshot and explicit transactions take the
+	// single writer's lock.
 	autocommitReads bool
+	// waits serialises the deadlock check of exclusive lock waits.
+	waits sync.Mutex
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,
 // and prepares the types' statements.
 func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]Settings) (*Container, error) {
-	c := &Container{db: db, autocommitReads: db.Isolation() == store.ReadCommitted}
+	c := &Container{db: db, autocommitReads: db.Isolation() == store.ReadCommitted || db.SingleWriter()}
 	for _, t := range types {
 		if err := t.check(); err != nil {
 			return nil, err

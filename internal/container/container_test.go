@@ -340,8 +340,9 @@ func TestExclusiveSerializesAndCountsWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second transaction on the same identity times out while the first
-	// holds it.
-	tx2, _ := f.ctr.Begin(ctx, 1)
+	// holds it. (Readers take exclusive locks too; a second writer could
+	// not even begin on SQLite while the first writes.)
+	tx2, _ := f.ctr.BeginReadOnly(ctx, 1)
 	if _, err := tx2.Find(f.h, container.Key{A: 1}); !errors.Is(err, container.ErrLockTimeout) || !store.Retryable(err) {
 		t.Fatalf("second finder: %v, want a retryable ErrLockTimeout", err)
 	}
@@ -349,7 +350,7 @@ func TestExclusiveSerializesAndCountsWaits(t *testing.T) {
 	// It waits, and proceeds once the first commits.
 	got := make(chan int64)
 	go func() {
-		tx, _ := f.ctr.Begin(ctx, 1)
+		tx, _ := f.ctr.BeginReadOnly(ctx, 1)
 		a, err := tx.Find(f.h, container.Key{A: 1})
 		if err != nil {
 			t.Error(err)
@@ -470,4 +471,46 @@ func increment(ctx context.Context, f fixture, thread int, key container.Key) er
 	}
 	a.SetInt(fCredit, a.Int(fCredit)+1)
 	return tx.Commit()
+}
+
+// Two transactions taking exclusive locks in opposite orders: the second
+// to wait closes the cycle and is told at once (a retryable deadlock), not
+// after the lock timeout.
+func TestExclusiveDeadlockIsDetectedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s := settings(container.OptionA, 10, 10)
+	s.LockTimeout = time.Minute
+	f := newFixture(t, storetest.Postgres(t), 2, s)
+	tx1, _ := f.ctr.BeginReadOnly(ctx, 0)
+	tx2, _ := f.ctr.BeginReadOnly(ctx, 1)
+	if _, err := tx1.Find(f.h, container.Key{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx2.Find(f.h, container.Key{A: 2}); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error)
+	go func() {
+		_, err := tx1.Find(f.h, container.Key{A: 2}) // waits for tx2
+		first <- err
+	}()
+	for f.h.Stats().LockWaits < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	began := time.Now()
+	_, err := tx2.Find(f.h, container.Key{A: 1}) // would wait for tx1: a cycle
+	if !errors.Is(err, container.ErrDeadlock) || !store.Retryable(err) {
+		t.Fatalf("closing the cycle: %v, want a retryable ErrDeadlock", err)
+	}
+	if waited := time.Since(began); waited > time.Second {
+		t.Errorf("the deadlock took %v to detect; it must not wait for the lock timeout", waited)
+	}
+	tx2.Rollback()
+	if err := <-first; err != nil {
+		t.Errorf("the first transaction, once tx2 rolled back: %v", err)
+	}
+	tx1.Commit()
+	if d := f.h.Stats().Deadlocks; d != 1 {
+		t.Errorf("deadlocks counted: %d, want 1", d)
+	}
 }

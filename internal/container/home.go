@@ -3,6 +3,7 @@ package container
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/store"
@@ -139,7 +140,7 @@ func (h *Home) Stats() Stats {
 		Creates: c.creates.Load(), Removes: c.removes.Load(), Instantiations: c.instantiations.Load(),
 		Activations: c.activations.Load(), Passivations: c.passivations.Load(), Discards: c.discards.Load(),
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
-		LockWaits: c.lockWaits.Load(), LockTimeouts: c.lockTimeouts.Load(), Conflicts: c.conflicts.Load(),
+		LockWaits: c.lockWaits.Load(), LockTimeouts: c.lockTimeouts.Load(), Deadlocks: c.deadlocks.Load(), Conflicts: c.conflicts.Load(),
 	}
 }
 
@@ -154,7 +155,8 @@ func (h *Home) resetStats() {
 
 // lock is an exclusive lock on one identity.
 type lock struct {
-	owner *Tx
+	// owner is read by other homes' deadlock checks, hence atomic.
+	owner atomic.Pointer[Tx]
 	// wake is closed when the lock is released; made only when someone
 	// waits.
 	wake chan struct{}
@@ -174,7 +176,7 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
 			} else {
 				l = &lock{}
 			}
-			l.owner = tx
+			l.owner.Store(tx)
 			h.locks[key] = l
 			h.mu.Unlock()
 			if timer != nil {
@@ -182,7 +184,7 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
 			}
 			return nil
 		}
-		if l.owner == tx {
+		if l.owner.Load() == tx {
 			h.mu.Unlock()
 			return nil
 		}
@@ -191,6 +193,10 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
 		}
 		wake := l.wake
 		h.mu.Unlock()
+		if tx.wouldDeadlock(l) {
+			h.st.deadlocks.Add(1)
+			return errDeadlock
+		}
 		if timer == nil {
 			h.st.lockWaits.Add(1)
 			timer = time.NewTimer(h.s.LockTimeout)
@@ -198,12 +204,15 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
 		select {
 		case <-wake:
 		case <-timer.C:
+			tx.waitingFor.Store(nil)
 			h.st.lockTimeouts.Add(1)
 			return errLockTimeout
 		case <-ctx.Done():
+			tx.waitingFor.Store(nil)
 			timer.Stop()
 			return ctx.Err()
 		}
+		tx.waitingFor.Store(nil)
 		h.mu.Lock()
 	}
 }
@@ -216,11 +225,11 @@ func (h *Home) unlock(key Key) {
 		return
 	}
 	delete(h.locks, key)
+	l.owner.Store(nil)
 	if l.wake != nil {
 		close(l.wake) // waiters hold the channel; the lock is not reused
 		return
 	}
-	l.owner = nil
 	h.freeLocks = append(h.freeLocks, l)
 }
 

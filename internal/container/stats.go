@@ -20,6 +20,7 @@ type Stats struct {
 	PooledAtEnd    int64 `json:"pooled_at_end"`
 	LockWaits      int64 `json:"lock_waits"`
 	LockTimeouts   int64 `json:"lock_timeouts"`
+	Deadlocks      int64 `json:"deadlocks"`
 	Conflicts      int64 `json:"conflicts"`
 }
 
@@ -35,12 +36,12 @@ func (s Stats) HitRate() float64 {
 type counters struct {
 	finds, hits, loads, stores, creates, removes        atomic.Int64
 	instantiations, activations, passivations, discards atomic.Int64
-	lockWaits, lockTimeouts, conflicts                  atomic.Int64
+	lockWaits, lockTimeouts, deadlocks, conflicts       atomic.Int64
 }
 
 func (c *counters) reset() {
 	for _, x := range []*atomic.Int64{&c.finds, &c.hits, &c.loads, &c.stores, &c.creates, &c.removes,
-		&c.instantiations, &c.activations, &c.passivations, &c.discards, &c.lockWaits, &c.lockTimeouts, &c.conflicts} {
+		&c.instantiations, &c.activations, &c.passivations, &c.discards, &c.lockWaits, &c.lockTimeouts, &c.deadlocks, &c.conflicts} {
 		x.Store(0)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/store"
@@ -20,8 +21,12 @@ var (
 	// ErrConflict: an optimistic version check failed, or two
 	// transactions created the same identity.
 	ErrConflict = errConflict
+	// ErrDeadlock: waiting for an exclusive lock would close a cycle of
+	// transactions each waiting for the next.
+	ErrDeadlock = errDeadlock
 
 	errLockTimeout = store.Classified(store.ErrLockTimeout, errors.New("container: exclusive lock wait timed out"))
+	errDeadlock    = store.Classified(store.ErrDeadlock, errors.New("container: exclusive locks taken in conflicting orders"))
 	errConflict    = store.Classified(store.ErrSerialization, errors.New("container: concurrent update of the same entity"))
 )
 
@@ -45,6 +50,8 @@ type Tx struct {
 
 	enlisted []*Instance
 	held     []heldLock
+	// waitingFor is the exclusive lock the transaction waits for.
+	waitingFor atomic.Pointer[lock]
 	// checked lists the homes whose stores check a version this commit.
 	checked []*Home
 
@@ -79,6 +86,18 @@ func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, 
 		return nil, fmt.Errorf("container: thread %d began a transaction inside another", thread)
 	}
 	tx.ctx, tx.readOnly, tx.active = ctx, readOnly, true
+	if !readOnly && c.db.SingleWriter() {
+		// Take the database's writer lock before any of the container's:
+		// the other order lets two transactions deadlock across the two.
+		err := tx.storeTx()
+		if err == nil {
+			err = tx.stx.Start(ctx)
+		}
+		if err != nil {
+			tx.finish(false)
+			return nil, err
+		}
+	}
 	return tx, nil
 }
 
@@ -123,6 +142,30 @@ func (tx *Tx) enlistedOf(h *Home, key Key) *Instance {
 		}
 	}
 	return nil
+}
+
+// wouldDeadlock records that tx waits for l and reports whether that
+// closes a cycle: l's owner waits for a lock whose owner waits … for a lock
+// tx holds. Checks run one at a time, so of the transactions forming a
+// cycle the last to wait sees it (owners change only by release, which
+// cannot create one).
+func (tx *Tx) wouldDeadlock(l *lock) bool {
+	c := tx.ctr
+	c.waits.Lock()
+	defer c.waits.Unlock()
+	tx.waitingFor.Store(l)
+	for next, hops := l, 0; next != nil && hops <= len(c.threads)+1; hops++ {
+		owner := next.owner.Load()
+		if owner == nil {
+			return false
+		}
+		if owner == tx {
+			tx.waitingFor.Store(nil)
+			return true
+		}
+		next = owner.waitingFor.Load()
+	}
+	return false
 }
 
 // lock takes the exclusive lock on key, once per transaction.

@@ -217,6 +217,19 @@ func entityNames(info workload.Info) string {
 	return strings.Join(names, ", ")
 }
 
+// Validate checks a configuration without running it: flags, values and
+// the container settings of every entity type.
+func (r *Runner) Validate(cfg config.Run) error {
+	w, err := r.validated(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := entitySettings(cfg, w.Info()); err != nil {
+		return config.Usage(err)
+	}
+	return nil
+}
+
 func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 	w, err := r.Workloads.Get(cfg.Workload)
 	if err != nil {

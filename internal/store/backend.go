@@ -61,6 +61,9 @@ type Executor interface {
 // BEGIN, the queued statements and COMMIT together.
 type BackendTx interface {
 	Querier
+	// Start begins the transaction on the database now rather than at its
+	// first statement.
+	Start(ctx context.Context) error
 	// Commit runs the queued statements, in order, then commits; a backend
 	// that can pipeline sends them and the COMMIT in one round trip (unless
 	// a statement's row count must be checked first). If any fails, or

@@ -44,6 +44,12 @@ func (db *DB) Thread(i int) *Session {
 	return db.threads[i]
 }
 
+// SingleWriter reports whether the database runs one writing transaction
+// at a time (SQLite): a caller that takes its own locks inside
+// transactions should then Start them first, so that the database's writer
+// lock always comes before its own and the two cannot deadlock.
+func (db *DB) SingleWriter() bool { return db.dsn.Dialect == SQLite }
+
 // Threads is the number of thread sessions.
 func (db *DB) Threads() int { return len(db.threads) }
 
@@ -217,6 +223,18 @@ func (tx *Tx) Queue(s *Stmt, args ...any) {
 // more than Queue.
 func (tx *Tx) QueueExpect(s *Stmt, rows int64, args ...any) {
 	tx.queued = append(tx.queued, Queued{P: s.p, Args: args, CheckRows: true, Rows: rows})
+}
+
+// Start begins the transaction on the database now (see DB.SingleWriter).
+func (tx *Tx) Start(ctx context.Context) error {
+	if err := tx.t.Start(ctx); err != nil {
+		return tx.db.classify(err)
+	}
+	if !tx.began {
+		tx.began = true
+		tx.db.stats.transactions.Add(1)
+	}
+	return nil
 }
 
 // Queued is the number of statements waiting for the commit.

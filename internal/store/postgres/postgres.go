@@ -206,6 +206,8 @@ func begin(_ context.Context, c *pgx.Conn, done func()) (store.BackendTx, error)
 	return &tx{c: c, done: done}, nil
 }
 
+func (t *tx) Start(ctx context.Context) error { return t.start(ctx) }
+
 // start sends BEGIN before the transaction's first statement.
 func (t *tx) start(ctx context.Context) error {
 	if t.began {

@@ -158,6 +158,11 @@ func (t *writeTx) unlock() {
 	}
 }
 
+func (t *writeTx) Start(ctx context.Context) error {
+	t.lock()
+	return t.Tx.Start(ctx)
+}
+
 func (t *writeTx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
 	t.lock()
 	return t.Tx.Exec(ctx, p, args)

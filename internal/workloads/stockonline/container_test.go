@@ -194,14 +194,18 @@ func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
 				for th := range threads {
 					wg.Go(func() {
 						c := run.NewClient(th, rand.New(rand.NewPCG(3, uint64(th))))
+						jitter := rand.New(rand.NewPCG(4, uint64(th)))
 						for i := 0; i < 15; i++ {
 							for _, op := range []int{BuyStock, SellStock} {
 								step := workload.Step{Op: op, Pair: 0, Thread: th}
 								var err error
-								for attempt := 0; attempt < 50; attempt++ {
+								for attempt := 1; attempt <= 50; attempt++ {
 									if err = c.Do(ctx, step); err == nil || !store.Retryable(err) {
 										break
 									}
+									// Back off as the driver does, so victims
+									// of one deadlock do not collide again.
+									time.Sleep(time.Duration(jitter.Int64N(int64(attempt) * int64(time.Millisecond))))
 								}
 								if err == nil {
 									mu.Lock()

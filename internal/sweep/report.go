@@ -1,0 +1,226 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/result"
+)
+
+// Stat is the mean, standard deviation and range of a figure over a
+// point's repetitions.
+type Stat struct {
+	Mean, SD, Min, Max float64
+	N                  int
+}
+
+func statOf(xs []float64) Stat {
+	s := Stat{N: len(xs), Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, x := range xs {
+		s.Mean += x
+		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
+	}
+	if s.N == 0 {
+		return Stat{}
+	}
+	s.Mean /= float64(s.N)
+	if s.N > 1 {
+		for _, x := range xs {
+			s.SD += (x - s.Mean) * (x - s.Mean)
+		}
+		s.SD = math.Sqrt(s.SD / float64(s.N-1))
+	}
+	return s
+}
+
+// figure extracts one number from a run.
+func (o Outcome) figure(f func(*result.Result) float64) Stat {
+	xs := make([]float64, len(o.Runs))
+	for i, r := range o.Runs {
+		xs[i] = f(r)
+	}
+	return statOf(xs)
+}
+
+func (o Outcome) metric() Stat {
+	return o.figure(func(r *result.Result) float64 { return r.Summary.Metric.Value })
+}
+
+func (o Outcome) passed() bool {
+	for _, r := range o.Runs {
+		if !r.Summary.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// entityColumns are the container figures a sweep reports per type.
+var entityColumns = []struct {
+	name string
+	get  func(result.EntityStats) float64
+}{
+	{"hit_rate", func(e result.EntityStats) float64 { return e.HitRate }},
+	{"loads", func(e result.EntityStats) float64 { return float64(e.Loads) }},
+	{"stores", func(e result.EntityStats) float64 { return float64(e.Stores) }},
+	{"activations", func(e result.EntityStats) float64 { return float64(e.Activations) }},
+	{"passivations", func(e result.EntityStats) float64 { return float64(e.Passivations) }},
+	{"discards", func(e result.EntityStats) float64 { return float64(e.Discards) }},
+	{"instantiations", func(e result.EntityStats) float64 { return float64(e.Instantiations) }},
+	{"peak_ready", func(e result.EntityStats) float64 { return float64(e.PeakReady) }},
+	{"peak_pooled", func(e result.EntityStats) float64 { return float64(e.PeakPooled) }},
+	{"ready_at_end", func(e result.EntityStats) float64 { return float64(e.ReadyAtEnd) }},
+	{"pooled_at_end", func(e result.EntityStats) float64 { return float64(e.PooledAtEnd) }},
+}
+
+func entities(outs []Outcome) []string {
+	for _, o := range outs {
+		if len(o.Runs) > 0 {
+			return o.Runs[0].EntityOrder
+		}
+	}
+	return nil
+}
+
+// WriteCSV writes one experiment's points: the axes, the metric's mean,
+// spread and range, and the container's figures per entity type (means).
+func WriteCSV(w io.Writer, outs []Outcome) error {
+	if len(outs) == 0 {
+		return nil
+	}
+	cw := csv.NewWriter(w)
+	metricName := "metric"
+	if len(outs[0].Runs) > 0 {
+		metricName = strings.ToLower(outs[0].Runs[0].Summary.Metric.Name)
+	}
+	header := []string{"experiment"}
+	for _, v := range outs[0].Point.Values {
+		header = append(header, strings.SplitN(v, "=", 2)[0])
+	}
+	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_min", metricName+"_max", "p99_ms_mean", "errors_mean", "passed")
+	names := entities(outs)
+	for _, e := range names {
+		for _, c := range entityColumns {
+			header = append(header, e+"."+c.name)
+		}
+	}
+	cw.Write(header)
+	for _, o := range outs {
+		row := []string{o.Point.Experiment.Name}
+		for _, v := range o.Point.Values {
+			row = append(row, strings.SplitN(v, "=", 2)[1])
+		}
+		m := o.metric()
+		p99 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P99 })
+		errs := o.figure(func(r *result.Result) float64 { return float64(r.Summary.Errors) })
+		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p99.Mean), num(errs.Mean), strconv.FormatBool(o.passed()))
+		for _, e := range names {
+			for _, c := range entityColumns {
+				s := o.figure(func(r *result.Result) float64 { return c.get(r.Container[e]) })
+				row = append(row, num(s.Mean))
+			}
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// WriteTable prints one experiment for people: per point the metric (mean
+// ± standard deviation over the runs), the paper's figure where the sweep
+// file gives one, and per entity type the peak ready and pooled instances
+// and the discards.
+func WriteTable(w io.Writer, outs []Outcome) {
+	if len(outs) == 0 {
+		return
+	}
+	e := outs[0].Point.Experiment
+	title := e.Name
+	if e.Title != "" {
+		title += " — " + e.Title
+	}
+	fmt.Fprintln(w, title)
+	metricName := "metric"
+	if len(outs[0].Runs) > 0 {
+		metricName = outs[0].Runs[0].Summary.Metric.Name
+	}
+	names := entities(outs)
+	fmt.Fprintf(w, "  %-22s %18s", "point", metricName+" (mean ± sd)")
+	if len(e.Paper) > 0 {
+		fmt.Fprintf(w, " %9s", "paper")
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, " %22s", n+" ready/pool/disc")
+	}
+	fmt.Fprintln(w)
+	for _, o := range outs {
+		m := o.metric()
+		mark := ""
+		if !o.passed() {
+			mark = " FAILED"
+		}
+		fmt.Fprintf(w, "  %-22s %18s", o.Point.Label(), fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD))
+		if len(e.Paper) > 0 {
+			paper := "-"
+			if len(o.Point.Values) > 0 {
+				if p, ok := e.Paper[strings.SplitN(o.Point.Values[0], "=", 2)[1]]; ok {
+					paper = num(p)
+				}
+			}
+			fmt.Fprintf(w, " %9s", paper)
+		}
+		for _, n := range names {
+			pr := o.figure(func(r *result.Result) float64 { return float64(r.Container[n].PeakReady) })
+			pp := o.figure(func(r *result.Result) float64 { return float64(r.Container[n].PeakPooled) })
+			d := o.figure(func(r *result.Result) float64 { return float64(r.Container[n].Discards) })
+			fmt.Fprintf(w, " %22s", fmt.Sprintf("%.0f/%.0f/%.0f", pr.Mean, pp.Mean, d.Mean))
+		}
+		fmt.Fprintln(w, mark)
+	}
+}
+
+// Report writes each experiment's CSV and table under dir, and the tables
+// to w.
+func Report(w io.Writer, dir string, outs []Outcome) error {
+	var tables strings.Builder
+	for _, group := range byExperiment(outs) {
+		f, err := os.Create(filepath.Join(dir, group[0].Point.Experiment.Name+".csv"))
+		if err != nil {
+			return err
+		}
+		err = WriteCSV(f, group)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		WriteTable(&tables, group)
+		tables.WriteString("\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tables.txt"), []byte(tables.String()), 0o644); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, tables.String())
+	return err
+}
+
+func byExperiment(outs []Outcome) [][]Outcome {
+	var groups [][]Outcome
+	for _, o := range outs {
+		if n := len(groups); n > 0 && groups[n-1][0].Point.Experiment == o.Point.Experiment {
+			groups[n-1] = append(groups[n-1], o)
+			continue
+		}
+		groups = append(groups, []Outcome{o})
+	}
+	return groups
+}

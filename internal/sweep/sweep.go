@@ -1,0 +1,181 @@
+// Package sweep runs a grid of configurations: a base run configuration,
+// experiments that fix some settings and vary others along axes, and
+// repetitions of every point. Each run gets a repopulated database and a
+// fresh container (the paper's routine); results are kept per run, and
+// each experiment is summarised as a table and a CSV file.
+//
+// sweep depends on config, runner and result; only the CLI depends on it.
+package sweep
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/internal/config"
+)
+
+// File is a sweep definition as written in YAML.
+type File struct {
+	Name  string `yaml:"name"`
+	Title string `yaml:"title"`
+	// Base is a run configuration: the keys of `tierbench run -f`.
+	Base        yaml.Node    `yaml:"base"`
+	Repetitions int          `yaml:"repetitions"`
+	Experiments []Experiment `yaml:"experiments"`
+}
+
+// Experiment fixes settings and varies others.
+type Experiment struct {
+	Name  string `yaml:"name"`
+	Title string `yaml:"title"`
+	// Set overrides the base for every point of the experiment.
+	Set yaml.Node `yaml:"set"`
+	// Axes map a setting to the values it takes, in order; several axes
+	// multiply.
+	Axes yaml.Node `yaml:"axes"`
+	// Paper holds the reference's figures for the points, by the first
+	// axis's value, to print beside the measured ones.
+	Paper map[string]float64 `yaml:"paper"`
+}
+
+// Point is one configuration of an experiment.
+type Point struct {
+	Experiment *Experiment
+	// Values are the axes' values, in axis order, as "key=value".
+	Values []string
+	Config config.Run
+}
+
+// Label names the point: "pool=20%".
+func (p Point) Label() string { return strings.Join(p.Values, " ") }
+
+// Parse reads a sweep file strictly (unknown keys are errors).
+func Parse(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if f.Name == "" || len(f.Experiments) == 0 {
+		return nil, fmt.Errorf("%s: a sweep needs a name and at least one experiment", path)
+	}
+	if f.Repetitions == 0 {
+		f.Repetitions = 1
+	}
+	if f.Repetitions < 0 {
+		return nil, fmt.Errorf("%s: repetitions %d: must be at least 1", path, f.Repetitions)
+	}
+	seen := make(map[string]bool)
+	for _, e := range f.Experiments {
+		if e.Name == "" || seen[e.Name] {
+			return nil, fmt.Errorf("%s: every experiment needs a unique name (%q)", path, e.Name)
+		}
+		seen[e.Name] = true
+	}
+	return &f, nil
+}
+
+// Workload is the base's workload name, which the defaults depend on.
+func (f *File) Workload() (string, error) {
+	var w struct {
+		Workload string `yaml:"workload"`
+	}
+	if err := f.Base.Decode(&w); err != nil || w.Workload == "" {
+		return "", fmt.Errorf("sweep %s: base needs a workload", f.Name)
+	}
+	return w.Workload, nil
+}
+
+// Points expands every experiment over its axes: the workload's defaults
+// (base), then the file's base, then flags (the command line's settings),
+// then the experiment's settings and axis values.
+func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error) {
+	if err := overlay(&base, &f.Base, "base"); err != nil {
+		return nil, err
+	}
+	if flags != nil {
+		flags(&base)
+	}
+	var points []Point
+	for i := range f.Experiments {
+		e := &f.Experiments[i]
+		cfg := base
+		if err := overlay(&cfg, &e.Set, e.Name+" set"); err != nil {
+			return nil, err
+		}
+		axes, err := axesOf(e)
+		if err != nil {
+			return nil, err
+		}
+		grid := []Point{{Experiment: e, Config: cfg}}
+		for _, ax := range axes {
+			var next []Point
+			for _, p := range grid {
+				for _, v := range ax.values {
+					q := Point{Experiment: e, Config: p.Config, Values: append(append([]string(nil), p.Values...), ax.key+"="+v.Value)}
+					if err := overlay(&q.Config, mapping(ax.keyNode, v), e.Name+" axis "+ax.key); err != nil {
+						return nil, err
+					}
+					next = append(next, q)
+				}
+			}
+			grid = next
+		}
+		points = append(points, grid...)
+	}
+	return points, nil
+}
+
+type axis struct {
+	key     string
+	keyNode *yaml.Node
+	values  []*yaml.Node
+}
+
+func axesOf(e *Experiment) ([]axis, error) {
+	if e.Axes.Kind == 0 {
+		return nil, nil
+	}
+	if e.Axes.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("experiment %s: axes must map a setting to a list of values", e.Name)
+	}
+	var out []axis
+	for i := 0; i < len(e.Axes.Content); i += 2 {
+		k, v := e.Axes.Content[i], e.Axes.Content[i+1]
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			return nil, fmt.Errorf("experiment %s: axis %s needs a list of values", e.Name, k.Value)
+		}
+		out = append(out, axis{key: k.Value, keyNode: k, values: v.Content})
+	}
+	return out, nil
+}
+
+func mapping(k, v *yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{k, v}}
+}
+
+// overlay decodes a mapping of run keys onto cfg, strictly.
+func overlay(cfg *config.Run, n *yaml.Node, where string) error {
+	if n.Kind == 0 {
+		return nil
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("%s: %v (keys are those of `tierbench run -f`: %s)", where, strings.TrimPrefix(err.Error(), "yaml: "), strings.Join(config.Keys(), ", "))
+	}
+	return nil
+}
