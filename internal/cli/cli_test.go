@@ -120,3 +120,30 @@ func TestRunAndLoadThroughTheCLI(t *testing.T) {
 		t.Errorf("result: schema %q, config %v, %d operations", res.Schema, res.Config, res.Summary.Operations)
 	}
 }
+
+func TestSweepThroughTheCLI(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "sweep", "../../experiments/brebner-ran.yaml", "--experiment", "experiment-3",
+		"--clients", "4", "--iterations", "1", "--db", "sqlite:"+filepath.Join(dir, "s.db"), "--out-dir", filepath.Join(dir, "out"), "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"sweep brebner-ran: 6 points × 1 repetitions = 6 runs", "experiment-3 — option B, cache 0..200%, pool 20%", "cache=200%", "tables and CSV files"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "experiment-3.csv")); err != nil {
+		t.Error(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nbase: {workload: stockonline}\nexperiments: [{name: e, set: {cahce: 10}}]\n"), 0o644)
+	code, _, stderr = runCLI(t, "sweep", bad)
+	if code != 2 || !strings.Contains(stderr, "field cahce not found") {
+		t.Errorf("misspelt key: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "sweep", "../../experiments/brebner-ran.yaml", "--experiment", "experiment-9")
+	if code != 2 || !strings.Contains(stderr, "no such experiment") {
+		t.Errorf("unknown experiment: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,181 @@
+package sweep_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/runner"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/sweep"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+func write(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sweep.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func newRunner(t *testing.T) *runner.Runner {
+	t.Helper()
+	w, err := workload.NewRegistry(stockonline.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runner.Runner{Backends: storetest.Backends(), Workloads: w, Version: "test"}
+}
+
+func TestParseIsStrict(t *testing.T) {
+	for content, want := range map[string]string{
+		"name: x\nexperiments: [{name: a}]\ncolour: red\n":                                      "field colour not found",
+		"experiments: [{name: a}]\n":                                                            "needs a name",
+		"name: x\nexperiments: [{name: a}, {name: a}]\n":                                        "unique name",
+		"name: x\nrepetitions: -2\nexperiments: [{name: a}]\n":                                  "repetitions -2",
+		"name: x\nexperiments: [{name: a, axes: {pool: 20%}}]\nbase: {workload: stockonline}\n": "list of values",
+	} {
+		f, err := sweep.Parse(write(t, content))
+		if err == nil && f != nil {
+			_, err = f.Points(config.New("stockonline", config.Defaults{Clients: 1, ServerThreads: 1, Iterations: 1}), nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one saying %q", content, err, want)
+		}
+	}
+}
+
+func TestPointsExpandAxesInOrderWithPrecedence(t *testing.T) {
+	f, err := sweep.Parse(write(t, `
+name: grid
+base: {workload: stockonline, clients: 7, cache: "5", pool: "1"}
+experiments:
+  - name: e
+    set: {commit-option: B}
+    axes:
+      cache: ["0", "50%"]
+      pool: ["10", "20", "30"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := config.New("stockonline", config.Defaults{Clients: 100, ServerThreads: 10, Iterations: 10})
+	points, err := f.Points(defaults, func(c *config.Run) { c.Clients, c.Pool = 3, "99" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, p := range points {
+		labels = append(labels, p.Label())
+		c := p.Config
+		if c.Clients != 3 || c.ServerThreads != 10 || c.CommitOption != "B" {
+			t.Errorf("%s: clients %d (flag), server threads %d (default), option %s (experiment)", p.Label(), c.Clients, c.ServerThreads, c.CommitOption)
+		}
+		if "cache="+c.Cache+" pool="+c.Pool != p.Label() {
+			t.Errorf("point %s configured cache %s, pool %s: the axes must win", p.Label(), c.Cache, c.Pool)
+		}
+	}
+	want := "cache=0 pool=10|cache=0 pool=20|cache=0 pool=30|cache=50% pool=10|cache=50% pool=20|cache=50% pool=30"
+	if got := strings.Join(labels, "|"); got != want {
+		t.Errorf("points %s, want %s", got, want)
+	}
+}
+
+func TestShippedBrebnerRanSweepIsValid(t *testing.T) {
+	f, err := sweep.Parse("../../experiments/brebner-ran.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t)
+	base, _, _ := r.Config("stockonline")
+	points, err := f.Points(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 24 {
+		t.Fatalf("%d points, want 4 experiments × 6 sizes", len(points))
+	}
+	for _, p := range points {
+		if err := r.Validate(p.Config); err != nil {
+			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
+		}
+	}
+	if c := points[23].Config; c.CommitOption != "A" || c.Concurrency != "exclusive" || c.Cache != "200%" || c.Pool != "20%" || !c.Warmup || c.Clients != 100 {
+		t.Errorf("experiment 4 at 200%%: %+v", c)
+	}
+}
+
+func TestSweepRunsAndReports(t *testing.T) {
+	f, err := sweep.Parse(write(t, `
+name: small
+base: {workload: stockonline, clients: 3, server-threads: 2, iterations: 1, warmup: true}
+repetitions: 2
+experiments:
+  - name: opt
+    title: options
+    axes:
+      commit-option: [B, C]
+    paper: {B: 1, C: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t)
+	base, _, _ := r.Config("stockonline")
+	dsn := storetest.SQLite(t)
+	points, err := f.Points(base, func(c *config.Run) { c.DB = dsn })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runs := 0
+	outs, err := sweep.Execute(context.Background(), r, points, f.Repetitions, dir, func(sweep.Point, int, *result.Result) { runs++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 4 || len(outs) != 2 || len(outs[0].Runs) != 2 {
+		t.Fatalf("%d runs in %d outcomes, want 2 points × 2 repetitions", runs, len(outs))
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "opt", "*.json"))
+	if len(files) != 4 {
+		t.Errorf("%d result files, want 4: %v", len(files), files)
+	}
+	var table bytes.Buffer
+	if err := sweep.Report(&table, dir, outs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"opt — options", "commit-option=B", "commit-option=C", "paper", "Account ready/pool/disc"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table does not say %q:\n%s", want, table.String())
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "opt.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("CSV: %d rows, %v; want a header and 2 points", len(rows), err)
+	}
+	header := strings.Join(rows[0], ",")
+	for _, col := range []string{"experiment,commit-option,runs,tps_mean,tps_sd", "Holding.peak_ready", "Transaction.discards"} {
+		if !strings.Contains(header, col) {
+			t.Errorf("CSV header lacks %q: %s", col, header)
+		}
+	}
+	if rows[1][1] != "B" || rows[1][2] != "2" || rows[2][1] != "C" {
+		t.Errorf("CSV rows: %v", rows[1:])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tables.txt")); err != nil {
+		t.Error(err)
+	}
+}
