@@ -101,11 +101,15 @@ func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, 
 	return tx, nil
 }
 
-// q is what the next statement runs on: the store transaction, begun on
-// first need (a transaction served from the cache never makes one), or the
-// session itself for a read-only transaction at READ COMMITTED.
-func (tx *Tx) q() (querier, error) {
-	if tx.readOnly && tx.ctr.autocommitReads {
+// reader is what a read of h runs on: the store transaction, begun on
+// first need, or the session itself (autocommit) when the read needs no
+// database transaction: at READ COMMITTED (or on SQLite), before the
+// transaction has begun, for a read that takes no database lock. Under
+// exclusive and optimistic concurrency the container isolates its
+// transactions itself, so their reads go out alone and the database
+// transaction carries only the writes, sent with the COMMIT.
+func (tx *Tx) reader(h *Home) (querier, error) {
+	if tx.stx == nil && tx.ctr.autocommitReads && !tx.lockingReads(h) {
 		return tx.sess, nil
 	}
 	if err := tx.storeTx(); err != nil {
@@ -255,7 +259,7 @@ func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
 // a finder has just returned.
 func (tx *Tx) load(i *Instance, find bool) error {
 	h, sql := i.home, i.home.sql
-	q, err := tx.q()
+	q, err := tx.reader(h)
 	if err != nil {
 		return err
 	}
@@ -383,7 +387,7 @@ func (h *Home) width() int {
 // before any instance is resolved, so no lock is awaited with rows open.
 func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 	tx.keys, tx.rows = tx.keys[:0], tx.rows[:0]
-	q, err := tx.q()
+	q, err := tx.reader(h)
 	if err != nil {
 		return err
 	}
