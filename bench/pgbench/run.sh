@@ -49,7 +49,7 @@ run_pgbench() {
 
 run_tierbench() {
   fresh
-  tb_tps=$("$BIN" run stockonline --db "$DSN" --no-load --scale "$SCALE" --clients "$CLIENTS" \
+  tb_tps=$("$BIN" run stockonline --db "$DSN" --persistence direct --no-load --scale "$SCALE" --clients "$CLIENTS" \
       --server-threads "$CLIENTS" --duration "${SECS}s" --quiet --out /tmp/tierbench-vs-pgbench.json |
     awk '/^TPS / { print $2 }')
 }
