@@ -142,6 +142,10 @@ func TestSweepThroughTheCLI(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "field cahce not found") {
 		t.Errorf("misspelt key: exit %d, %s", code, stderr)
 	}
+	code, _, stderr = runCLI(t, "sweep", "../../experiments/brebner-ran.yaml", "--out", "x.json")
+	if code != 2 || !strings.Contains(stderr, "--out does not apply to sweep") {
+		t.Errorf("--out: exit %d, %s", code, stderr)
+	}
 	code, _, stderr = runCLI(t, "sweep", "../../experiments/brebner-ran.yaml", "--experiment", "experiment-9")
 	if code != 2 || !strings.Contains(stderr, "no such experiment") {
 		t.Errorf("unknown experiment: exit %d, %s", code, stderr)

@@ -38,6 +38,11 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, flag := range []string{"file", "out"} {
+				if cmd.Flags().Changed(flag) {
+					return config.Usage(fmt.Errorf("--%s does not apply to sweep: the sweep file is the configuration, and --out-dir the directory of its results", flag))
+				}
+			}
 			file, err := sweep.Parse(args[0])
 			if err != nil {
 				return config.Usage(err)

@@ -107,7 +107,6 @@ func (c *Container) Warm(ctx context.Context, h *Home) error {
 		return err
 	}
 	keys, rows := tx.keys, tx.rows
-	tx.keys, tx.rows = nil, nil // fromRow must not reuse them meanwhile
 	width := h.width()
 	for n, k := range keys {
 		if _, err := tx.fromRow(h, k, rows[n*width:(n+1)*width]); err != nil {
