@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/store/postgres"
 	"github.com/tierbench/tierbench/internal/store/sqlite"
 	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
@@ -43,18 +44,19 @@ func run() int {
 			return cli.ExitInfra
 		}
 	}
-	workloads, err := workload.NewRegistry(stockonline.New())
+	workloads, err := workload.NewRegistry(stockonline.New(), ecperf.New())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tierbench:", err)
 		return cli.ExitInfra
 	}
 
-	// The first interrupt stops the run gracefully (operations under way
-	// finish, the database is checked); a second one kills the process.
+	// The first interrupt stops the command gracefully (a run lets the
+	// operations under way finish and checks the database; the emulator
+	// finishes its requests); a second one kills the process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	unwatch := context.AfterFunc(ctx, func() {
 		stop()
-		fmt.Fprintln(os.Stderr, "\ntierbench: interrupted: letting operations under way finish, then checking the database (interrupt again to abort)")
+		fmt.Fprintln(os.Stderr, "\ntierbench: interrupted: finishing the work under way, then stopping (interrupt again to abort)")
 	})
 	defer func() {
 		unwatch() // before stop, whose cancellation is not an interrupt

@@ -105,7 +105,7 @@ them correctly and writes versioned JSON results.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(err) })
 	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version}
-	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r))
+	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newEmulatorCmd())
 	return root
 }
 

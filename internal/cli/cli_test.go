@@ -11,12 +11,13 @@ import (
 
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	w, err := workload.NewRegistry(stockonline.New())
+	w, err := workload.NewRegistry(stockonline.New(), ecperf.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +39,8 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"unknown workload", []string{"run", "tpcw"}, 2, []string{`unknown workload "tpcw"`, "available: stockonline"}},
-		{"no workload", []string{"run"}, 2, []string{"name a WORKLOAD: one of stockonline"}},
+		{"unknown workload", []string{"run", "tpcw"}, 2, []string{`unknown workload "tpcw"`, "available: ecperf, stockonline"}},
+		{"no workload", []string{"run"}, 2, []string{"name a WORKLOAD: one of ecperf, stockonline"}},
 		{"unknown command", []string{"benchmark"}, 2, []string{`unknown command "benchmark"`}},
 		{"flag not a number", []string{"run", "stockonline", "--clients", "lots"}, 2, []string{"--clients", `"lots"`}},
 		{"unknown flag", []string{"run", "stockonline", "--clientz", "5"}, 2, []string{"unknown flag: --clientz"}},
@@ -149,5 +150,24 @@ func TestSweepThroughTheCLI(t *testing.T) {
 	code, _, stderr = runCLI(t, "sweep", "../../experiments/brebner-ran.yaml", "--experiment", "experiment-9")
 	if code != 2 || !strings.Contains(stderr, "no such experiment") {
 		t.Errorf("unknown experiment: exit %d, %s", code, stderr)
+	}
+}
+
+// --ir is ECperf's scale: the load reports it and populates by the kit's
+// rules (Ir 3: C = 10, so 750 customers).
+func TestIRIsTheScale(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "e.db")
+	code, out, errOut := runCLI(t, "load", "ecperf", "--ir", "3", "--db", db)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "(scale 3)") || !strings.Contains(out, "c_customer 750,") {
+		t.Errorf("load ecperf --ir 3 said: %s", out)
+	}
+	for _, args := range [][]string{{"--po-dispatch", "pigeon"}, {"--broker", "http://x"}, {"--cycle-scale", "0"}, {"--ir", "-1"}, {"--clients", "50"}, {"--think-time", "1s"}} {
+		code, _, errOut := runCLI(t, append([]string{"run", "ecperf"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, args[0]) {
+			t.Errorf("run ecperf %v: exit %d, %q; want 2 naming %s", args, code, errOut, args[0])
+		}
 	}
 }

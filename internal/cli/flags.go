@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,6 +27,7 @@ func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.StringVar(&v.DB, "db", "", "database: "+store.DSNForms+" (default sqlite, a fresh temporary file)")
 	fs.IntVar(&v.Scale, "scale", 0, "population scale factor (default 1, the reference's population)")
 	fs.Uint64Var(&v.Seed, "seed", 0, "seed of the population and of every client's random stream (default 1)")
+	fs.IntVar(&v.IR, "ir", 0, "ECperf's injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules)")
 	fs.StringVar(&v.Isolation, "isolation", "", "transaction isolation: "+store.IsolationLevels+" (default read-committed; SQLite is always serializable)")
 }
 
@@ -51,12 +54,21 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.Out, "out", "", "result file (default results/WORKLOAD-TIME.json)")
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
+
+	fs.StringVar(&v.PODispatch, "po-dispatch", "", "ECperf: how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender) (default sync)")
+	fs.StringVar(&v.Broker, "broker", "", "ECperf queue dispatch: NATS URL, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)")
+	fs.StringVar(&v.Emulator, "emulator", "", "ECperf: URL of a Supplier Emulator started with `tierbench emulator` (default: one in-process)")
+	fs.DurationVar((*time.Duration)(&v.EmulatorDelay), "emulator-delay", 0, "ECperf: how long the in-process emulator takes to answer a PO, the partner's network and processing (default 0)")
+	fs.StringVar(&v.Receiver, "receiver", "", "ECperf: HOST:PORT the emulator delivers parts back to (default 127.0.0.1:0, any free port)")
+	fs.Float64Var(&v.CycleScale, "cycle-scale", 0, "ECperf: multiply the kit's cycle times, station delays and polling intervals (default 1; 0.1 for short runs)")
+	fs.DurationVar((*time.Duration)(&v.LeadTimeUnit), "lead-time-unit", 0, "ECperf: one unit of a supplier's lead time (default 5s × --cycle-scale)")
+	fs.BoolVar(&v.UnsortedAccess, "unsorted-access", false, "ECperf: touch order lines and inventory in the original unsorted order, which deadlocks, instead of key order")
 }
 
 // config is the workload's defaults, overlaid with the -f file, overlaid
 // with the flags the user set.
 func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error) {
-	cfg, _, err := r.Config(workload)
+	cfg, info, err := r.Config(workload)
 	if err != nil {
 		return cfg, err
 	}
@@ -68,6 +80,19 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 	}
 	var set []string
 	f.fs.Visit(func(fl *pflag.Flag) { set = append(set, fl.Name) })
+	if info.Grouped {
+		for _, name := range []string{"clients", "think-time"} {
+			if slices.Contains(set, name) {
+				return cfg, config.Usage(fmt.Errorf("--%s does not apply to %s: its terminals and their pacing come from the reference (for ECperf, from --ir and --cycle-scale)", name, workload))
+			}
+		}
+	}
 	cfg.Overlay(&f.values, set)
+	// A workload measured over time by default (ECperf) runs a number of
+	// iterations instead when that is all the user asked for.
+	if slices.Contains(set, "iterations") && !slices.Contains(set, "duration") {
+		cfg.Duration, cfg.RampDown = 0, 0
+	}
+	cfg.Normalize()
 	return cfg, nil
 }

@@ -97,12 +97,8 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 				if f.values.Quiet {
 					return
 				}
-				status := "checks passed"
-				if !res.Summary.Passed {
-					status = "CHECKS FAILED"
-				}
 				fmt.Fprintf(out, "  [%d/%d] %s %s (run %d): %.1f %s, %s\n", n, total, p.Experiment.Name, p.Label(), rep,
-					res.Summary.Metric.Value, res.Summary.Metric.Name, status)
+					res.Summary.Metric.Value, res.Summary.Metric.Name, res.Verdict())
 			}
 			outcomes, runErr := sweep.Execute(cmd.Context(), r, points, file.Repetitions, dir, done)
 			fmt.Fprintln(out)

@@ -27,7 +27,11 @@ func newWorkloadsCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(w, "  operations:  %s\n", strings.Join(info.Operations, ", "))
 				fmt.Fprintf(w, "  mix:         %s\n", describeMix(info))
 				fmt.Fprintf(w, "  metric:      %s\n", info.Metric.Name)
-				fmt.Fprintf(w, "  defaults:    %d clients, %d server threads, %d iterations\n", info.Defaults.Clients, info.Defaults.ServerThreads, info.Defaults.Iterations)
+				if d := info.Defaults; info.Grouped {
+					fmt.Fprintf(w, "  defaults:    terminals from --ir (see the README), %d server threads, duration %v, ramp-up %v, ramp-down %v\n", d.ServerThreads, d.Duration, d.RampUp, d.RampDown)
+				} else {
+					fmt.Fprintf(w, "  defaults:    %d clients, %d server threads, %d iterations\n", d.Clients, d.ServerThreads, d.Iterations)
+				}
 				fmt.Fprintf(w, "  persistence: %s\n", strings.Join(info.Persistence, ", "))
 			}
 			return nil

@@ -49,6 +49,44 @@ type Run struct {
 	NoLoad          bool     `yaml:"no-load" json:"no-load"`
 	Out             string   `yaml:"out" json:"out"`
 	Quiet           bool     `yaml:"quiet" json:"quiet"`
+
+	// ECperf's settings (the other workloads ignore them).
+	// IR is the injection rate, ECperf's name for the scale: when set it
+	// is the scale.
+	IR int `yaml:"ir" json:"ir,omitempty"`
+	// PODispatch is how ScheduleWorkOrder's purchase orders reach the
+	// Supplier Emulator: sync, poller or queue.
+	PODispatch string `yaml:"po-dispatch" json:"po-dispatch,omitempty"`
+	// Broker is the NATS URL for --po-dispatch queue; empty: an embedded
+	// server.
+	Broker string `yaml:"broker" json:"broker,omitempty"`
+	// Emulator is the Supplier Emulator's URL; empty: one in-process.
+	Emulator string `yaml:"emulator" json:"emulator,omitempty"`
+	// EmulatorDelay is how long the in-process emulator takes to answer a
+	// PO: the partner's network and processing, which sync holds locks
+	// across.
+	EmulatorDelay Duration `yaml:"emulator-delay" json:"emulator-delay,omitempty"`
+	// Receiver is the address the deliveries come back to.
+	Receiver string `yaml:"receiver" json:"receiver,omitempty"`
+	// CycleScale multiplies the kit's cycle times, station delays and
+	// polling intervals (1 = the kit's; 0.1 for short runs).
+	CycleScale float64 `yaml:"cycle-scale" json:"cycle-scale,omitempty"`
+	// LeadTimeUnit is one unit of a supplier's lead time (default 5 s ×
+	// cycle-scale).
+	LeadTimeUnit Duration `yaml:"lead-time-unit" json:"lead-time-unit,omitempty"`
+	// UnsortedAccess touches entities in the original, unsorted order
+	// (the deadlocks of the paper) instead of key order.
+	UnsortedAccess bool `yaml:"unsorted-access" json:"unsorted-access,omitempty"`
+}
+
+// PODispatchModes are the values of --po-dispatch.
+var PODispatchModes = []string{"sync", "poller", "queue"}
+
+// Normalize applies the settings that stand for others: --ir is the scale.
+func (r *Run) Normalize() {
+	if r.IR > 0 {
+		r.Scale = r.IR
+	}
 }
 
 // Defaults a workload brings: its reference's run settings.
@@ -56,6 +94,8 @@ type Defaults struct {
 	Clients       int
 	ServerThreads int
 	Iterations    int
+	// Duration and RampUp, for workloads measured over time (ECperf).
+	Duration, RampUp, RampDown time.Duration
 }
 
 // Persistence strategies tierbench knows (not all are built yet; the
@@ -71,6 +111,12 @@ func New(workload string, d Defaults) Run {
 		Clients:         d.Clients,
 		ServerThreads:   d.ServerThreads,
 		Iterations:      d.Iterations,
+		Duration:        Duration(d.Duration),
+		RampUp:          Duration(d.RampUp),
+		RampDown:        Duration(d.RampDown),
+		PODispatch:      "sync",
+		CycleScale:      1,
+		Receiver:        "127.0.0.1:0",
 		Seed:            1,
 		Retries:         5,
 		Persistence:     "cmp",
@@ -213,6 +259,24 @@ func (r *Run) Validate(persistence []string) []error {
 		if _, _, _, err := ParseEntity(e); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if r.IR < 0 {
+		bad("--ir %d: must be at least 1 (the injection rate)", r.IR)
+	}
+	if !slices.Contains(PODispatchModes, r.PODispatch) {
+		bad("--po-dispatch %q: allowed: %s", r.PODispatch, strings.Join(PODispatchModes, ", "))
+	}
+	if r.Broker != "" && !strings.HasPrefix(r.Broker, "nats://") && !strings.HasPrefix(r.Broker, "tls://") {
+		bad("--broker %q: want nats://HOST:PORT (or empty for the embedded server)", r.Broker)
+	}
+	if r.Emulator != "" && !strings.HasPrefix(r.Emulator, "http://") && !strings.HasPrefix(r.Emulator, "https://") {
+		bad("--emulator %q: want http://HOST:PORT (or empty for the in-process emulator)", r.Emulator)
+	}
+	if !(r.CycleScale > 0 && r.CycleScale <= 100) {
+		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", r.CycleScale)
+	}
+	if r.LeadTimeUnit < 0 || r.EmulatorDelay < 0 {
+		bad("--lead-time-unit and --emulator-delay must not be negative")
 	}
 	return errs
 }

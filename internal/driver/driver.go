@@ -14,12 +14,13 @@ import (
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
-// Config is the load a run applies. The config package validates user
-// input; Run rejects only what would make it misbehave.
+// Config is the load a run applies to its terminal groups. The config
+// package validates user input; Run rejects only what would make it
+// misbehave.
 type Config struct {
-	Clients int
 	// ServerThreads bounds the operations in the middle tier at once;
-	// clients beyond it queue. Zero, or at least Clients, admits all.
+	// terminals beyond it queue. Zero, or at least the terminals, admits
+	// all.
 	ServerThreads int
 	// Iterations per client of the mix; used when Duration is zero.
 	Iterations int
@@ -28,9 +29,7 @@ type Config struct {
 	Duration time.Duration
 	// RampUp and RampDown are excluded from the measured steady state.
 	RampUp, RampDown time.Duration
-	// ThinkTime a client waits after each operation before the next.
-	ThinkTime time.Duration
-	Seed      uint64
+	Seed             uint64
 	// MaxRetries of a retryable failure (deadlock, serialization failure,
 	// lock timeout) before it counts as an error.
 	MaxRetries int
@@ -38,7 +37,16 @@ type Config struct {
 
 // Target is what the driver drives: a workload readied for a run.
 type Target interface {
-	NewClient(id int, rng *rand.Rand) workload.Client
+	NewClient(group, id int, rng *rand.Rand) workload.Client
+}
+
+// Clients is the number of terminals of the groups.
+func Clients(groups []workload.Group) int {
+	n := 0
+	for _, g := range groups {
+		n += g.Clients
+	}
+	return n
 }
 
 // Report is the timing of a finished run; the samples are in the recorder.
@@ -105,11 +113,12 @@ func (p phases) window(end time.Duration) time.Duration {
 	return max(hi-p.rampUp, 0)
 }
 
-// Run drives target with mix until every client has finished its
-// iterations or the duration has passed, recording into rec.
-func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *metrics.Recorder) (Report, error) {
-	if cfg.Clients < 1 {
-		return Report{}, fmt.Errorf("driver: %d clients", cfg.Clients)
+// Run drives target with the groups' terminals until every terminal has
+// finished its iterations or the duration has passed, recording into rec.
+func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target, rec *metrics.Recorder) (Report, error) {
+	clients := Clients(groups)
+	if clients < 1 {
+		return Report{}, fmt.Errorf("driver: %d terminals", clients)
 	}
 	if cfg.Duration <= 0 && cfg.Iterations < 1 {
 		return Report{}, errors.New("driver: neither iterations nor a duration")
@@ -118,7 +127,7 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 		return Report{}, fmt.Errorf("driver: ramps (%v + %v) leave no steady state in %v", cfg.RampUp, cfg.RampDown, cfg.Duration)
 	}
 	r := &run{cfg: cfg, phases: newPhases(cfg)}
-	if n := Threads(cfg.Clients, cfg.ServerThreads); n < cfg.Clients {
+	if n := Threads(clients, cfg.ServerThreads); n < clients {
 		// Admission hands out thread numbers: a free thread is a number
 		// in the channel.
 		r.threads = make(chan int, n)
@@ -133,15 +142,20 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 	// the database driver from arming a cancellation per statement.
 	r.opCtx = context.WithoutCancel(ctx)
 	r.queued = r.threads != nil
-	terminals := make([]*terminal, cfg.Clients)
-	for id := range terminals {
-		terminals[id] = &terminal{
-			id:     id,
-			client: target.NewClient(id, stream(cfg.Seed, id, streamWorkload)),
-			dealer: newDealer(mix),
-			deal:   stream(cfg.Seed, id, streamDeck),
-			jitter: stream(cfg.Seed, id, streamJitter),
-			shard:  rec.Shard(id),
+	var terminals []*terminal
+	for gi, g := range groups {
+		for range g.Clients {
+			id := len(terminals)
+			terminals = append(terminals, &terminal{
+				id:     id,
+				client: target.NewClient(gi, id, stream(cfg.Seed, id, streamWorkload)),
+				dealer: newDealer(g.Mix),
+				pacing: g.Pacing,
+				deal:   stream(cfg.Seed, id, streamDeck),
+				pace:   stream(cfg.Seed, id, streamPacing),
+				jitter: stream(cfg.Seed, id, streamJitter),
+				shard:  rec.Shard(id),
+			})
 		}
 	}
 	r.started = time.Now()
@@ -159,12 +173,13 @@ func Run(ctx context.Context, cfg Config, mix workload.Mix, target Target, rec *
 	}, nil
 }
 
-// Each terminal draws from three independent streams, so that retries
-// (which draw jitter) never shift the plan or the workload's choices.
+// Each terminal draws from independent streams, so that retries (which
+// draw jitter) and pacing never shift the plan or the workload's choices.
 const (
 	streamDeck = iota
 	streamWorkload
 	streamJitter
+	streamPacing
 	streamsPerTerminal
 )
 
@@ -187,29 +202,76 @@ type terminal struct {
 	id     int
 	client workload.Client
 	dealer dealer
+	pacing workload.Pacing
 	deal   *rand.Rand
+	pace   *rand.Rand
 	jitter *rand.Rand
 	shard  *metrics.Shard
 	steps  []workload.Step
+	// next is when the next operation is scheduled to start (cycle
+	// pacing), since the start of the run.
+	next time.Duration
 }
 
 func (r *run) terminal(ctx context.Context, t *terminal) {
 	t.steps = make([]workload.Step, 0, t.dealer.size())
+	first := true
 	for iter := 0; r.phases.stop > 0 || iter < r.cfg.Iterations; iter++ {
 		t.steps = t.dealer.deal(t.deal, t.steps)
 		for _, step := range t.steps {
-			if r.cfg.ThinkTime > 0 && !sleep(ctx, r.cfg.ThinkTime) {
+			intended, ok := r.schedule(ctx, t, step, first)
+			first = false
+			if !ok || (r.phases.stop > 0 && intended >= r.phases.stop) || ctx.Err() != nil {
 				return
 			}
-			intended := time.Since(r.started)
-			if (r.phases.stop > 0 && intended >= r.phases.stop) || ctx.Err() != nil {
-				return
+			if t.pacing.Kind == workload.Cycle {
+				if wait := intended - time.Since(r.started); wait > 0 && !sleep(ctx, wait) {
+					return
+				}
 			}
 			if !r.do(ctx, t, step, intended) {
 				return
 			}
 		}
 	}
+}
+
+// schedule returns when step is meant to start. Closed loop: now. Think
+// time: now, after the pause. Cycle: the previous step's scheduled start
+// plus the step's delay (a sequence's) or a cycle time drawn from the
+// pacing; the first step of a terminal is placed at random within one
+// cycle, so terminals do not start in lockstep. false: the run is stopping.
+func (r *run) schedule(ctx context.Context, t *terminal, step workload.Step, first bool) (time.Duration, bool) {
+	switch t.pacing.Kind {
+	case workload.Think:
+		if !first && !sleep(ctx, t.pacing.Mean) {
+			return 0, false
+		}
+	case workload.Cycle:
+		gap := step.Delay
+		if gap == 0 {
+			gap = cycleTime(t.pacing, t.pace)
+		}
+		if first {
+			t.next = time.Since(r.started) + time.Duration(t.pace.Int64N(int64(gap)+1))
+		} else {
+			t.next += gap
+		}
+		return t.next, true
+	}
+	return time.Since(r.started), true
+}
+
+// cycleTime draws one cycle time from the pacing's distribution.
+func cycleTime(p workload.Pacing, rng *rand.Rand) time.Duration {
+	if p.Dist != workload.NegExp {
+		return p.Mean
+	}
+	d := time.Duration(rng.ExpFloat64() * float64(p.Mean))
+	if p.Truncate > 0 {
+		d = min(d, time.Duration(p.Truncate*float64(p.Mean)))
+	}
+	return d
 }
 
 // do runs one operation through admission, with retries, and records it.
@@ -219,6 +281,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 	var queue, service, finished time.Duration
 	var err error
 	retries := 0
+	var aborts metrics.Aborts
 	asked := intended
 	for {
 		thread, ok := r.admit(ctx, t)
@@ -232,11 +295,12 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		r.release(thread)
 		queue += admitted - asked
 		service += finished - admitted
+		countAbort(&aborts, err)
 		if err == nil || retries == r.cfg.MaxRetries || !store.Retryable(err) {
 			break
 		}
 		retries++
-		if !sleep(ctx, backoff(t.jitter, retries)) {
+		if !sleep(ctx, store.Backoff(t.jitter, retries)) {
 			return false
 		}
 		asked = time.Since(r.started)
@@ -258,8 +322,24 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Service:  service,
 		Split:    r.queued,
 		Measured: r.phases.measured(intended),
+		Finished: r.phases.measured(finished),
+		Aborts:   aborts,
 	})
 	return true
+}
+
+// countAbort counts err in a when it is an abort by the database or the
+// container.
+func countAbort(a *metrics.Aborts, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrDeadlock):
+		a.Deadlock++
+	case errors.Is(err, store.ErrLockTimeout):
+		a.LockTimeout++
+	case errors.Is(err, store.ErrSerialization):
+		a.Serialization++
+	}
 }
 
 // admit waits for a free server thread and returns its number; false when
@@ -286,14 +366,6 @@ func (r *run) release(thread int) {
 	if r.threads != nil {
 		r.threads <- thread
 	}
-}
-
-// backoff before retry n: uniform jitter under an exponentially growing
-// cap (0.1 ms, 0.2 ms, … up to 10 ms), so that victims of the same
-// deadlock do not collide again in lockstep.
-func backoff(rng *rand.Rand, n int) time.Duration {
-	limit := min(100*time.Microsecond<<min(n-1, 10), 10*time.Millisecond)
-	return time.Duration(rng.Int64N(int64(limit)))
 }
 
 // sleep waits d unless ctx ends first; false when it did.

@@ -12,7 +12,7 @@ import (
 
 type noopTarget struct{}
 
-func (noopTarget) NewClient(int, *rand.Rand) workload.Client { return noopClient{} }
+func (noopTarget) NewClient(int, int, *rand.Rand) workload.Client { return noopClient{} }
 
 type noopClient struct{}
 
@@ -31,7 +31,7 @@ func BenchmarkNoopOperation(b *testing.B) {
 			rec := metrics.NewRecorder(ops, Shards(c.clients))
 			b.ReportAllocs()
 			b.ResetTimer()
-			rep, err := Run(context.Background(), Config{Clients: c.clients, ServerThreads: c.threads, Iterations: iterations, Seed: 1}, mix, noopTarget{}, rec)
+			rep, err := Run(context.Background(), Config{ServerThreads: c.threads, Iterations: iterations, Seed: 1}, []workload.Group{{Clients: c.clients, Mix: mix}}, noopTarget{}, rec)
 			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)

@@ -29,7 +29,7 @@ type fakeTarget struct {
 	seen                  map[int][]string // per terminal: op, pair and a draw of its stream
 }
 
-func (f *fakeTarget) NewClient(id int, rng *rand.Rand) workload.Client {
+func (f *fakeTarget) NewClient(_, id int, rng *rand.Rand) workload.Client {
 	return &fakeClient{f: f, id: id, rng: rng}
 }
 
@@ -67,11 +67,16 @@ func (c *fakeClient) Do(ctx context.Context, s workload.Step) error {
 
 func stockOnlineOps() []string { return stockonline.New().Info().Operations }
 
+// clients is one closed-loop group of n terminals on mix.
+func clients(n int, mix workload.Mix) []workload.Group {
+	return []workload.Group{{Name: "clients", Clients: n, Mix: mix}}
+}
+
 func TestSameSeedGivesSameOperationSequence(t *testing.T) {
 	run := func(seed uint64) map[int][]string {
 		f := &fakeTarget{}
-		cfg := Config{Clients: 4, ServerThreads: 2, Iterations: 3, Seed: seed}
-		if _, err := Run(context.Background(), cfg, stockonline.Mix(), f, metrics.NewRecorder(stockOnlineOps(), 2)); err != nil {
+		cfg := Config{ServerThreads: 2, Iterations: 3, Seed: seed}
+		if _, err := Run(context.Background(), cfg, clients(4, stockonline.Mix()), f, metrics.NewRecorder(stockOnlineOps(), 2)); err != nil {
 			t.Fatal(err)
 		}
 		return f.seen
@@ -97,8 +102,8 @@ func TestAdmissionBoundsConcurrencyAndRecordsQueueTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeTarget{work: 10 * time.Millisecond}
 		rec := metrics.NewRecorder(stockOnlineOps(), 3)
-		cfg := Config{Clients: 8, ServerThreads: 3, Iterations: 2, Seed: 1}
-		rep, err := Run(context.Background(), cfg, stockonline.Mix(), f, rec)
+		cfg := Config{ServerThreads: 3, Iterations: 2, Seed: 1}
+		rep, err := Run(context.Background(), cfg, clients(8, stockonline.Mix()), f, rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +134,7 @@ func TestNoAdmissionWhenThreadsCoverClients(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeTarget{work: time.Millisecond}
 		rec := metrics.NewRecorder(stockOnlineOps(), 1)
-		if _, err := Run(context.Background(), Config{Clients: 5, ServerThreads: 10, Iterations: 1}, stockonline.Mix(), f, rec); err != nil {
+		if _, err := Run(context.Background(), Config{ServerThreads: 10, Iterations: 1}, clients(5, stockonline.Mix()), f, rec); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.maxInFlight.Load(); got != 5 {
@@ -146,8 +151,8 @@ func TestTimedRunMeasuresOnlyTheSteadyState(t *testing.T) {
 		f := &fakeTarget{work: 100 * time.Millisecond}
 		rec := metrics.NewRecorder([]string{"op"}, 2)
 		mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
-		cfg := Config{Clients: 2, ServerThreads: 2, Duration: 10 * time.Second, RampUp: 2 * time.Second, RampDown: 3 * time.Second}
-		rep, err := Run(context.Background(), cfg, mix, f, rec)
+		cfg := Config{ServerThreads: 2, Duration: 10 * time.Second, RampUp: 2 * time.Second, RampDown: 3 * time.Second}
+		rep, err := Run(context.Background(), cfg, clients(2, mix), f, rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +206,7 @@ func TestRetriesAndOutcomes(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := &fakeTarget{fail: tt.fail}
 				rec := metrics.NewRecorder([]string{"op"}, 1)
-				if _, err := Run(context.Background(), Config{Clients: 1, Iterations: 1, MaxRetries: tt.maxRetries}, mix, f, rec); err != nil {
+				if _, err := Run(context.Background(), Config{Iterations: 1, MaxRetries: tt.maxRetries}, clients(1, mix), f, rec); err != nil {
 					t.Fatal(err)
 				}
 				got := rec.Snapshot().Ops[0]
@@ -220,7 +225,7 @@ func TestInterruptLetsOperationsUnderWayFinish(t *testing.T) {
 		mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(2500*time.Millisecond, cancel)
-		rep, err := Run(ctx, Config{Clients: 3, Iterations: 100}, mix, f, rec)
+		rep, err := Run(ctx, Config{Iterations: 100}, clients(3, mix), f, rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,13 +245,52 @@ func TestInterruptLetsOperationsUnderWayFinish(t *testing.T) {
 
 func TestRunRejectsImpossibleConfigurations(t *testing.T) {
 	mix := stockonline.Mix()
-	for _, cfg := range []Config{
-		{Clients: 0, Iterations: 1},
-		{Clients: 1},
-		{Clients: 1, Duration: time.Second, RampUp: time.Second},
+	for _, c := range []struct {
+		clients int
+		cfg     Config
+	}{
+		{0, Config{Iterations: 1}},
+		{1, Config{}},
+		{1, Config{Duration: time.Second, RampUp: time.Second}},
 	} {
-		if _, err := Run(context.Background(), cfg, mix, &fakeTarget{}, metrics.NewRecorder(stockOnlineOps(), 1)); err == nil {
-			t.Errorf("Run(%+v) succeeded, want an error", cfg)
+		if _, err := Run(context.Background(), c.cfg, clients(c.clients, mix), &fakeTarget{}, metrics.NewRecorder(stockOnlineOps(), 1)); err == nil {
+			t.Errorf("Run(%d clients, %+v) succeeded, want an error", c.clients, c.cfg)
 		}
+	}
+}
+
+// abortingTarget fails each operation's first attempts with the causes in
+// order, then succeeds.
+type abortingTarget struct{ causes []error }
+
+func (a abortingTarget) NewClient(_, _ int, _ *rand.Rand) workload.Client {
+	return &abortingClient{causes: a.causes}
+}
+
+type abortingClient struct {
+	causes []error
+	n      int
+}
+
+func (c *abortingClient) Do(context.Context, workload.Step) error {
+	if c.n < len(c.causes) {
+		c.n++
+		return c.causes[c.n-1]
+	}
+	c.n = 0
+	return nil
+}
+
+func TestAbortsCountedByCause(t *testing.T) {
+	causes := []error{store.ErrDeadlock, store.ErrLockTimeout, store.ErrSerialization, store.ErrDeadlock}
+	rec := metrics.NewRecorder([]string{"op"}, 1)
+	_, err := Run(context.Background(), Config{Iterations: 3, MaxRetries: 5}, clients(1, workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}), abortingTarget{causes}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := rec.Snapshot().Ops[0]
+	want := metrics.Aborts{Deadlock: 6, LockTimeout: 3, Serialization: 3}
+	if op.Aborts != want || op.Retries != 12 || op.Successes != 3 {
+		t.Errorf("aborts %+v, retries %d, successes %d; want %+v, 12, 3", op.Aborts, op.Retries, op.Successes, want)
 	}
 }

@@ -16,10 +16,30 @@ type dealer interface {
 }
 
 func newDealer(m workload.Mix) dealer {
-	if m.Kind == workload.Weighted {
+	switch m.Kind {
+	case workload.Weighted:
 		return newWeighted(m)
+	case workload.Sequence:
+		return newSequence(m)
 	}
 	return newDeck(m)
+}
+
+// sequence deals its cards in order, each with its delay.
+type sequence struct{ steps []workload.Step }
+
+func newSequence(m workload.Mix) *sequence {
+	s := &sequence{}
+	for _, c := range m.Cards {
+		s.steps = append(s.steps, workload.Step{Op: c.Op, Pair: -1, Delay: c.Delay})
+	}
+	return s
+}
+
+func (s *sequence) size() int { return len(s.steps) }
+
+func (s *sequence) deal(_ *rand.Rand, buf []workload.Step) []workload.Step {
+	return append(buf[:0], s.steps...)
 }
 
 // deck deals a fixed multiset per iteration, shuffled, with the second

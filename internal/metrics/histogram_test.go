@@ -74,9 +74,11 @@ func TestRecorderSeparatesOutcomesPhasesAndSeconds(t *testing.T) {
 	r := NewRecorder([]string{"a", "b"}, 3)
 	samples := []Sample{
 		{Op: 0, Outcome: Success, At: 100 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: false},
-		{Op: 0, Outcome: Success, At: 1100 * time.Millisecond, Latency: 3 * time.Millisecond, Queue: 2 * time.Millisecond, Service: time.Millisecond, Split: true, Measured: true},
-		{Op: 0, Outcome: Business, At: 1200 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: true, Retries: 2},
-		{Op: 1, Outcome: Error, At: 2500 * time.Millisecond, Latency: time.Second, Service: time.Second, Measured: true},
+		{Op: 0, Outcome: Success, At: 1100 * time.Millisecond, Latency: 3 * time.Millisecond, Queue: 2 * time.Millisecond, Service: time.Millisecond, Split: true, Measured: true, Finished: true},
+		{Op: 0, Outcome: Business, At: 1200 * time.Millisecond, Latency: time.Millisecond, Service: time.Millisecond, Measured: true, Finished: true, Retries: 2},
+		{Op: 1, Outcome: Error, At: 2500 * time.Millisecond, Latency: time.Second, Service: time.Second, Measured: true, Finished: true},
+		// Meant to start in the steady state, finished after it: latency
+		// counts it, throughput does not.
 		{Op: 1, Outcome: Success, At: 2600 * time.Millisecond, Latency: 3 * time.Millisecond, Service: 3 * time.Millisecond, Measured: true},
 	}
 	for i, s := range samples {
@@ -89,6 +91,9 @@ func TestRecorderSeparatesOutcomesPhasesAndSeconds(t *testing.T) {
 	a, b := snap.Ops[0], snap.Ops[1]
 	if a.Successes != 1 || a.Business != 1 || a.Errors != 0 || a.Retries != 2 || a.Latency.Count() != 2 {
 		t.Errorf("op a = %d successes, %d business, %d errors, %d retries, %d latencies; want 1, 1, 0, 2, 2", a.Successes, a.Business, a.Errors, a.Retries, a.Latency.Count())
+	}
+	if a.Completed != 2 || b.Completed != 0 {
+		t.Errorf("completed in the window: a %d, b %d; want 2 and 0 (errors and late finishes excluded)", a.Completed, b.Completed)
 	}
 	if got := a.Queue.Quantile(1); got != 2*time.Millisecond {
 		t.Errorf("op a max queue = %v, want 2ms", got)

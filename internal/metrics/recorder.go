@@ -37,6 +37,31 @@ type Sample struct {
 	// Measured is false in ramp-up and ramp-down: such samples reach only
 	// the time series.
 	Measured bool
+	// Finished is true when the operation ended within the steady state.
+	// Throughput counts these completions, so a run that falls behind its
+	// schedule shows it in its rate, not only in its latency.
+	Finished bool
+	// Aborts are the attempts the database or the container aborted, by
+	// cause (retried ones and a final one).
+	Aborts Aborts
+}
+
+// Aborts count aborted attempts by cause: the symptoms of lock contention
+// the ECperf paper diagnoses.
+type Aborts struct {
+	Deadlock      int64 `json:"deadlock"`
+	LockTimeout   int64 `json:"lock_timeout"`
+	Serialization int64 `json:"serialization"`
+}
+
+// Total of all causes.
+func (a Aborts) Total() int64 { return a.Deadlock + a.LockTimeout + a.Serialization }
+
+// Add a's counts to x.
+func (a *Aborts) Add(x Aborts) {
+	a.Deadlock += x.Deadlock
+	a.LockTimeout += x.LockTimeout
+	a.Serialization += x.Serialization
 }
 
 // Recorder collects samples from all terminals of a run.
@@ -91,8 +116,12 @@ type opRecord struct {
 	// checks that compare the database with what the clients did.
 	everSucceeded                        int64
 	successes, business, errors, retries int64
-	latency, queue, service              *Histogram
-	errorLatency                         *Histogram // allocated on the first error
+	// completed: successes and business outcomes that finished in the
+	// steady state, whenever they were meant to start.
+	completed               int64
+	aborts                  Aborts
+	latency, queue, service *Histogram
+	errorLatency            *Histogram // allocated on the first error
 }
 
 func newShard(ops int, s *series) *Shard {
@@ -123,8 +152,12 @@ func (s *Shard) Record(x Sample) {
 	if x.Outcome == Success {
 		o.everSucceeded++
 	}
+	if x.Finished && x.Outcome != Error {
+		o.completed++
+	}
 	if x.Measured {
 		o.retries += int64(x.Retries)
+		o.aborts.Add(x.Aborts)
 		switch x.Outcome {
 		case Success:
 			o.successes++

@@ -8,6 +8,12 @@ type OpStats struct {
 	// Successes and Business outcomes are both completed transactions;
 	// Count is their sum.
 	Successes, Business, Errors, Retries int64
+	// Completed counts successes and business outcomes that finished in the
+	// steady state, the population of throughput; Count is by intended
+	// start, the population of latency. They differ by the edges of the
+	// window and by how far a run fell behind its schedule.
+	Completed int64
+	Aborts    Aborts
 	// Latency is end-to-end (queue + service) of completed transactions.
 	Latency, Queue, Service *Histogram
 	// ErrorLatency covers failed operations, kept apart so failures do not
@@ -48,6 +54,8 @@ func (s Snapshot) Total() OpStats {
 		t.Business += o.Business
 		t.Errors += o.Errors
 		t.Retries += o.Retries
+		t.Completed += o.Completed
+		t.Aborts.Add(o.Aborts)
 		t.Latency.Merge(o.Latency)
 		t.Queue.Merge(o.Queue)
 		t.Service.Merge(o.Service)
@@ -73,6 +81,8 @@ func (r *Recorder) Snapshot() Snapshot {
 			dst.Business += src.business
 			dst.Errors += src.errors
 			dst.Retries += src.retries
+			dst.Completed += src.completed
+			dst.Aborts.Add(src.aborts)
 			dst.Latency.Merge(src.latency)
 			dst.Queue.Merge(src.queue)
 			dst.Service.Merge(src.service)

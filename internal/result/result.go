@@ -34,7 +34,9 @@ type Result struct {
 	Container        map[string]EntityStats `json:"container"`
 	Database         store.Stats            `json:"database"`
 	Checks           []workload.Check       `json:"checks"`
-	Timeseries       []Point                `json:"timeseries"`
+	// Validity is the reference's rules for a run to count (ECperf).
+	Validity   *Validity `json:"validity,omitempty"`
+	Timeseries []Point   `json:"timeseries"`
 
 	// OperationOrder is the workload's order of operations, for tables;
 	// EntityOrder the order of its entity types.
@@ -70,11 +72,18 @@ type Load struct {
 
 // Summary of the steady state.
 type Summary struct {
-	// Operations completed (successes and business exceptions).
-	Operations         int64 `json:"operations"`
+	// Operations completed (successes and business exceptions) that were
+	// meant to start in the steady state: the latency population.
+	Operations int64 `json:"operations"`
+	// Completed are those that finished in the steady state: the
+	// throughput population. Fewer than Operations when the run fell
+	// behind its schedule.
+	Completed          int64 `json:"completed"`
 	Errors             int64 `json:"errors"`
 	BusinessExceptions int64 `json:"business_exceptions"`
 	Retries            int64 `json:"retries"`
+	// Aborts by cause over all operations.
+	Aborts metrics.Aborts `json:"aborts"`
 	// ElapsedS is the measured window rates divide by; RunS the whole run.
 	ElapsedS       float64 `json:"elapsed_s"`
 	RunS           float64 `json:"run_s"`
@@ -95,14 +104,27 @@ type Metric struct {
 // the client saw it; where clients queued for server threads, Queue and
 // Service split it.
 type Operation struct {
-	Count              int64            `json:"count"`
-	Errors             int64            `json:"errors"`
-	BusinessExceptions int64            `json:"business_exceptions"`
-	Retries            int64            `json:"retries"`
-	Latency            metrics.Latency  `json:"latency_ms"`
-	Queue              *metrics.Latency `json:"queue_ms,omitempty"`
-	Service            *metrics.Latency `json:"service_ms,omitempty"`
-	ErrorLatency       *metrics.Latency `json:"error_latency_ms,omitempty"`
+	Count int64 `json:"count"`
+	// Completed is the operations that finished in the steady state, which
+	// throughput and the metric count; Count is those meant to start in
+	// it, which the latencies describe.
+	Completed          int64 `json:"completed"`
+	Errors             int64 `json:"errors"`
+	BusinessExceptions int64 `json:"business_exceptions"`
+	Retries            int64 `json:"retries"`
+	// Aborts are attempts aborted by deadlock, lock timeout or
+	// serialization failure, retried or not.
+	Aborts       *metrics.Aborts  `json:"aborts,omitempty"`
+	Latency      metrics.Latency  `json:"latency_ms"`
+	Queue        *metrics.Latency `json:"queue_ms,omitempty"`
+	Service      *metrics.Latency `json:"service_ms,omitempty"`
+	ErrorLatency *metrics.Latency `json:"error_latency_ms,omitempty"`
+}
+
+// Validity says whether the run meets its reference's rules.
+type Validity struct {
+	Passed bool             `json:"passed"`
+	Rules  []workload.Check `json:"rules"`
 }
 
 // EntityStats are an entity type's container counters and the settings it
@@ -193,6 +215,7 @@ func Build(in Inputs) *Result {
 	for _, o := range in.Snapshot.Ops {
 		op := Operation{
 			Count:              o.Count(),
+			Completed:          o.Completed,
 			Errors:             o.Errors,
 			BusinessExceptions: o.Business,
 			Retries:            o.Retries,
@@ -202,17 +225,23 @@ func Build(in Inputs) *Result {
 			q, s := roundLatency(o.Queue.Summary()), roundLatency(o.Service.Summary())
 			op.Queue, op.Service = &q, &s
 		}
+		if o.Aborts.Total() > 0 {
+			a := o.Aborts
+			op.Aborts = &a
+			r.Summary.Aborts.Add(a)
+		}
 		if o.Errors > 0 {
 			e := roundLatency(o.ErrorLatency.Summary())
 			op.ErrorLatency = &e
 		}
 		r.Operations[o.Name] = op
 		r.Summary.Operations += op.Count
+		r.Summary.Completed += op.Completed
 		r.Summary.Errors += op.Errors
 		r.Summary.BusinessExceptions += op.BusinessExceptions
 		r.Summary.Retries += op.Retries
 		if len(in.Info.Metric.Ops) == 0 || slices.Contains(in.Info.Metric.Ops, o.Name) {
-			metricCount += op.Count
+			metricCount += op.Completed
 		}
 	}
 	total := in.Snapshot.Total()
@@ -223,7 +252,7 @@ func Build(in Inputs) *Result {
 	r.Summary.RunS = round(in.Elapsed.Seconds(), 3)
 	r.Summary.Metric.Name = in.Info.Metric.Name
 	if window > 0 {
-		r.Summary.ThroughputPerS = round(float64(r.Summary.Operations)/window, 1)
+		r.Summary.ThroughputPerS = round(float64(r.Summary.Completed)/window, 1)
 		per := in.Info.Metric.Per.Seconds()
 		r.Summary.Metric.Value = round(float64(metricCount)/window*per, 1)
 	}
@@ -231,6 +260,10 @@ func Build(in Inputs) *Result {
 	r.Summary.Passed = !in.Interrupted
 	for _, c := range r.Checks {
 		r.Summary.Passed = r.Summary.Passed && c.Passed
+	}
+	if v := in.Info.Validity; v != nil {
+		r.Validity = judge(v, in.Snapshot)
+		r.Summary.Passed = r.Summary.Passed && r.Validity.Passed
 	}
 	for _, s := range in.Snapshot.Series {
 		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors, P99Ms: round(float64(s.P99)/1e6, 3)})

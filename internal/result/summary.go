@@ -32,7 +32,7 @@ func WriteSummary(w io.Writer, r *Result) {
 	line := func(name string, op Operation) {
 		rate := 0.0
 		if window > 0 {
-			rate = float64(op.Count) / window
+			rate = float64(op.Completed) / window
 		}
 		l := op.Latency
 		s := fmt.Sprintf("%-22s %9d %7d %8d %7d %9.3f %9.3f %9.3f %9.3f %9.3f %10.1f", name, op.Count, op.Errors, op.BusinessExceptions, op.Retries, l.Mean, l.P50, l.P90, l.P99, l.Max, rate)
@@ -46,7 +46,7 @@ func WriteSummary(w io.Writer, r *Result) {
 			line(name, op)
 		}
 	}
-	total := Operation{Count: r.Summary.Operations, Errors: r.Summary.Errors, BusinessExceptions: r.Summary.BusinessExceptions, Retries: r.Summary.Retries, Latency: r.TotalLatency}
+	total := Operation{Count: r.Summary.Operations, Completed: r.Summary.Completed, Errors: r.Summary.Errors, BusinessExceptions: r.Summary.BusinessExceptions, Retries: r.Summary.Retries, Latency: r.TotalLatency}
 	if queued {
 		total.Queue, total.Service = &r.TotalQueue, &r.TotalService
 	}
@@ -58,8 +58,22 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	fmt.Fprintf(w, "(%s)\n\n", note)
 
-	fmt.Fprintf(w, "%s %.1f   (%d transactions in %.3f s of steady state; whole run %.3f s)\n",
-		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Operations, r.Summary.ElapsedS, r.Summary.RunS)
+	fmt.Fprintf(w, "%s %.1f   (%d transactions finished in %.3f s of steady state; whole run %.3f s)\n",
+		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Completed, r.Summary.ElapsedS, r.Summary.RunS)
+	if s := r.Summary; s.Completed < s.Operations*99/100 {
+		fmt.Fprintf(w, "behind schedule: %d transactions were due in the steady state, %d finished in it; the rest finished late (their lateness is in the latencies)\n",
+			s.Operations, s.Completed)
+	}
+	if a := r.Summary.Aborts; a.Total() > 0 {
+		fmt.Fprintf(w, "aborts: %d deadlock, %d lock timeout, %d serialization", a.Deadlock, a.LockTimeout, a.Serialization)
+		var per []string
+		for _, name := range r.OperationOrder {
+			if op, ok := r.Operations[name]; ok && op.Aborts != nil {
+				per = append(per, fmt.Sprintf("%s %d/%d/%d", name, op.Aborts.Deadlock, op.Aborts.LockTimeout, op.Aborts.Serialization))
+			}
+		}
+		fmt.Fprintf(w, " (by operation, deadlock/timeout/serialization: %s)\n", strings.Join(per, ", "))
+	}
 	writeEntities(w, r)
 	d := r.Database
 	fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts\n",
@@ -68,6 +82,9 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintln(w, "interrupted: operations under way were allowed to finish; the checks below cover them")
 	}
 	WriteChecks(w, r.Checks)
+	if r.Validity != nil {
+		writeVerdicts(w, "validity", r.Validity.Rules)
+	}
 }
 
 // writeEntities prints a line per entity type: its settings and what the
@@ -77,12 +94,12 @@ func writeEntities(w io.Writer, r *Result) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-12s %3s %6s %6s %-11s %-11s %8s %5s %8s %7s %8s %8s %8s %6s %6s %5s %5s\n",
+	fmt.Fprintf(w, "%-14s %3s %6s %6s %-11s %-11s %8s %5s %8s %7s %8s %8s %8s %6s %6s %5s %5s\n",
 		"entity", "opt", "cache", "pool", "persistence", "concurrency", "finds", "hit%", "loads", "stores", "activate", "passivate", "discards", "peak-r", "peak-p", "waits", "confl")
 	for _, name := range r.EntityOrder {
 		e := r.Container[name]
 		s := e.Settings
-		fmt.Fprintf(w, "%-12s %3s %6d %6d %-11s %-11s %8d %5.1f %8d %7d %8d %8d %8d %6d %6d %5d %5d\n",
+		fmt.Fprintf(w, "%-14s %3s %6d %6d %-11s %-11s %8d %5.1f %8d %7d %8d %8d %8d %6d %6d %5d %5d\n",
 			name, s.CommitOption, s.Cache, s.Pool, s.Persistence, s.Concurrency, e.Finds, 100*e.HitRate, e.Loads, e.Stores,
 			e.Activations, e.Passivations, e.Discards, e.PeakReady, e.PeakPooled, e.LockWaits, e.Conflicts)
 	}
@@ -91,7 +108,11 @@ func writeEntities(w io.Writer, r *Result) {
 }
 
 // WriteChecks prints the consistency checks, one per line.
-func WriteChecks(w io.Writer, checks []workload.Check) {
+func WriteChecks(w io.Writer, checks []workload.Check) { writeVerdicts(w, "checks", checks) }
+
+// writeVerdicts prints a verdict line for the label, then one line per
+// check or rule.
+func writeVerdicts(w io.Writer, label string, checks []workload.Check) {
 	failed := 0
 	width := 0
 	for _, c := range checks {
@@ -102,12 +123,12 @@ func WriteChecks(w io.Writer, checks []workload.Check) {
 	}
 	switch {
 	case len(checks) == 0:
-		fmt.Fprintln(w, "checks: none")
+		fmt.Fprintln(w, label+": none")
 		return
 	case failed == 0:
-		fmt.Fprintf(w, "checks: all %d passed\n", len(checks))
+		fmt.Fprintf(w, "%s: all %d passed\n", label, len(checks))
 	default:
-		fmt.Fprintf(w, "checks: %d of %d FAILED\n", failed, len(checks))
+		fmt.Fprintf(w, "%s: %d of %d FAILED\n", label, failed, len(checks))
 	}
 	for _, c := range checks {
 		mark := "ok  "

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,17 +26,21 @@ func fixture() *Result {
 	ops := []string{"Read", "Write"}
 	rec := metrics.NewRecorder(ops, 2)
 	for i := 0; i < 100; i++ {
-		rec.Shard(i).Record(metrics.Sample{Op: 0, At: time.Duration(i) * 20 * time.Millisecond, Latency: time.Duration(1000+10*i) * time.Microsecond, Queue: 500 * time.Microsecond, Service: time.Duration(500+10*i) * time.Microsecond, Split: true, Measured: true})
+		rec.Shard(i).Record(metrics.Sample{Op: 0, At: time.Duration(i) * 20 * time.Millisecond, Latency: time.Duration(1000+10*i) * time.Microsecond, Queue: 500 * time.Microsecond, Service: time.Duration(500+10*i) * time.Microsecond, Split: true, Measured: true, Finished: true})
 	}
-	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Success, Retries: 1, At: time.Second, Latency: 4 * time.Millisecond, Queue: time.Millisecond, Service: 3 * time.Millisecond, Split: true, Measured: true})
-	rec.Shard(1).Record(metrics.Sample{Op: 1, Outcome: metrics.Business, At: time.Second, Latency: 2 * time.Millisecond, Queue: time.Millisecond, Service: time.Millisecond, Split: true, Measured: true})
-	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Error, At: 1500 * time.Millisecond, Latency: 9 * time.Millisecond, Service: 9 * time.Millisecond, Measured: true})
+	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Success, Retries: 1, At: time.Second, Latency: 4 * time.Millisecond, Queue: time.Millisecond, Service: 3 * time.Millisecond, Split: true, Measured: true, Finished: true, Aborts: metrics.Aborts{Deadlock: 1}})
+	rec.Shard(1).Record(metrics.Sample{Op: 1, Outcome: metrics.Business, At: time.Second, Latency: 2 * time.Millisecond, Queue: time.Millisecond, Service: time.Millisecond, Split: true, Measured: true, Finished: true})
+	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Error, At: 1500 * time.Millisecond, Latency: 9 * time.Millisecond, Service: 9 * time.Millisecond, Measured: true, Finished: true})
 	cfg := config.New("demo", config.Defaults{Clients: 4, ServerThreads: 2, Iterations: 1})
 	return Build(Inputs{
 		Version: "test",
 		Config:  cfg,
 		Info: workload.Info{Name: "demo", Operations: ops, Metric: workload.Metric{Name: "TPS", Per: time.Second},
-			Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}},
+			Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}},
+			Validity: &workload.Validity{
+				ResponseTimes: []workload.ResponseTime{{Ops: []string{"Read", "Write"}, Quantile: 0.9, Max: 3 * time.Millisecond}},
+				Mix:           []workload.Share{{Ops: []string{"Read"}, Percent: 90}, {Ops: []string{"Write"}, Percent: 10}}, MixTolerance: 0.05,
+			}},
 		Environment: Environment{DB: "sqlite 3.54.1", Isolation: "serializable"},
 		Started:     time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 		Elapsed:     2 * time.Second,
@@ -98,5 +104,23 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (go test ./internal/result -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// A run that fell behind its schedule says so under its metric: the
+// transactions due in the steady state and those that finished in it.
+func TestSummaryNamesARunBehindSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		completed int64
+		behind    bool
+	}{{102, false}, {101, false}, {60, true}} {
+		r := fixture()
+		r.Summary.Completed = tc.completed
+		var buf bytes.Buffer
+		WriteSummary(&buf, r)
+		want := fmt.Sprintf("behind schedule: 102 transactions were due in the steady state, %d finished in it", tc.completed)
+		if got := strings.Contains(buf.String(), want); got != tc.behind {
+			t.Errorf("%d of 102 finished: summary says %q: %v, want %v\n%s", tc.completed, want, got, tc.behind, buf.String())
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
@@ -63,11 +64,12 @@ func (r *Runner) Config(name string) (config.Run, workload.Info, error) {
 
 // Load creates the schema and populates it.
 func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport, string, error) {
+	cfg.Normalize()
 	w, err := r.validated(cfg)
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
-	db, err := r.open(ctx, cfg)
+	db, err := r.open(ctx, cfg, w.Info())
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
@@ -80,6 +82,7 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 // failed (result.Summary.Passed says so); an error means the run could not
 // be carried out.
 func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error) {
+	cfg.Normalize()
 	w, err := r.validated(cfg)
 	if err != nil {
 		return nil, err
@@ -88,7 +91,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if cfg.Duration > 0 {
 		cfg.Iterations = 0 // a timed run ignores the workload's default count
 	}
-	db, err := r.open(ctx, cfg)
+	db, err := r.open(ctx, cfg, w.Info())
 	if err != nil {
 		return nil, err
 	}
@@ -106,46 +109,71 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err != nil {
 		return nil, config.Usage(err)
 	}
-	run, err := w.Start(ctx, db, workload.RunParams{Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup})
+	dir, err := os.MkdirTemp("", "tierbench-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	run, err := w.Start(ctx, db, workload.RunParams{
+		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup,
+		Config: cfg, Dir: dir, Threads: cfg.ServerThreads,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", info.Name, err)
 	}
+	// The run's agents stop before the checks, or, when the run fails on
+	// the way, on return.
+	stopAgents := func(context.Context) error { return nil }
+	if s, ok := run.(workload.Stopper); ok {
+		var once sync.Once
+		var stopErr error
+		stopAgents = func(ctx context.Context) error {
+			once.Do(func() { stopErr = s.Stop(ctx) })
+			return stopErr
+		}
+		defer func() {
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
+			defer cancel()
+			stopAgents(stopCtx)
+		}()
+	}
 
 	dcfg := driver.Config{
-		Clients:       cfg.Clients,
 		ServerThreads: cfg.ServerThreads,
 		Iterations:    cfg.Iterations,
 		Duration:      time.Duration(cfg.Duration),
 		RampUp:        time.Duration(cfg.RampUp),
 		RampDown:      time.Duration(cfg.RampDown),
-		ThinkTime:     time.Duration(cfg.ThinkTime),
 		Seed:          cfg.Seed,
 		MaxRetries:    cfg.Retries,
 	}
-	rec := metrics.NewRecorder(info.Operations, driver.Shards(cfg.Clients))
+	groups := groupsOf(run, cfg, info)
+	clients := driver.Clients(groups)
+	rec := metrics.NewRecorder(info.Operations, driver.Shards(clients))
 	before := db.Stats()
 	if r.Started != nil {
 		p := Progress{Began: time.Now(), Completed: rec.Completed, Duration: dcfg.Duration}
 		if dcfg.Duration == 0 {
-			perIteration := int64(info.Mix.Size())
-			if info.Mix.Kind == workload.Weighted {
-				perIteration = 1
+			for _, g := range groups {
+				p.Total += int64(g.Clients) * int64(cfg.Iterations) * int64(g.Mix.PerIteration())
 			}
-			p.Total = int64(cfg.Clients) * int64(cfg.Iterations) * perIteration
 		}
 		r.Started(p)
 	}
-	rep, err := driver.Run(ctx, dcfg, info.Mix, run, rec)
+	rep, err := driver.Run(ctx, dcfg, groups, run, rec)
 	if err != nil {
 		return nil, err
 	}
 	snap := rec.Snapshot()
-	dbStats := db.Stats().Sub(before)
 
 	// The checks run even after an interrupt: they are how a user learns
 	// the database was left consistent.
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
+	if err := stopAgents(checkCtx); err != nil {
+		return nil, fmt.Errorf("stop %s's agents: %w", info.Name, err)
+	}
+	dbStats := db.Stats().Sub(before)
 	checks, err := run.Check(checkCtx, snap.Succeeded)
 	if err != nil {
 		return nil, fmt.Errorf("consistency checks could not run: %w", err)
@@ -165,11 +193,24 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		Window:      rep.Window,
 		Interrupted: rep.Interrupted,
 		Snapshot:    snap,
-		Queued:      cfg.ServerThreads < cfg.Clients,
+		Queued:      cfg.ServerThreads < clients,
 		Database:    dbStats,
 		Checks:      checks,
 		Entities:    entityStats,
 	}), nil
+}
+
+// groupsOf is the run's terminal groups: its own (ECperf), or --clients
+// terminals on the workload's mix, closed loop or with --think-time.
+func groupsOf(run workload.Run, cfg config.Run, info workload.Info) []workload.Group {
+	if g, ok := run.(workload.Grouped); ok {
+		return g.Groups()
+	}
+	pacing := workload.Pacing{}
+	if cfg.ThinkTime > 0 {
+		pacing = workload.Pacing{Kind: workload.Think, Mean: time.Duration(cfg.ThinkTime)}
+	}
+	return []workload.Group{{Name: "clients", Clients: cfg.Clients, Mix: info.Mix, Pacing: pacing}}
 }
 
 // entitySettings resolves each entity type's container settings: the
@@ -241,12 +282,21 @@ func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 	return w, nil
 }
 
-func (r *Runner) open(ctx context.Context, cfg config.Run) (*store.DB, error) {
+// threads is the database sessions a run needs: one per server thread
+// (fewer when there are fewer clients), plus the workload's agents'.
+func threads(cfg config.Run, info workload.Info) int {
+	if info.Grouped {
+		return cfg.ServerThreads + info.AgentThreads
+	}
+	return driver.Threads(cfg.Clients, cfg.ServerThreads) + info.AgentThreads
+}
+
+func (r *Runner) open(ctx context.Context, cfg config.Run, info workload.Info) (*store.DB, error) {
 	iso, _ := store.ParseIsolation(cfg.Isolation) // validated
 	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
 		// One connection per server thread: the middle tier never runs
 		// more transactions at once than it has threads.
-		Threads:   driver.Threads(cfg.Clients, cfg.ServerThreads),
+		Threads:   threads(cfg, info),
 		Isolation: iso,
 	})
 	var ue *store.UsageError

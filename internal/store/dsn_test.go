@@ -1,8 +1,10 @@
 package store
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseDSN(t *testing.T) {
@@ -78,6 +80,29 @@ func TestParseIsolation(t *testing.T) {
 	for _, bad := range []string{"", "READ COMMITTED", "snapshot"} {
 		if _, err := ParseIsolation(bad); err == nil || !strings.Contains(err.Error(), IsolationLevels) {
 			t.Errorf("ParseIsolation(%q) = %v, want an error listing %s", bad, err, IsolationLevels)
+		}
+	}
+}
+
+func TestBackoffGrowsToItsCap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tt := range []struct {
+		retry int
+		cap   time.Duration
+	}{{1, 100 * time.Microsecond}, {2, 200 * time.Microsecond}, {7, 6400 * time.Microsecond}, {8, 10 * time.Millisecond}, {50, 10 * time.Millisecond}} {
+		var most time.Duration
+		for range 2000 {
+			d := Backoff(rng, tt.retry)
+			if d < 0 || d >= tt.cap {
+				t.Fatalf("retry %d: backoff %v outside [0, %v)", tt.retry, d, tt.cap)
+			}
+			most = max(most, d)
+		}
+		if most < tt.cap*9/10 {
+			t.Errorf("retry %d: longest of 2000 backoffs %v, want near %v", tt.retry, most, tt.cap)
+		}
+		if d := Backoff(nil, tt.retry); d < 0 || d >= tt.cap {
+			t.Errorf("retry %d, global stream: %v outside [0, %v)", tt.retry, d, tt.cap)
 		}
 	}
 }

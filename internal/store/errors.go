@@ -2,6 +2,8 @@ package store
 
 import (
 	"errors"
+	"math/rand/v2"
+	"time"
 )
 
 // The classes every backend's errors are translated into. Test with errors.Is.
@@ -37,6 +39,18 @@ func (e *Error) Unwrap() error        { return e.Err }
 
 // Classified wraps err in class.
 func Classified(class, err error) error { return &Error{Class: class, Err: err} }
+
+// Backoff is the pause before retry n (from 1) of a retryable failure:
+// uniform jitter under an exponentially growing cap (0.1 ms, 0.2 ms, … up
+// to 10 ms), so that victims of the same deadlock do not collide again in
+// lockstep. rng is the caller's stream (nil: the global one).
+func Backoff(rng *rand.Rand, n int) time.Duration {
+	limit := int64(min(100*time.Microsecond<<min(n-1, 10), 10*time.Millisecond))
+	if rng == nil {
+		return time.Duration(rand.Int64N(limit))
+	}
+	return time.Duration(rng.Int64N(limit))
+}
 
 // Retryable reports whether a transaction that failed with err may succeed
 // when run again unchanged: the database chose it as a victim of contention.

@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/sweep"
 	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
@@ -29,7 +30,7 @@ func write(t *testing.T, content string) string {
 
 func newRunner(t *testing.T) *runner.Runner {
 	t.Helper()
-	w, err := workload.NewRegistry(stockonline.New())
+	w, err := workload.NewRegistry(stockonline.New(), ecperf.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +112,30 @@ func TestShippedBrebnerRanSweepIsValid(t *testing.T) {
 	}
 	if c := points[23].Config; c.CommitOption != "A" || c.Concurrency != "exclusive" || c.Cache != "200%" || c.Pool != "20%" || !c.Warmup || c.Clients != 100 {
 		t.Errorf("experiment 4 at 200%%: %+v", c)
+	}
+}
+
+func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
+	f, err := sweep.Parse("../../experiments/kounev-chopping.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t)
+	base, _, _ := r.Config("ecperf")
+	points, err := f.Points(base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 36 {
+		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 4 Ir + sync at 2 more Ir + 2 chopped modes × 2 Ir)", len(points))
+	}
+	for _, p := range points {
+		if err := r.Validate(p.Config); err != nil {
+			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
+		}
+	}
+	if c := points[35].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || !strings.HasPrefix(c.DB, "postgres://") {
+		t.Errorf("last point: %+v", c)
 	}
 }
 

@@ -1,6 +1,9 @@
 package workload
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // MixKind says how a mix chooses operations.
 type MixKind string
@@ -10,6 +13,10 @@ const (
 	Deck MixKind = "deck"
 	// Weighted: each operation drawn independently by weight.
 	Weighted MixKind = "weighted"
+	// Sequence: the cards in their order, once each per iteration, each
+	// scheduled its Delay after the previous one (ECperf's planned line:
+	// schedule, then three stations 333 ms apart).
+	Sequence MixKind = "sequence"
 )
 
 // Mix is the plan of operations as data.
@@ -23,10 +30,13 @@ type Mix struct {
 	Pairs []Pair
 }
 
-// Card is an operation and its count or weight.
+// Card is an operation and its count or weight (a sequence's cards count
+// once each).
 type Card struct {
 	Op    int
 	Count int
+	// Delay (sequences): scheduled this long after the previous step.
+	Delay time.Duration
 }
 
 // Pair constrains a deck's order.
@@ -43,11 +53,23 @@ func (m Mix) Size() int {
 	return n
 }
 
+// PerIteration is the operations one iteration of the mix runs: one draw
+// of a weighted mix, every card of a deck or sequence.
+func (m Mix) PerIteration() int {
+	switch m.Kind {
+	case Weighted:
+		return 1
+	case Sequence:
+		return len(m.Cards)
+	}
+	return m.Size()
+}
+
 // Validate checks the mix against the workload's operation count; it is a
 // programmer error, reported at registration.
 func (m Mix) Validate(ops int) error {
-	if m.Kind != Deck && m.Kind != Weighted {
-		return fmt.Errorf("mix kind %q is neither %q nor %q", m.Kind, Deck, Weighted)
+	if m.Kind != Deck && m.Kind != Weighted && m.Kind != Sequence {
+		return fmt.Errorf("mix kind %q is none of %q, %q, %q", m.Kind, Deck, Weighted, Sequence)
 	}
 	count := make(map[int]int)
 	for _, c := range m.Cards {
@@ -68,4 +90,54 @@ func (m Mix) Validate(ops int) error {
 		}
 	}
 	return nil
+}
+
+// Group is a set of identical terminals: how many, what they run, and at
+// what pace.
+type Group struct {
+	Name    string
+	Clients int
+	Mix     Mix
+	Pacing  Pacing
+}
+
+// PacingKind says when a terminal starts its next operation.
+type PacingKind uint8
+
+const (
+	// Closed: at once when the previous one ends (the default).
+	Closed PacingKind = iota
+	// Think: a pause of Mean after the previous one ends.
+	Think
+	// Cycle: Mean (or a draw from Dist) after the previous one was
+	// scheduled to start, whether or not it has finished: open loop per
+	// terminal. A late operation starts at once, and its latency counts
+	// from when it was scheduled (no coordinated omission).
+	Cycle
+)
+
+// Distribution of cycle times.
+type Distribution uint8
+
+const (
+	Fixed Distribution = iota
+	// NegExp: negative exponential with mean Mean, cut at Truncate × Mean
+	// (ECperf: mean 5 s, truncated at 5×).
+	NegExp
+)
+
+// Pacing of a group's terminals.
+type Pacing struct {
+	Kind     PacingKind
+	Mean     time.Duration
+	Dist     Distribution
+	Truncate float64
+}
+
+// Grouped is implemented by a Run whose terminals come in several groups
+// (ECperf's order-entry terminals, planned lines and large-order line). A
+// run without it has one group: --clients terminals on Info.Mix, closed
+// loop or --think-time.
+type Grouped interface {
+	Groups() []Group
 }

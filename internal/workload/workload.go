@@ -36,6 +36,39 @@ type Info struct {
 	// Entities are the workload's entity types, for the container
 	// persistence strategies.
 	Entities []*container.Type
+	// Grouped: the workload's Run brings its own terminal groups (see
+	// Grouped); --clients and --think-time do not apply.
+	Grouped bool
+	// AgentThreads are database sessions beyond the server threads for the
+	// workload's agents (ECperf's delivery receiver and PO sender), with
+	// thread numbers from RunParams.Threads on.
+	AgentThreads int
+	// Validity are the rules a run must meet to count (ECperf's response
+	// times and mix); nil when the reference has none.
+	Validity *Validity
+}
+
+// Validity rules of a run, judged over the steady state.
+type Validity struct {
+	ResponseTimes []ResponseTime
+	// Mix: the named operations' shares of their sum must each be within
+	// MixTolerance (relative) of Percent.
+	Mix          []Share
+	MixTolerance float64
+}
+
+// ResponseTime bounds the Quantile of each named operation's latency.
+type ResponseTime struct {
+	Ops      []string
+	Quantile float64
+	Max      time.Duration
+}
+
+// Share is the target share of a mix, in percent, of one operation or of
+// several counted together (ECperf's ChangeOrder includes its cancels).
+type Share struct {
+	Ops     []string
+	Percent float64
 }
 
 // Metric is the workload's headline figure: completed transactions of the
@@ -70,6 +103,23 @@ type RunParams struct {
 	// Warmup: warm the container's caches before the run, as the
 	// reference's routine does.
 	Warmup bool
+	// Config is the whole run configuration, for settings only one
+	// workload has (ECperf's --po-dispatch, --broker, …).
+	Config config.Run
+	// Dir is a directory the run may keep files in (the embedded NATS
+	// server's storage); it outlives the run.
+	Dir string
+	// Threads is the number of server threads (store.DB.Threads).
+	Threads int
+}
+
+// Stopper is implemented by a Run with agents working beside the
+// terminals (ECperf's PO senders, the Supplier Emulator). The runner calls
+// Stop after the last operation and before the checks: it drains the work
+// in flight, then releases everything the run started. Stop is called
+// also when the run fails.
+type Stopper interface {
+	Stop(ctx context.Context) error
 }
 
 // EntityRun is implemented by a Run on the entity container.
@@ -88,9 +138,10 @@ type EntityStats struct {
 
 // Run is a workload readied for one run.
 type Run interface {
-	// NewClient makes terminal id's session; rng is the terminal's own
-	// stream for the workload's random choices.
-	NewClient(id int, rng *rand.Rand) Client
+	// NewClient makes terminal id's session (id counts across groups);
+	// group is the index of its group (0 when the run has one); rng is the
+	// terminal's own stream for the workload's random choices.
+	NewClient(group, id int, rng *rand.Rand) Client
 	// Check verifies the database after the run; completed counts the
 	// driver's successful operations by operation index.
 	Check(ctx context.Context, completed []int64) ([]Check, error)
@@ -116,6 +167,8 @@ type Step struct {
 	// no other step runs on it meanwhile, so the workload may use that
 	// thread's database session (store.DB.Thread) without locking.
 	Thread int
+	// Delay is the card's delay in a sequence (the driver schedules by it).
+	Delay time.Duration
 }
 
 // Check is one consistency check's verdict.

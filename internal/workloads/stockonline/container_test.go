@@ -93,7 +93,7 @@ func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := r.NewClient(0, rand.New(rand.NewPCG(7, 1)))
+			c := r.NewClient(0, 0, rand.New(rand.NewPCG(7, 1)))
 			succeeded := make([]int64, numOps)
 			deck := rand.New(rand.NewPCG(7, 2))
 			for iter := 0; iter < 4; iter++ {
@@ -193,7 +193,7 @@ func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
 				var wg sync.WaitGroup
 				for th := range threads {
 					wg.Go(func() {
-						c := run.NewClient(th, rand.New(rand.NewPCG(3, uint64(th))))
+						c := run.NewClient(0, th, rand.New(rand.NewPCG(3, uint64(th))))
 						jitter := rand.New(rand.NewPCG(4, uint64(th)))
 						for i := 0; i < 15; i++ {
 							for _, op := range []int{BuyStock, SellStock} {

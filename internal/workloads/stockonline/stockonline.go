@@ -136,6 +136,6 @@ func (r *run) EntityStats() []workload.EntityStats {
 	return out
 }
 
-func (r *run) NewClient(id int, rng *rand.Rand) workload.Client {
+func (r *run) NewClient(_, _ int, rng *rand.Rand) workload.Client {
 	return newClient(r.pop, rng, r.beans)
 }

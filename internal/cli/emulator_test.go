@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
+)
+
+func TestEmulatorCommandServesUntilCancelled(t *testing.T) {
+	t.Parallel()
+	delivered := make(chan emulator.Delivery, 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var d emulator.Delivery
+		if err := json.NewDecoder(r.Body).Decode(&d); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		delivered <- d
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer recv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &lineWriter{lines: make(chan string, 16)}
+	var stderr lockedBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- Main(ctx, Env{
+			Args:   []string{"emulator", "--listen", "127.0.0.1:0", "--lead-time-unit", "10ms", "--max-in-flight", "4", "--quiet"},
+			Stdout: out, Stderr: &stderr, Version: "test",
+		})
+	}()
+
+	first := out.next(t)
+	m := regexp.MustCompile(`^supplier emulator listening on (http://127\.0\.0\.1:\d+) \(lead time unit 10ms\)$`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("first line %q, want the address and the lead time unit; stderr: %s", first, stderr.String())
+	}
+	po := `{"run":"cli","po_number":1,"supplier_id":1,"site_id":1,"lines":[{"line":1,"part_id":"P","qty":3,"lead_time":2}],"deliver_to":"` + recv.URL + `"}`
+	resp, err := http.Post(m[1]+emulator.PathPurchaseOrders, "application/json", strings.NewReader(po))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST a PO: %s, want 202 Accepted", resp.Status)
+	}
+	select {
+	case d := <-delivered:
+		if d.Run != "cli" || d.PONumber != 1 || len(d.Lines) != 1 || d.Lines[0].Qty != 3 {
+			t.Errorf("delivery %+v, want run cli PO 1 with 3 of P", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no delivery within 5 s")
+	}
+	// The receiver has the delivery; wait for the emulator to see its answer.
+	c, err := emulator.NewClient(m[1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st, err := c.Stats(ctx)
+		if err == nil && st.Delivered == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v, %v: the delivery was not counted within 5 s", st, err)
+		}
+	}
+
+	cancel()
+	select {
+	case code := <-exit:
+		if code != ExitOK {
+			t.Errorf("exit code %d after cancelling, want 0; stderr: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the emulator did not stop after its context was cancelled")
+	}
+	last := out.next(t)
+	want := "supplier emulator stopped: received 1 (accepted 1, duplicates 0, rejected 0), delivered 1, delivery attempts 1 (0 failed), pending 0, cancelled 0"
+	if last != want {
+		t.Errorf("last line\n %q\nwant\n %q", last, want)
+	}
+}
+
+func TestEmulatorCommandBadInput(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"lead time unit not a duration", []string{"--lead-time-unit", "soon"}, 2, []string{`"soon"`, "--lead-time-unit", "want a positive duration such as 5s"}},
+		{"lead time unit zero", []string{"--lead-time-unit", "0s"}, 2, []string{"--lead-time-unit", "want a positive duration"}},
+		{"lead time unit negative", []string{"--lead-time-unit", "-5s"}, 2, []string{"--lead-time-unit", "want a positive duration"}},
+		{"max in flight zero", []string{"--max-in-flight", "0"}, 2, []string{"--max-in-flight", "want a whole number of at least 1"}},
+		{"listen not an address", []string{"--listen", "8099"}, 2, []string{`--listen "8099": want HOST:PORT`}},
+		{"an argument", []string{"now"}, 2, []string{`unknown command "now"`}},
+		{"address in use", []string{"--listen", busy.Addr().String()}, 3, []string{"--listen " + busy.Addr().String(), "address already in use"}},
+		{"address not local", []string{"--listen", "192.0.2.1:8099"}, 3, []string{"--listen 192.0.2.1:8099", "bind"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"emulator"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stdout %q, stderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			first := strings.SplitN(stderr, "\n", 2)[0]
+			for _, w := range tt.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("first line of stderr %q does not say %q", first, w)
+				}
+			}
+		})
+	}
+}
+
+// lineWriter passes each complete line written to it on a channel; the
+// command writes from its own goroutine.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines chan string
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.lines <- string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *lineWriter) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case l := <-w.lines:
+		return l
+	case <-time.After(5 * time.Second):
+		t.Fatal("no line of output within 5 s")
+		return ""
+	}
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

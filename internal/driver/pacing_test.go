@@ -1,0 +1,189 @@
+package driver
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// timedTarget records when each terminal's operations start, by group.
+type timedTarget struct {
+	work  time.Duration
+	begin time.Time
+	mu    sync.Mutex
+	// starts[terminal] are the start times of its operations; groups[terminal] its group.
+	starts map[int][]time.Duration
+	groups map[int]int
+	ops    map[int][]int
+}
+
+func newTimedTarget(work time.Duration) *timedTarget {
+	return &timedTarget{work: work, begin: time.Now(), starts: map[int][]time.Duration{}, groups: map[int]int{}, ops: map[int][]int{}}
+}
+
+func (f *timedTarget) NewClient(group, id int, _ *rand.Rand) workload.Client {
+	f.mu.Lock()
+	f.groups[id] = group
+	f.mu.Unlock()
+	return timedClient{f, id}
+}
+
+type timedClient struct {
+	f  *timedTarget
+	id int
+}
+
+func (c timedClient) Do(_ context.Context, s workload.Step) error {
+	c.f.mu.Lock()
+	c.f.starts[c.id] = append(c.f.starts[c.id], time.Since(c.f.begin))
+	c.f.ops[c.id] = append(c.f.ops[c.id], s.Op)
+	c.f.mu.Unlock()
+	time.Sleep(c.f.work)
+	return nil
+}
+
+var oneOp = workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+
+func TestCyclePacingStartsOnSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newTimedTarget(10 * time.Millisecond)
+		rec := metrics.NewRecorder([]string{"op"}, 1)
+		groups := []workload.Group{{Clients: 1, Mix: oneOp, Pacing: workload.Pacing{Kind: workload.Cycle, Mean: 100 * time.Millisecond}}}
+		if _, err := Run(context.Background(), Config{Duration: 10 * time.Second}, groups, f, rec); err != nil {
+			t.Fatal(err)
+		}
+		starts := f.starts[0]
+		if len(starts) < 99 || len(starts) > 100 {
+			t.Fatalf("%d operations in 10 s at one per 100 ms", len(starts))
+		}
+		for i := 1; i < len(starts); i++ {
+			if gap := starts[i] - starts[i-1]; gap != 100*time.Millisecond {
+				t.Fatalf("operations %d and %d started %v apart, want the 100 ms cycle", i-1, i, gap)
+			}
+		}
+		if p := rec.Snapshot().Ops[0].Latency.Quantile(1); p > 11*time.Millisecond {
+			t.Errorf("max latency %v on schedule, want the 10 ms of work", p)
+		}
+	})
+}
+
+// Operations that take longer than the cycle start late, at once after the
+// previous one; their latency counts from when they were due, so the
+// backlog shows (no coordinated omission).
+func TestLateOperationsAreMeasuredFromTheirSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newTimedTarget(250 * time.Millisecond)
+		rec := metrics.NewRecorder([]string{"op"}, 1)
+		groups := []workload.Group{{Clients: 1, Mix: oneOp, Pacing: workload.Pacing{Kind: workload.Cycle, Mean: 100 * time.Millisecond}}}
+		if _, err := Run(context.Background(), Config{Duration: 10 * time.Second}, groups, f, rec); err != nil {
+			t.Fatal(err)
+		}
+		starts := f.starts[0]
+		for i := 1; i < len(starts); i++ {
+			if gap := starts[i] - starts[i-1]; gap != 250*time.Millisecond {
+				t.Fatalf("late operations must start back to back: gap %v", gap)
+			}
+		}
+		// The k-th operation is due at phase + 100k ms, ends at about
+		// phase' + 250(k+1) ms: latency grows by 150 ms per operation.
+		op := rec.Snapshot().Ops[0]
+		lat := op.Latency
+		n := float64(lat.Count())
+		if max := lat.Quantile(1); max < time.Duration(0.9*150*(n-1))*time.Millisecond {
+			t.Errorf("max latency %v after %v late operations; the backlog was not measured", max, n)
+		}
+		// Every operation due in the 10 s is measured, but throughput
+		// counts the ones that finished in them: the terminal's capacity
+		// of 4 a second, not the 10 a second it was asked for.
+		if op.Count() < 99 || op.Completed < 39 || op.Completed > 40 {
+			t.Errorf("%d operations due, %d finished in the 10 s; want about 100 and 39-40", op.Count(), op.Completed)
+		}
+	})
+}
+
+func TestSequenceStepsFollowTheirDelays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newTimedTarget(10 * time.Millisecond)
+		rec := metrics.NewRecorder([]string{"schedule", "update", "complete"}, 1)
+		line := workload.Mix{Kind: workload.Sequence, Cards: []workload.Card{
+			{Op: 0, Count: 1, Delay: 333 * time.Millisecond},
+			{Op: 1, Count: 1, Delay: 333 * time.Millisecond},
+			{Op: 1, Count: 1, Delay: 333 * time.Millisecond},
+			{Op: 2, Count: 1, Delay: 333 * time.Millisecond},
+		}}
+		groups := []workload.Group{{Clients: 2, Mix: line, Pacing: workload.Pacing{Kind: workload.Cycle}}}
+		if _, err := Run(context.Background(), Config{Iterations: 3}, groups, f, rec); err != nil {
+			t.Fatal(err)
+		}
+		for id := 0; id < 2; id++ {
+			if got := f.ops[id]; len(got) != 12 || got[0] != 0 || got[1] != 1 || got[2] != 1 || got[3] != 2 {
+				t.Fatalf("terminal %d ran %v, want schedule, update, update, complete ×3", id, got)
+			}
+			for i := 1; i < 12; i++ {
+				if gap := f.starts[id][i] - f.starts[id][i-1]; gap != 333*time.Millisecond {
+					t.Fatalf("terminal %d: steps %d and %d %v apart, want 333 ms", id, i-1, i, gap)
+				}
+			}
+		}
+	})
+}
+
+func TestGroupsRunTheirOwnMixes(t *testing.T) {
+	f := newTimedTarget(0)
+	rec := metrics.NewRecorder([]string{"a", "b"}, 2)
+	groups := []workload.Group{
+		{Name: "as", Clients: 3, Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}},
+		{Name: "bs", Clients: 2, Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 1, Count: 1}}}},
+	}
+	if _, err := Run(context.Background(), Config{Iterations: 7}, groups, f, rec); err != nil {
+		t.Fatal(err)
+	}
+	for id := 0; id < 5; id++ {
+		wantGroup := map[bool]int{true: 0, false: 1}[id < 3]
+		if f.groups[id] != wantGroup {
+			t.Errorf("terminal %d is in group %d, want %d", id, f.groups[id], wantGroup)
+		}
+		for _, op := range f.ops[id] {
+			if op != wantGroup {
+				t.Fatalf("terminal %d of group %d ran operation %d", id, wantGroup, op)
+			}
+		}
+	}
+	snap := rec.Snapshot()
+	if snap.Ops[0].Count() != 21 || snap.Ops[1].Count() != 14 {
+		t.Errorf("%d a and %d b, want 21 and 14", snap.Ops[0].Count(), snap.Ops[1].Count())
+	}
+}
+
+// ECperf's cycle times: negative exponential, mean 5 s, cut at 5×.
+func TestNegativeExponentialCycleTimes(t *testing.T) {
+	p := workload.Pacing{Kind: workload.Cycle, Mean: 5 * time.Second, Dist: workload.NegExp, Truncate: 5}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200_000
+	var sum float64
+	var atCap int
+	for i := 0; i < n; i++ {
+		d := cycleTime(p, rng)
+		if d < 0 || d > 25*time.Second {
+			t.Fatalf("cycle time %v outside [0, 25 s]", d)
+		}
+		if d == 25*time.Second {
+			atCap++
+		}
+		sum += d.Seconds()
+	}
+	// The truncated mean is 5(1 - e^-5) s; e^-5 of the draws hit the cap.
+	if mean, want := sum/n, 5*(1-math.Exp(-5)); math.Abs(mean-want) > 0.05 {
+		t.Errorf("mean %.3f s, want %.3f s", mean, want)
+	}
+	if frac := float64(atCap) / n; math.Abs(frac-math.Exp(-5)) > 0.001 {
+		t.Errorf("%.4f of the draws truncated, want %.4f", frac, math.Exp(-5))
+	}
+}

@@ -1,0 +1,233 @@
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// outboxBatch is how many rows the relay reads, publishes and deletes at a
+// time: large enough that a backlog costs few round trips, small enough
+// that a crash republishes little.
+const outboxBatch = 100
+
+// Outbox relays the ids a transaction commits into an outbox table to a
+// Queue. Publishing inside the transaction would announce work that may
+// still roll back, and publishing after the commit loses the message if
+// the process dies in between; a row written by the transaction and
+// relayed afterwards has neither problem. A row is deleted only after its
+// publish was acknowledged, so a crash between the two republishes it and
+// the stream's de-duplication (message id = the row's id) drops the copy.
+type Outbox struct {
+	db      *store.DB
+	q       *Queue
+	table   string
+	sel     *store.Stmt
+	del     *store.Stmt
+	kick    chan struct{}
+	running sync.Mutex // one relay pass at a time, or rows could go out twice
+
+	published  atomic.Int64
+	duplicates atomic.Int64
+	batches    atomic.Int64
+	errors     atomic.Int64
+	lastErr    atomic.Pointer[error]
+}
+
+// OutboxStats counts what an Outbox has relayed.
+type OutboxStats struct {
+	// Published is the number of rows the stream stored as new messages.
+	Published int64
+	// Duplicates is the number of rows the stream had already (a relay
+	// stopped between publish and delete): dropped by its de-duplication.
+	Duplicates int64
+	// Batches is the number of non-empty batches relayed.
+	Batches int64
+	// Errors is the number of relay passes of Run that failed.
+	Errors int64
+}
+
+// NewOutbox prepares the relay of the int64 ids in table(idColumn) to q.
+// Rows already in the table (left by a process killed after its commit but
+// before the relay) go out with the first pass.
+func NewOutbox(ctx context.Context, db *store.DB, q *Queue, table, idColumn string) (*Outbox, error) {
+	for _, n := range []struct{ field, v string }{{"table", table}, {"idColumn", idColumn}} {
+		if !isIdentifier(n.v) {
+			return nil, fmt.Errorf("messaging: outbox %s = %q; want an SQL identifier (letters, digits, _)", n.field, n.v)
+		}
+	}
+	o := &Outbox{db: db, q: q, table: table, kick: make(chan struct{}, 1)}
+	var err error
+	o.sel, err = db.Prepare(ctx, store.Statement{
+		Name: "outbox-select-" + table,
+		SQL:  fmt.Sprintf("SELECT %[2]s FROM %[1]s WHERE %[2]s > ? ORDER BY %[2]s LIMIT %[3]d", table, idColumn, outboxBatch),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("messaging: outbox %s: %w", table, err)
+	}
+	o.del, err = db.Prepare(ctx, store.Statement{
+		Name: "outbox-delete-" + table,
+		SQL:  fmt.Sprintf("DELETE FROM %s WHERE %s = ?", table, idColumn),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("messaging: outbox %s: %w", table, err)
+	}
+	return o, nil
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// RelayOnce publishes and deletes every row of the table, in id order, in
+// batches, and returns how many it relayed. Rows are deleted by id, never
+// by range: a transaction holding a lower id may commit after a higher one
+// was read, and its row must stay for the next pass.
+func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
+	o.running.Lock()
+	defer o.running.Unlock()
+	total := 0
+	after := int64(math.MinInt64)
+	ids := make([]int64, 0, outboxBatch)
+	for {
+		ids = ids[:0]
+		var err error
+		ids, err = o.read(ctx, after, ids)
+		if err != nil {
+			return total, err
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		if err := o.relay(ctx, ids); err != nil {
+			return total, err
+		}
+		o.batches.Add(1)
+		total += len(ids)
+		after = ids[len(ids)-1]
+		if len(ids) < outboxBatch {
+			return total, nil
+		}
+	}
+}
+
+func (o *Outbox) read(ctx context.Context, after int64, ids []int64) ([]int64, error) {
+	rows, err := o.db.Query(ctx, o.sel, after)
+	if err != nil {
+		return nil, fmt.Errorf("messaging: outbox %s: read: %w", o.table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("messaging: outbox %s: read: %w", o.table, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("messaging: outbox %s: read: %w", o.table, err)
+	}
+	return ids, nil
+}
+
+// relay publishes a batch, then deletes the rows of the ids published; on
+// a publish error the ids acknowledged before it are still deleted.
+func (o *Outbox) relay(ctx context.Context, ids []int64) error {
+	done := 0
+	var perr error
+	for _, id := range ids {
+		s := strconv.FormatInt(id, 10)
+		dup, err := o.q.Publish(ctx, s, []byte(s))
+		if err != nil {
+			perr = fmt.Errorf("messaging: outbox %s: %w", o.table, err)
+			break
+		}
+		if dup {
+			o.duplicates.Add(1)
+		} else {
+			o.published.Add(1)
+		}
+		done++
+	}
+	if done == 0 {
+		return perr
+	}
+	// One transaction per batch: on PostgreSQL the queued deletes and the
+	// commit travel in one round trip.
+	if err := o.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, id := range ids[:done] {
+			tx.Queue(o.del, id)
+		}
+		return nil
+	}); err != nil {
+		// The rows stay and go out again on the next pass; de-duplication
+		// drops the copies.
+		return fmt.Errorf("messaging: outbox %s: delete %d relayed rows: %w", o.table, done, err)
+	}
+	return perr
+}
+
+// Run relays until ctx is done: a pass, then a wait for interval or a
+// Kick. A failed pass is counted (Stats.Errors, LastErr) and retried after
+// the wait; the rows it left are relayed then.
+func (o *Outbox) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	for {
+		if _, err := o.RelayOnce(ctx); err != nil && ctx.Err() == nil {
+			o.errors.Add(1)
+			o.lastErr.Store(&err)
+		}
+		t.Reset(interval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// Kick asks Run for a pass soon, without blocking: a commit just wrote a
+// row. Kicks during a pass coalesce into one more pass.
+func (o *Outbox) Kick() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Stats is a snapshot of the counters.
+func (o *Outbox) Stats() OutboxStats {
+	return OutboxStats{
+		Published:  o.published.Load(),
+		Duplicates: o.duplicates.Load(),
+		Batches:    o.batches.Load(),
+		Errors:     o.errors.Load(),
+	}
+}
+
+// LastErr is the error of Run's latest failed pass, or nil.
+func (o *Outbox) LastErr() error {
+	if p := o.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

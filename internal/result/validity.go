@@ -1,0 +1,102 @@
+package result
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// judge applies a workload's validity rules to the steady state: one rule
+// per bounded operation and one per share of the mix.
+func judge(v *workload.Validity, snap metrics.Snapshot) *Validity {
+	byName := make(map[string]metrics.OpStats, len(snap.Ops))
+	for _, o := range snap.Ops {
+		byName[o.Name] = o
+	}
+	out := &Validity{Passed: true}
+	add := func(c workload.Check) {
+		out.Rules = append(out.Rules, c)
+		out.Passed = out.Passed && c.Passed
+	}
+	for _, rt := range v.ResponseTimes {
+		for _, name := range rt.Ops {
+			o := byName[name]
+			q := o.Latency.Quantile(rt.Quantile)
+			label := fmt.Sprintf("%s p%g ≤ %v", name, rt.Quantile*100, rt.Max)
+			switch {
+			case o.Count() == 0:
+				add(workload.Check{Name: label, Passed: false, Detail: "none completed in the steady state"})
+			default:
+				add(workload.Check{Name: label, Passed: q <= rt.Max,
+					Detail: fmt.Sprintf("%v over %d", q.Round(time.Millisecond/10), o.Count())})
+			}
+		}
+	}
+	if len(v.Mix) > 0 {
+		count := func(s workload.Share) int64 {
+			var n int64
+			for _, op := range s.Ops {
+				n += byName[op].Count()
+			}
+			return n
+		}
+		var total int64
+		for _, s := range v.Mix {
+			total += count(s)
+		}
+		var want float64
+		for _, s := range v.Mix {
+			want += s.Percent
+		}
+		for _, s := range v.Mix {
+			target := s.Percent / want * 100
+			got := 0.0
+			if total > 0 {
+				got = float64(count(s)) / float64(total) * 100
+			}
+			dev := (got - target) / target
+			add(workload.Check{
+				Name:   fmt.Sprintf("mix %s %.0f%% ± %.0f%%", strings.Join(s.Ops, "+"), target, v.MixTolerance*100),
+				Passed: total > 0 && math.Abs(dev) <= v.MixTolerance,
+				Detail: fmt.Sprintf("%.2f%% of %d (%+.1f%% relative)", got, total, dev*100),
+			})
+		}
+	}
+	return out
+}
+
+// Verdict is the run's outcome in a few words for a progress line:
+// "passed", or what failed — checks, the validity rules by name, an
+// interruption.
+func (r *Result) Verdict() string {
+	var failed []string
+	var checks []string
+	for _, c := range r.Checks {
+		if !c.Passed {
+			checks = append(checks, c.Name)
+		}
+	}
+	if len(checks) > 0 {
+		failed = append(failed, "CHECKS FAILED ("+strings.Join(checks, ", ")+")")
+	}
+	if r.Validity != nil && !r.Validity.Passed {
+		var rules []string
+		for _, c := range r.Validity.Rules {
+			if !c.Passed {
+				rules = append(rules, c.Name)
+			}
+		}
+		failed = append(failed, "INVALID ("+strings.Join(rules, ", ")+")")
+	}
+	if r.Summary.Interrupted {
+		failed = append(failed, "INTERRUPTED")
+	}
+	if len(failed) == 0 {
+		return "passed"
+	}
+	return strings.Join(failed, "; ")
+}

@@ -1,0 +1,237 @@
+package ecperf
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/messaging"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
+)
+
+// The --po-dispatch modes.
+const (
+	dispatchSync   = "sync"
+	dispatchPoller = "poller"
+	dispatchQueue  = "queue"
+)
+
+// The durable consumer's name on the broker.
+const poDurable = "po-sender"
+
+// streamFor names the PO stream of a database: runs on the same database
+// share it (a restarted run consumes what a killed one published), runs on
+// different databases sharing a broker do not.
+func streamFor(dsn string) string {
+	sum := sha256.Sum256([]byte(dsn))
+	return "ECPERF_PO_" + hex.EncodeToString(sum[:6])
+}
+
+// dispatch carries purchase orders to the Supplier Emulator as
+// --po-dispatch says, and takes the deliveries back.
+type dispatch struct {
+	mode string
+	run  string // the emulator's name for this run
+	unit time.Duration
+	emu  *emulator.Client
+	// deliverTo is the receiver's URL, given to the emulator in each PO.
+	deliverTo string
+
+	// senders and receiver are the agents' own server threads' beans;
+	// each is used by one goroutine at a time. Several senders work at
+	// once, as a pool of message-driven beans does, so one slow send does
+	// not hold up the others.
+	senders    []*bean
+	receiverMu sync.Mutex
+	receiver   *bean
+
+	kick      chan struct{} // poller: a PO committed
+	outbox    *messaging.Outbox
+	broker    *messaging.Broker
+	queue     *messaging.Queue
+	consumers []*messaging.Consumer
+	server    *emulator.Server // the in-process emulator, if any
+	http      *http.Server     // the delivery receiver
+	stream    string
+	cancel    context.CancelFunc
+	agents    sync.WaitGroup
+
+	sends, sendFailures, deliveries atomic.Int64
+}
+
+// send is one PO to the emulator; a duplicate (sent before) is success.
+func (d *dispatch) send(ctx context.Context, doc emulator.PO) error {
+	doc.Run, doc.DeliverTo = d.run, d.deliverTo
+	if _, err := d.emu.Send(ctx, doc); err != nil {
+		d.sendFailures.Add(1)
+		return fmt.Errorf("send PO %d to the supplier emulator: %w", doc.PONumber, err)
+	}
+	d.sends.Add(1)
+	return nil
+}
+
+// committed tells the agent that a transaction committed new POs.
+func (d *dispatch) committed() {
+	switch d.mode {
+	case dispatchPoller:
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	case dispatchQueue:
+		d.outbox.Kick()
+	}
+}
+
+// sendAgent sends PO number on sender's thread.
+func (d *dispatch) sendAgent(ctx context.Context, sender *bean, number int64) error {
+	return retry(ctx, func() error { return sender.sendUnsent(ctx, number) })
+}
+
+// retry runs fn again after a deadlock, lock timeout or serialization
+// failure, with the driver's backoff (agents have no terminal to retry
+// for them).
+func retry(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || !store.Retryable(err) || attempt > maxAgentRetries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(store.Backoff(nil, attempt)):
+		}
+	}
+}
+
+// maxAgentRetries bounds an agent's retries of one transaction; a PO
+// still failing is sent at the next poll or redelivery.
+const maxAgentRetries = 20
+
+// poll is the quick fix's agent: every interval, or when kicked, send the
+// unsent POs.
+func (d *dispatch) poll(ctx context.Context, interval time.Duration, unsent *store.Stmt, db *store.DB) {
+	defer d.agents.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.kick:
+		}
+		d.sendUnsentNow(ctx, unsent, db)
+	}
+}
+
+// sendUnsentNow sends every unsent PO once, sender i every
+// len(senders)-th. A PO that fails (the emulator is down, the database
+// busy) stays unsent for the next poll: nothing is lost, so the failure
+// itself needs no report.
+func (d *dispatch) sendUnsentNow(ctx context.Context, unsent *store.Stmt, db *store.DB) {
+	rows, err := db.Query(ctx, unsent, int64(poUnsent))
+	if err != nil {
+		return
+	}
+	var numbers []int64
+	for rows.Next() {
+		var n int64
+		if rows.Scan(&n) != nil {
+			break
+		}
+		numbers = append(numbers, n)
+	}
+	rows.Close()
+	var wg sync.WaitGroup
+	for i, sender := range d.senders {
+		wg.Go(func() {
+			for k := i; k < len(numbers); k += len(d.senders) {
+				d.sendAgent(ctx, sender, numbers[k])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// receive is the HTTP endpoint the emulator delivers to.
+func (d *dispatch) receive(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST a delivery", http.StatusMethodNotAllowed)
+		return
+	}
+	var del emulator.Delivery
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&del); err != nil {
+		http.Error(w, "malformed delivery: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if del.Run != d.run {
+		http.Error(w, "delivery for run "+strconv.Quote(del.Run)+", this is "+strconv.Quote(d.run), http.StatusNotFound)
+		return
+	}
+	d.receiverMu.Lock()
+	err := retry(r.Context(), func() error { return d.receiver.receive(r.Context(), del) })
+	d.receiverMu.Unlock()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	d.deliveries.Add(1)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listen starts the delivery receiver on addr.
+func (d *dispatch) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--receiver %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/deliveries", d.receive)
+	d.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	d.deliverTo = "http://" + ln.Addr().String() + "/deliveries"
+	d.agents.Add(1)
+	go func() {
+		defer d.agents.Done()
+		d.http.Serve(ln)
+	}()
+	return nil
+}
+
+// close stops everything the dispatch started, in reverse order.
+func (d *dispatch) close() error {
+	var errs []error
+	if d.cancel != nil {
+		d.cancel()
+	}
+	for _, c := range d.consumers {
+		c.Stop()
+	}
+	if d.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, d.http.Shutdown(ctx))
+		cancel()
+	}
+	if d.server != nil {
+		d.server.Close()
+	}
+	d.agents.Wait()
+	if d.broker != nil {
+		if d.queue != nil && d.broker.Embedded() {
+			errs = append(errs, d.broker.DeleteQueue(context.Background(), d.stream))
+		}
+		errs = append(errs, d.broker.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,410 @@
+// Package ecperf is the ECperf workload (ECperf 1.1; Kounev & Buchmann,
+// "Improving Data Access of J2EE Applications by Exploiting Asynchronous
+// Messaging and Caching Services", and "Performance Issues in E-Business
+// Systems"): a manufacturing, supply-chain and order-entry company in four
+// domains — customer orders, manufacturing, supplier, corporate — driven
+// at an injection rate Ir, measured in BBops/min.
+//
+// Files: schema.go and schema/*.sql (the kit's tables), population.go and
+// load.go (the kit's scaling in Ir), entities.go (the entity types),
+// orders.go, manufacturing.go and supplier.go (the domains' transactions on
+// the entity container), dispatch.go (how purchase orders reach the
+// Supplier Emulator: sync, poller or queue), client.go (the terminals'
+// choices), check.go (consistency after a run). The emulator itself is the
+// emulator subpackage; durable queues are internal/messaging.
+package ecperf
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/messaging"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
+)
+
+// The operations; the order is their id.
+const (
+	NewOrder = iota
+	ChangeOrder
+	CancelOrder
+	OrderStatus
+	CustomerStatus
+	ScheduleWorkOrder
+	UpdateWorkOrder
+	CompleteWorkOrder
+	LargeOrderLine
+	numOps
+)
+
+var opNames = [numOps]string{
+	NewOrder:          "NewOrder",
+	ChangeOrder:       "ChangeOrder",
+	CancelOrder:       "CancelOrder",
+	OrderStatus:       "OrderStatus",
+	CustomerStatus:    "CustomerStatus",
+	ScheduleWorkOrder: "ScheduleWorkOrder",
+	UpdateWorkOrder:   "UpdateWorkOrder",
+	CompleteWorkOrder: "CompleteWorkOrder",
+	LargeOrderLine:    "LargeOrderLine",
+}
+
+// The kit's constants.
+const (
+	// Order-entry: 5·Ir terminals, negative-exponential cycle times of
+	// mean 5 s cut at 5×.
+	orderTerminalsPerIr = 5
+	orderCycleMean      = 5 * time.Second
+	orderCycleTruncate  = 5
+	// Manufacturing: 3·Ir planned lines, stations 333 ms apart; one
+	// large-order line polling every second.
+	plannedLinesPerIr  = 3
+	stationDelay       = 333 * time.Millisecond
+	largeOrderPoll     = time.Second
+	largeOrderQty      = 20 // an order line above this is a large order
+	defaultLeadTimeDay = 5 * time.Second
+	shipAfter          = 7 * 24 * time.Hour
+
+	goodCredit        = "GC"
+	badCredit         = "BC"
+	newCustomerCredit = 100_000_00 // cents
+	siteID            = 1
+
+	// senders are the agents that send POs for poller and queue (the
+	// message-driven beans' pool).
+	senders = 4
+)
+
+// Workload is ECperf.
+type Workload struct{}
+
+var _ workload.Workload = Workload{}
+
+// New returns the workload for the registry.
+func New() Workload { return Workload{} }
+
+// orderMix is the order-entry terminals' mix: NewOrder 50%, ChangeOrder
+// 20% of which a fifth are cancels, OrderStatus 20%, CustomerStatus 10%.
+func orderMix() workload.Mix {
+	return workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{
+		{Op: NewOrder, Count: 50}, {Op: ChangeOrder, Count: 16}, {Op: CancelOrder, Count: 4},
+		{Op: OrderStatus, Count: 20}, {Op: CustomerStatus, Count: 10},
+	}}
+}
+
+// plannedLine is a planned line's work order: schedule, then three
+// stations each stationDelay apart.
+func plannedLine(scale float64) workload.Mix {
+	d := time.Duration(float64(stationDelay) * scale)
+	return workload.Mix{Kind: workload.Sequence, Cards: []workload.Card{
+		{Op: ScheduleWorkOrder, Count: 1, Delay: d}, {Op: UpdateWorkOrder, Count: 1, Delay: d},
+		{Op: UpdateWorkOrder, Count: 1, Delay: d}, {Op: CompleteWorkOrder, Count: 1, Delay: d},
+	}}
+}
+
+func (Workload) Info() workload.Info {
+	return workload.Info{
+		Name:       "ecperf",
+		Title:      "ECperf: order entry, manufacturing, supply chain and corporate domains",
+		Reference:  "ECperf 1.1 kit; Kounev & Buchmann (2002, 2003)",
+		Operations: opNames[:],
+		Mix:        orderMix(),
+		// BBops/min: order-entry transactions plus work orders completed.
+		Metric: workload.Metric{Name: "BBops/min", Per: time.Minute,
+			Ops: []string{"NewOrder", "ChangeOrder", "CancelOrder", "OrderStatus", "CustomerStatus", "CompleteWorkOrder"}},
+		Defaults: config.Defaults{
+			Clients:       1, // the terminals come from Ir
+			ServerThreads: 20,
+			Duration:      2 * time.Minute,
+			RampUp:        20 * time.Second,
+			RampDown:      0,
+		},
+		Persistence:  []string{string(container.CMP), string(container.BMP), string(container.BMPChecked)},
+		Entities:     entityTypes,
+		Grouped:      true,
+		AgentThreads: 1 + senders,
+		Validity: &workload.Validity{
+			ResponseTimes: []workload.ResponseTime{
+				{Ops: []string{"NewOrder", "ChangeOrder", "CancelOrder", "OrderStatus", "CustomerStatus"}, Quantile: 0.9, Max: 2 * time.Second},
+				{Ops: []string{"ScheduleWorkOrder", "UpdateWorkOrder", "CompleteWorkOrder"}, Quantile: 0.9, Max: 5 * time.Second},
+			},
+			Mix: []workload.Share{
+				{Ops: []string{"NewOrder"}, Percent: 50}, {Ops: []string{"ChangeOrder", "CancelOrder"}, Percent: 20},
+				{Ops: []string{"OrderStatus"}, Percent: 20}, {Ops: []string{"CustomerStatus"}, Percent: 10},
+			},
+			MixTolerance: 0.05,
+		},
+	}
+}
+
+func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.LoadReport, error) {
+	return load(ctx, db, p)
+}
+
+// app is ECperf readied for one run: the homes, the reference data, the
+// dispatch of purchase orders.
+type app struct {
+	ctr      *container.Container
+	ir       int
+	pop      population
+	scale    float64
+	unsorted bool
+	// discounts by rule (c_discount), in percent.
+	discounts map[string]int64
+	beans     []*bean
+	dispatch  *dispatch
+	checker   *checker
+	// listed is the emulator's record of the run's POs, taken by Stop.
+	listed []emulator.POSummary
+	// largeScheduled counts the work orders the large-order line scheduled.
+	largeScheduled atomic.Int64
+
+	customer, orderCustomer, order, orderLine, item, part, bom, workOrder, largeOrder,
+	inventory, suppComponent, purchaseOrder, poLine, outbox *container.Home
+}
+
+var (
+	_ workload.EntityRun = (*app)(nil)
+	_ workload.Grouped   = (*app)(nil)
+	_ workload.Stopper   = (*app)(nil)
+)
+
+// Start readies a run: the container, the reference data, the emulator
+// (in-process unless --emulator), the delivery receiver, and the agents of
+// --po-dispatch.
+func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
+	cfg := p.Config
+	a := &app{ir: max(p.Scale, 1), pop: populationAt(max(p.Scale, 1)), scale: cfg.CycleScale, unsorted: cfg.UnsortedAccess}
+	if a.scale <= 0 {
+		a.scale = 1
+	}
+	var err error
+	if a.ctr, err = container.New(ctx, db, entityTypes, p.Entities); err != nil {
+		return nil, err
+	}
+	home := func(t *container.Type) *container.Home { return a.ctr.Home(t.Name) }
+	a.customer, a.orderCustomer, a.order, a.orderLine, a.item = home(customerType), home(orderCustomerType), home(orderType), home(orderLineType), home(itemType)
+	a.part, a.bom, a.workOrder, a.largeOrder, a.inventory = home(partType), home(bomType), home(workOrderType), home(largeOrderType), home(inventoryType)
+	a.suppComponent, a.purchaseOrder, a.poLine, a.outbox = home(suppComponentType), home(purchaseOrderType), home(poLineType), home(outboxType)
+	if a.discounts, err = readDiscounts(ctx, db); err != nil {
+		return nil, err
+	}
+	threads := max(p.Threads, 1)
+	for i := 0; i < threads; i++ {
+		a.beans = append(a.beans, &bean{app: a, thread: i})
+	}
+	if a.checker, err = newChecker(ctx, db); err != nil {
+		return nil, err
+	}
+	if err = startDispatch(ctx, db, a, cfg, p.Dir, threads); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// readDiscounts reads the corporate domain's discount rules.
+func readDiscounts(ctx context.Context, db *store.DB) (map[string]int64, error) {
+	s, err := db.Prepare(ctx, store.Statement{Name: "ecperf-discounts", SQL: "SELECT d_id, d_percent FROM c_discount"})
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("read c_discount: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]int64)
+	for rows.Next() {
+		var id string
+		var pct int64
+		if err := rows.Scan(&id, &pct); err != nil {
+			return nil, err
+		}
+		out[id] = pct
+	}
+	return out, rows.Err()
+}
+
+// startDispatch starts the emulator (unless external), the receiver and
+// the agents of the dispatch mode. It sets a.dispatch itself, before any
+// agent starts, because the agents reach the dispatch through a.
+func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, dir string, threads int) (err error) {
+	d := &dispatch{mode: cfg.PODispatch, unit: time.Duration(cfg.LeadTimeUnit), kick: make(chan struct{}, 1)}
+	if d.mode == "" {
+		d.mode = dispatchSync
+	}
+	if d.unit <= 0 {
+		d.unit = time.Duration(float64(defaultLeadTimeDay) * a.scale)
+	}
+	d.receiver = &bean{app: a, thread: threads}
+	for i := 0; i < senders; i++ {
+		d.senders = append(d.senders, &bean{app: a, thread: threads + 1 + i})
+	}
+	a.dispatch = d
+	var id [6]byte
+	rand.Read(id[:])
+	d.run = "ecperf-" + hex.EncodeToString(id[:])
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	agentCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	d.cancel = cancel
+
+	emuURL := cfg.Emulator
+	if emuURL == "" {
+		if d.server, err = emulator.New(emulator.Config{LeadTimeUnit: d.unit, ResponseDelay: time.Duration(cfg.EmulatorDelay)}); err != nil {
+			return err
+		}
+		ln, err := listenLocal()
+		if err != nil {
+			return err
+		}
+		emuURL = "http://" + ln.Addr().String()
+		d.agents.Add(1)
+		go func() {
+			defer d.agents.Done()
+			d.server.Serve(agentCtx, ln)
+		}()
+	}
+	if d.emu, err = emulator.NewClient(emuURL, &http.Client{Timeout: 30 * time.Second}); err != nil {
+		return fmt.Errorf("--emulator: %w", err)
+	}
+	if err := d.listen(cfg.Receiver); err != nil {
+		return err
+	}
+
+	interval := time.Duration(float64(largeOrderPoll) * a.scale)
+	switch d.mode {
+	case dispatchPoller:
+		d.agents.Add(1)
+		go d.poll(agentCtx, interval, a.checker.unsent, db)
+	case dispatchQueue:
+		d.stream = streamFor(db.DSN().String())
+		if d.broker, err = messaging.Open(ctx, cfg.Broker, dir); err != nil {
+			return fmt.Errorf("--broker: %w", err)
+		}
+		if !cfg.NoLoad {
+			// A fresh population: messages of an earlier run name POs
+			// that no longer exist.
+			if err := d.broker.DeleteQueue(ctx, d.stream); err != nil {
+				return err
+			}
+		}
+		if d.queue, err = d.broker.Queue(ctx, d.stream); err != nil {
+			return err
+		}
+		if d.outbox, err = messaging.NewOutbox(ctx, db, d.queue, outboxType.Table, outboxType.Key[0].Name); err != nil {
+			return err
+		}
+		d.agents.Add(1)
+		go func() {
+			defer d.agents.Done()
+			d.outbox.Run(agentCtx, interval)
+		}()
+		for _, sender := range d.senders {
+			c, err := d.queue.Consume(agentCtx, poDurable, func(ctx context.Context, data []byte) error {
+				n, err := parsePONumber(data)
+				if err != nil {
+					return nil // not ours to send; acknowledged so it does not loop
+				}
+				return d.sendAgent(ctx, sender, n)
+			})
+			if err != nil {
+				return err
+			}
+			d.consumers = append(d.consumers, c)
+		}
+	}
+	return nil
+}
+
+func parsePONumber(data []byte) (int64, error) { return strconv.ParseInt(string(data), 10, 64) }
+
+// Groups are the kit's terminals: 5·Ir order-entry, 3·Ir planned lines,
+// one large-order line.
+func (a *app) Groups() []workload.Group {
+	ir := a.ir
+	return []workload.Group{
+		{Name: "order-entry", Clients: orderTerminalsPerIr * ir, Mix: orderMix(), Pacing: workload.Pacing{
+			Kind: workload.Cycle, Mean: time.Duration(float64(orderCycleMean) * a.scale), Dist: workload.NegExp, Truncate: orderCycleTruncate}},
+		{Name: "planned-lines", Clients: plannedLinesPerIr * ir, Mix: plannedLine(a.scale), Pacing: workload.Pacing{Kind: workload.Cycle}},
+		{Name: "large-order-line", Clients: 1,
+			Mix:    workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: LargeOrderLine, Count: 1}}},
+			Pacing: workload.Pacing{Kind: workload.Cycle, Mean: time.Duration(float64(largeOrderPoll) * a.scale)}},
+	}
+}
+
+// EntityStats are the container's counters by type.
+func (a *app) EntityStats() []workload.EntityStats {
+	var out []workload.EntityStats
+	for _, h := range a.ctr.Homes() {
+		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
+	}
+	return out
+}
+
+func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
+	return newClient(a, group, rng)
+}
+
+// Stop drains the dispatch — every committed PO sent, every sent PO
+// delivered — then stops the agents, the receiver and the emulator.
+// The emulator's record of the run is taken between the two, for the
+// checks.
+func (a *app) Stop(ctx context.Context) error {
+	drainErr := a.drain(ctx)
+	var listErr error
+	if drainErr == nil {
+		if a.listed, listErr = a.dispatch.emu.RunPurchaseOrders(ctx, a.dispatch.run); listErr != nil {
+			listErr = fmt.Errorf("list the emulator's POs: %w", listErr)
+		}
+	}
+	closeErr := a.dispatch.close()
+	return errors.Join(drainErr, listErr, closeErr)
+}
+
+// drain waits until no PO is unsent and none awaits its delivery, or ctx
+// ends (then the checks say which are missing).
+func (a *app) drain(ctx context.Context) error {
+	d := a.dispatch
+	wait := 10 * time.Millisecond
+	for {
+		if d.mode == dispatchQueue {
+			if _, err := d.outbox.RelayOnce(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+		unsent, sent, err := a.checker.openPOs(ctx)
+		if err != nil {
+			return err
+		}
+		if unsent == 0 && sent == 0 {
+			return nil
+		}
+		if d.mode == dispatchPoller && unsent > 0 {
+			d.committed()
+		}
+		select {
+		case <-ctx.Done():
+			return nil // the checks report what did not arrive
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+func listenLocal() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

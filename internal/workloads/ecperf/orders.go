@@ -1,0 +1,268 @@
+package ecperf
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// Business exceptions: outcomes the kit's rules expect, handled and
+// counted, not failures.
+var (
+	ErrBadCredit    = workload.Business("credit check failed")
+	ErrUnknownOrder = workload.Business("no such order (cancelled)")
+	ErrOrderShipped = workload.Business("order already shipped")
+	ErrNoWorkOrder  = workload.Business("the line has no work order at this station")
+)
+
+// errLargeOrderCancelled: the large order the line found was cancelled
+// with its order before the line scheduled it; the line moves on.
+var errLargeOrderCancelled = errors.New("large order cancelled before it was scheduled")
+
+// bean is one server thread's session facades of the four domains, as
+// container-managed transactions.
+type bean struct {
+	app    *app
+	thread int
+	lines  []*container.Instance
+	bom    []*container.Instance
+	found  []*container.Instance
+}
+
+func (b *bean) begin(ctx context.Context) (*container.Tx, error) {
+	return b.app.ctr.Begin(ctx, b.thread)
+}
+
+// fail rolls tx back and returns err, "no such entity" as notFound.
+func fail(tx *container.Tx, err, notFound error) error {
+	tx.Rollback()
+	if errors.Is(err, container.ErrNotFound) && notFound != nil {
+		return notFound
+	}
+	return err
+}
+
+// orderLine is a line a client asks for.
+type orderLine struct {
+	item int64
+	qty  int64
+}
+
+// newOrder is the customer domain's NewOrder: a new customer is created
+// first (corporate domain); the corporate domain checks credit and gives
+// the discount; each line over largeOrderQty becomes a large order for
+// manufacturing.
+func (b *bean) newOrder(ctx context.Context, customer int64, isNew bool, lines []orderLine) (int64, error) {
+	a := b.app
+	tx, err := b.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now().UTC()
+	var c *container.Instance
+	if isNew {
+		if c, err = b.createCustomer(tx, now); err != nil {
+			return 0, fail(tx, err, nil)
+		}
+	} else if c, err = tx.Find(a.customer, container.Key{A: customer}); err != nil {
+		return 0, fail(tx, err, nil)
+	}
+	var total int64
+	for _, l := range lines {
+		item, err := tx.Find(a.item, container.Key{A: l.item})
+		if err != nil {
+			return 0, fail(tx, err, nil)
+		}
+		total += item.Int(iPrice) * l.qty * (100 - item.Int(iDiscount)) / 100
+	}
+	discount := a.discountOf(c, isNew, now)
+	total = total * (100 - discount) / 100
+	if c.String(cCredit) == badCredit || total > c.Int(cCreditLimit) {
+		tx.Rollback()
+		return 0, ErrBadCredit
+	}
+	o, err := tx.Create(a.order, container.Key{})
+	if err != nil {
+		return 0, fail(tx, err, nil)
+	}
+	id := o.Key().A
+	o.SetInt(oCustomer, c.Key().A)
+	o.SetInt(oLineCount, int64(len(lines)))
+	o.SetInt(oDiscount, discount)
+	o.SetInt(oTotal, total)
+	o.SetInt(oStatus, orderOpen)
+	o.SetTime(oEntryDate, now)
+	o.SetTime(oShipDate, now.Add(shipAfter))
+	for n, l := range lines {
+		ol, err := tx.Create(a.orderLine, container.Key{A: id, B: int64(n + 1)})
+		if err != nil {
+			return 0, fail(tx, err, nil)
+		}
+		ol.SetInt(olItem, l.item)
+		ol.SetInt(olQty, l.qty)
+		ol.SetInt(olStatus, orderOpen)
+		ol.SetTime(olShipDate, now.Add(shipAfter))
+		if l.qty > largeOrderQty {
+			lo, err := tx.Create(a.largeOrder, container.Key{})
+			if err != nil {
+				return 0, fail(tx, err, nil)
+			}
+			lo.SetInt(loOrder, id)
+			lo.SetInt(loOrderLine, int64(n+1))
+			lo.SetInt(loAssembly, l.item) // items are the assemblies
+			lo.SetInt(loQty, l.qty)
+			lo.SetTime(loDueDate, now.Add(shipAfter))
+		}
+	}
+	return id, tx.Commit()
+}
+
+// createCustomer is the corporate domain's new customer, in both the
+// corporate and the order-entry table.
+func (b *bean) createCustomer(tx *container.Tx, now time.Time) (*container.Instance, error) {
+	a := b.app
+	c, err := tx.Create(a.customer, container.Key{})
+	if err != nil {
+		return nil, err
+	}
+	oc, err := tx.Create(a.orderCustomer, container.Key{A: c.Key().A})
+	if err != nil {
+		return nil, err
+	}
+	for f, v := range []string{"New", "Customer", "1 Main Street", "", "Springfield", "CA", "USA", "940000000", "5550100", "Purchasing"} {
+		c.SetString(f, v)
+		oc.SetString(f, v)
+	}
+	c.SetTime(cSince, now)
+	oc.SetTime(cSince, now)
+	c.SetInt(cBalance, 0)
+	c.SetString(cCredit, goodCredit)
+	c.SetInt(cCreditLimit, newCustomerCredit)
+	c.SetInt(cYTDPayment, 0)
+	return c, nil
+}
+
+// discountOf is the corporate domain's discount rules, best first.
+func (a *app) discountOf(c *container.Instance, isNew bool, now time.Time) int64 {
+	ytd := c.Int(cYTDPayment)
+	switch {
+	case ytd > 300_000_00:
+		return a.discounts["platinum"]
+	case ytd > 200_000_00:
+		return a.discounts["gold"]
+	case ytd > 100_000_00:
+		return a.discounts["silver"]
+	case isNew:
+		return a.discounts["firsttime"]
+	case now.Sub(c.Time(cSince)) > 5*365*24*time.Hour:
+		return a.discounts["longtime"]
+	}
+	return a.discounts["none"]
+}
+
+// openOrder begins a transaction and finds order id, which must be open;
+// on error the transaction is over.
+func (b *bean) openOrder(ctx context.Context, id int64) (*container.Tx, *container.Instance, error) {
+	tx, err := b.begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := tx.Find(b.app.order, container.Key{A: id})
+	if err != nil {
+		return nil, nil, fail(tx, err, ErrUnknownOrder)
+	}
+	if o.Int(oStatus) != orderOpen {
+		tx.Rollback()
+		return nil, nil, ErrOrderShipped
+	}
+	return tx, o, nil
+}
+
+// changeOrder changes the quantities of an open order's lines (each by
+// the client's delta, at least 1 left) and its total. order is the order
+// to touch the line numbers in (those past the order's last are skipped).
+func (b *bean) changeOrder(ctx context.Context, id int64, order []int64, delta int64) error {
+	a := b.app
+	tx, o, err := b.openOrder(ctx, id)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, n := range order {
+		if n > o.Int(oLineCount) {
+			continue
+		}
+		ol, err := tx.Find(a.orderLine, container.Key{A: id, B: n})
+		if err != nil {
+			return fail(tx, err, ErrUnknownOrder)
+		}
+		ol.SetInt(olQty, max(1, ol.Int(olQty)+delta))
+		item, err := tx.Find(a.item, container.Key{A: ol.Int(olItem)})
+		if err != nil {
+			return fail(tx, err, nil)
+		}
+		total += item.Int(iPrice) * ol.Int(olQty) * (100 - item.Int(iDiscount)) / 100
+	}
+	o.SetInt(oTotal, total*(100-o.Int(oDiscount))/100)
+	return tx.Commit()
+}
+
+// cancelOrder removes an open order, its lines, touched in order, and the
+// large orders manufacturing has not yet scheduled for it.
+func (b *bean) cancelOrder(ctx context.Context, id int64, order []int64) error {
+	a := b.app
+	tx, o, err := b.openOrder(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, n := range order {
+		if n > o.Int(oLineCount) {
+			continue
+		}
+		ol, err := tx.Find(a.orderLine, container.Key{A: id, B: n})
+		if err != nil {
+			return fail(tx, err, ErrUnknownOrder)
+		}
+		tx.Remove(ol)
+	}
+	if b.found, err = tx.FindMany(a.largeOrder, "byOrder", b.found[:0], id); err != nil {
+		return fail(tx, err, nil)
+	}
+	for _, lo := range b.found {
+		tx.Remove(lo)
+	}
+	tx.Remove(o)
+	return tx.Commit()
+}
+
+// orderStatus reads an order and its lines.
+func (b *bean) orderStatus(ctx context.Context, id int64) error {
+	a := b.app
+	tx, err := a.ctr.BeginReadOnly(ctx, b.thread)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Find(a.order, container.Key{A: id}); err != nil {
+		return fail(tx, err, ErrUnknownOrder)
+	}
+	if b.lines, err = tx.FindMany(a.orderLine, "byOrder", b.lines[:0], id); err != nil {
+		return fail(tx, err, nil)
+	}
+	return tx.Commit()
+}
+
+// customerStatus lists a customer's latest orders.
+func (b *bean) customerStatus(ctx context.Context, customer int64) error {
+	a := b.app
+	tx, err := a.ctr.BeginReadOnly(ctx, b.thread)
+	if err != nil {
+		return err
+	}
+	if b.found, err = tx.FindMany(a.order, "byCustomer", b.found[:0], customer); err != nil {
+		return fail(tx, err, nil)
+	}
+	return tx.Commit()
+}
