@@ -64,11 +64,7 @@ result file (tierbench/result/v1 JSON).`,
 			}
 			fmt.Fprintf(out, "result: %s\n", path)
 			if !res.Summary.Passed {
-				why := "a consistency check failed"
-				if res.Summary.Interrupted {
-					why = "the run was interrupted"
-				}
-				return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", why)}
+				return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", res.Verdict())}
 			}
 			return nil
 		},

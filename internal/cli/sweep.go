@@ -115,7 +115,7 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 			for _, o := range outcomes {
 				for _, res := range o.Runs {
 					if !res.Summary.Passed {
-						return &exitError{code: ExitFailed, err: fmt.Errorf("a consistency check failed in %s %s (see its result file)", o.Point.Experiment.Name, o.Point.Label())}
+						return &exitError{code: ExitFailed, err: fmt.Errorf("%s %s: %s (see its result file)", o.Point.Experiment.Name, o.Point.Label(), res.Verdict())}
 					}
 				}
 			}

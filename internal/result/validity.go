@@ -17,10 +17,12 @@ func judge(v *workload.Validity, snap metrics.Snapshot) *Validity {
 	for _, o := range snap.Ops {
 		byName[o.Name] = o
 	}
-	out := &Validity{Passed: true}
+	out := &Validity{Passed: true, ResponseTimesPassed: true, MixPassed: true}
+	kind := &out.ResponseTimesPassed
 	add := func(c workload.Check) {
 		out.Rules = append(out.Rules, c)
 		out.Passed = out.Passed && c.Passed
+		*kind = *kind && c.Passed
 	}
 	for _, rt := range v.ResponseTimes {
 		for _, name := range rt.Ops {
@@ -36,6 +38,7 @@ func judge(v *workload.Validity, snap metrics.Snapshot) *Validity {
 			}
 		}
 	}
+	kind = &out.MixPassed
 	if len(v.Mix) > 0 {
 		count := func(s workload.Share) int64 {
 			var n int64

@@ -54,6 +54,10 @@ func TestValidityRules(t *testing.T) {
 			if v.Passed != all {
 				t.Errorf("verdict %v, want %v", v.Passed, all)
 			}
+			rt, mix := tt.passed[0] && tt.passed[1], tt.passed[2] && tt.passed[3]
+			if v.ResponseTimesPassed != rt || v.MixPassed != mix {
+				t.Errorf("response times passed=%v, mix passed=%v; want %v, %v", v.ResponseTimesPassed, v.MixPassed, rt, mix)
+			}
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/tierbench/tierbench/internal/result"
 )
 
@@ -53,12 +55,77 @@ func (o Outcome) metric() Stat {
 }
 
 func (o Outcome) passed() bool {
+	return o.all(func(r *result.Result) bool { return r.Summary.Passed })
+}
+
+// checksPassed: every run's consistency checks held and none was
+// interrupted (validity aside).
+func (o Outcome) checksPassed() bool {
+	return o.all(func(r *result.Result) bool {
+		for _, c := range r.Checks {
+			if !c.Passed {
+				return false
+			}
+		}
+		return !r.Summary.Interrupted
+	})
+}
+
+func (o Outcome) all(ok func(*result.Result) bool) bool {
 	for _, r := range o.Runs {
-		if !r.Summary.Passed {
+		if !ok(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// judged: the runs have validity rules (ECperf).
+func (o Outcome) judged() bool {
+	return len(o.Runs) > 0 && o.Runs[0].Validity != nil
+}
+
+// validity in words over every run: "yes", or which kind of rule failed
+// in some run.
+func (o Outcome) validity() string {
+	rt := o.all(func(r *result.Result) bool { return r.Validity.ResponseTimesPassed })
+	mix := o.all(func(r *result.Result) bool { return r.Validity.MixPassed })
+	switch {
+	case rt && mix:
+		return "yes"
+	case mix:
+		return "no: resp. times"
+	case rt:
+		return "no: mix"
+	}
+	return "no: resp. times, mix"
+}
+
+func (o Outcome) aborts() Stat {
+	return o.figure(func(r *result.Result) float64 { return float64(r.Summary.Aborts.Total()) })
+}
+
+// containerKeys are the entity container's settings. An experiment that
+// sets or varies one is about the container, and its table shows each
+// entity type's instances; for the others those columns are noise (ECperf
+// has 14 types).
+var containerKeys = map[string]bool{
+	"commit-option": true, "cache": true, "pool": true, "persistence": true, "concurrency": true,
+	"entity": true, "refresh-interval": true, "lock-timeout": true, "warmup": true,
+}
+
+func (e *Experiment) aboutContainer() bool {
+	for _, n := range []yaml.Node{e.Set, e.Axes} {
+		if n.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i < len(n.Content); i += 2 {
+			if containerKeys[n.Content[i].Value] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // entityColumns are the container figures a sweep reports per type.
@@ -103,7 +170,16 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 	for _, v := range outs[0].Point.Values {
 		header = append(header, strings.SplitN(v, "=", 2)[0])
 	}
-	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_min", metricName+"_max", "p99_ms_mean", "errors_mean", "passed")
+	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_min", metricName+"_max", "p99_ms_mean", "errors_mean", "aborts_mean", "passed", "checks_passed")
+	judged := outs[0].judged()
+	var ops []string
+	if judged {
+		header = append(header, "valid", "response_times_valid", "mix_valid")
+		ops = outs[0].Runs[0].OperationOrder
+		for _, op := range ops {
+			header = append(header, op+".p90_ms")
+		}
+	}
 	names := entities(outs)
 	for _, e := range names {
 		for _, c := range entityColumns {
@@ -119,7 +195,16 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 		m := o.metric()
 		p99 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P99 })
 		errs := o.figure(func(r *result.Result) float64 { return float64(r.Summary.Errors) })
-		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p99.Mean), num(errs.Mean), strconv.FormatBool(o.passed()))
+		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p99.Mean), num(errs.Mean),
+			num(o.aborts().Mean), strconv.FormatBool(o.passed()), strconv.FormatBool(o.checksPassed()))
+		if judged {
+			row = append(row, strconv.FormatBool(o.all(func(r *result.Result) bool { return r.Validity.Passed })),
+				strconv.FormatBool(o.all(func(r *result.Result) bool { return r.Validity.ResponseTimesPassed })),
+				strconv.FormatBool(o.all(func(r *result.Result) bool { return r.Validity.MixPassed })))
+			for _, op := range ops {
+				row = append(row, num(o.figure(func(r *result.Result) float64 { return r.Operations[op].Latency.P90 }).Mean))
+			}
+		}
 		for _, e := range names {
 			for _, c := range entityColumns {
 				s := o.figure(func(r *result.Result) float64 { return c.get(r.Container[e]) })
@@ -136,8 +221,10 @@ func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // WriteTable prints one experiment for people: per point the metric (mean
 // ± standard deviation over the runs), the paper's figure where the sweep
-// file gives one, and per entity type the peak ready and pooled instances
-// and the discards.
+// file gives one, whether the runs were valid and their aborts (workloads
+// with validity rules), and, when the experiment is about the container,
+// per entity type the peak ready and pooled instances and the discards.
+// A point whose checks failed is marked.
 func WriteTable(w io.Writer, outs []Outcome) {
 	if len(outs) == 0 {
 		return
@@ -152,10 +239,21 @@ func WriteTable(w io.Writer, outs []Outcome) {
 	if len(outs[0].Runs) > 0 {
 		metricName = outs[0].Runs[0].Summary.Metric.Name
 	}
-	names := entities(outs)
-	fmt.Fprintf(w, "  %-22s %18s", "point", metricName+" (mean ± sd)")
+	var names []string
+	if e.aboutContainer() {
+		names = entities(outs)
+	}
+	judged := outs[0].judged()
+	width := len("point")
+	for _, o := range outs {
+		width = max(width, len(o.Point.Label()))
+	}
+	fmt.Fprintf(w, "  %-*s %22s", width, "point", metricName+" (mean ± sd)")
 	if len(e.Paper) > 0 {
 		fmt.Fprintf(w, " %9s", "paper")
+	}
+	if judged {
+		fmt.Fprintf(w, "  %-20s %8s", "valid", "aborts")
 	}
 	for _, n := range names {
 		fmt.Fprintf(w, " %22s", n+" ready/pool/disc")
@@ -164,10 +262,10 @@ func WriteTable(w io.Writer, outs []Outcome) {
 	for _, o := range outs {
 		m := o.metric()
 		mark := ""
-		if !o.passed() {
-			mark = " FAILED"
+		if !o.checksPassed() {
+			mark = " CHECKS FAILED"
 		}
-		fmt.Fprintf(w, "  %-22s %18s", o.Point.Label(), fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD))
+		fmt.Fprintf(w, "  %-*s %22s", width, o.Point.Label(), fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD))
 		if len(e.Paper) > 0 {
 			paper := "-"
 			if len(o.Point.Values) > 0 {
@@ -176,6 +274,9 @@ func WriteTable(w io.Writer, outs []Outcome) {
 				}
 			}
 			fmt.Fprintf(w, " %9s", paper)
+		}
+		if judged {
+			fmt.Fprintf(w, "  %-20s %8.0f", o.validity(), o.aborts().Mean)
 		}
 		for _, n := range names {
 			pr := o.figure(func(r *result.Result) float64 { return float64(r.Container[n].PeakReady) })

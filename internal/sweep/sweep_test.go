@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/store/storetest"
@@ -126,15 +127,15 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(points) != 36 {
-		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 4 Ir + sync at 2 more Ir + 2 chopped modes × 2 Ir)", len(points))
+	if len(points) != 44 {
+		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 6 Ir + 2 chopped modes × 2 Ir)", len(points))
 	}
 	for _, p := range points {
 		if err := r.Validate(p.Config); err != nil {
 			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
 		}
 	}
-	if c := points[35].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || !strings.HasPrefix(c.DB, "postgres://") {
+	if c := points[43].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || !strings.HasPrefix(c.DB, "postgres://") {
 		t.Errorf("last point: %+v", c)
 	}
 }
@@ -203,4 +204,113 @@ experiments:
 	if _, err := os.Stat(filepath.Join(dir, "tables.txt")); err != nil {
 		t.Error(err)
 	}
+}
+
+// A workload with validity rules gets them in its table and CSV (whether
+// response times and mix held, aborts, each operation's p90); the entity
+// columns appear only when the experiment sets or varies a container
+// setting.
+func TestReportShowsValidityAndContainerColumnsWhenTheyMatter(t *testing.T) {
+	f, err := sweep.Parse(write(t, `
+name: r
+base: {workload: ecperf}
+experiments:
+  - name: chop
+    axes: {po-dispatch: [sync, queue]}
+  - name: opts
+    axes: {commit-option: [B, C]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(rtOK, mixOK bool, aborts int64, checkOK bool) *result.Result {
+		return &result.Result{
+			OperationOrder: []string{"NewOrder", "ScheduleWorkOrder"},
+			EntityOrder:    []string{"Order"},
+			Operations: map[string]result.Operation{
+				"NewOrder":          {Latency: metricsLatency(120)},
+				"ScheduleWorkOrder": {Latency: metricsLatency(7000)},
+			},
+			Container: map[string]result.EntityStats{"Order": {}},
+			Checks:    []workload.Check{{Name: "orders-match", Passed: checkOK}},
+			Summary: result.Summary{Passed: rtOK && mixOK && checkOK, Metric: result.Metric{Name: "BBops/min", Value: 100},
+				Aborts: abortsOf(aborts)},
+			Validity: &result.Validity{Passed: rtOK && mixOK, ResponseTimesPassed: rtOK, MixPassed: mixOK},
+		}
+	}
+	chop, opts := &f.Experiments[0], &f.Experiments[1]
+	outs := []sweep.Outcome{
+		{Point: sweep.Point{Experiment: chop, Values: []string{"po-dispatch=sync"}}, Runs: []*result.Result{run(false, true, 12, true)}},
+		{Point: sweep.Point{Experiment: chop, Values: []string{"po-dispatch=queue"}}, Runs: []*result.Result{run(true, true, 0, true), run(true, false, 0, false)}},
+		{Point: sweep.Point{Experiment: opts, Values: []string{"commit-option=B"}}, Runs: []*result.Result{run(true, true, 0, true)}},
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := sweep.Report(&out, dir, outs); err != nil {
+		t.Fatal(err)
+	}
+	tables := strings.SplitN(out.String(), "opts", 2)
+	lineOf := func(table, point string) string {
+		for _, l := range strings.Split(table, "\n") {
+			if strings.Contains(l, point) {
+				return l
+			}
+		}
+		t.Fatalf("no line for %s in:\n%s", point, table)
+		return ""
+	}
+	sync, queue := lineOf(tables[0], "po-dispatch=sync"), lineOf(tables[0], "po-dispatch=queue")
+	for _, tc := range []struct{ line, want string }{
+		{sync, "no: resp. times"}, {sync, " 12"}, {queue, "no: mix"}, {queue, "CHECKS FAILED"},
+		{tables[0], "valid"}, {tables[1], "Order ready/pool/disc"},
+	} {
+		if !strings.Contains(tc.line, tc.want) {
+			t.Errorf("%q lacks %q", tc.line, tc.want)
+		}
+	}
+	if strings.Contains(sync, "CHECKS FAILED") || strings.Contains(tables[0], "ready/pool/disc") {
+		t.Errorf("chop table marks a passing point or shows entity columns:\n%s", tables[0])
+	}
+	rows := readCSV(t, filepath.Join(dir, "chop.csv"))
+	header := strings.Join(rows[0], ",")
+	if want := "aborts_mean,passed,checks_passed,valid,response_times_valid,mix_valid,NewOrder.p90_ms,ScheduleWorkOrder.p90_ms"; !strings.Contains(header, want) {
+		t.Fatalf("CSV header %s\nlacks %s", header, want)
+	}
+	col := func(row []string, name string) string {
+		for i, h := range rows[0] {
+			if h == name {
+				return row[i]
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		row       []string
+		col, want string
+	}{
+		{rows[1], "response_times_valid", "false"}, {rows[1], "mix_valid", "true"}, {rows[1], "aborts_mean", "12"},
+		{rows[1], "ScheduleWorkOrder.p90_ms", "7000"}, {rows[2], "checks_passed", "false"}, {rows[2], "mix_valid", "false"},
+		{rows[2], "response_times_valid", "true"},
+	} {
+		if got := col(tc.row, tc.col); got != tc.want {
+			t.Errorf("%s of %s = %q, want %q", tc.col, tc.row[1], got, tc.want)
+		}
+	}
+}
+
+func metricsLatency(p90 float64) metrics.Latency { return metrics.Latency{P90: p90} }
+
+func abortsOf(n int64) metrics.Aborts { return metrics.Aborts{Deadlock: n} }
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
