@@ -126,8 +126,15 @@ func startProgress(w interface{ Write([]byte) (int, error) }, p runner.Progress)
 				return
 			case <-tick.C:
 			}
-			ops, errs := p.Completed()
 			elapsed := time.Since(p.Began)
+			if stage := stageOf(p); stage != "" {
+				if elapsed >= progressDelay {
+					shown = true
+					fmt.Fprintf(w, "\r\033[K  %5.0fs  %s", elapsed.Seconds(), stage)
+				}
+				continue
+			}
+			ops, errs := p.Completed()
 			rate := ops - lastOps
 			lastOps = ops
 			if elapsed < progressDelay {
@@ -153,4 +160,11 @@ func (pl *progressLine) stop() {
 	}
 	close(pl.done)
 	<-pl.over
+}
+
+func stageOf(p runner.Progress) string {
+	if p.Stage == nil {
+		return ""
+	}
+	return p.Stage()
 }

@@ -34,6 +34,13 @@ type Result struct {
 	Container        map[string]EntityStats `json:"container"`
 	Database         store.Stats            `json:"database"`
 	Checks           []workload.Check       `json:"checks"`
+	// Terminals are the emulated clients by group: one group of
+	// --clients for most workloads, ECperf's order-entry terminals,
+	// planned lines and large-order line.
+	Terminals []Terminals `json:"terminals"`
+	// Setup is the workload's own settings in words for the summary's
+	// first line (ECperf: "Ir 5, PO dispatch queue"); empty for most.
+	Setup string `json:"setup,omitempty"`
 	// Validity is the reference's rules for a run to count (ECperf).
 	Validity   *Validity `json:"validity,omitempty"`
 	Timeseries []Point   `json:"timeseries"`
@@ -121,6 +128,12 @@ type Operation struct {
 	ErrorLatency *metrics.Latency `json:"error_latency_ms,omitempty"`
 }
 
+// Terminals is one group of identical terminals.
+type Terminals struct {
+	Group string `json:"group"`
+	Count int    `json:"count"`
+}
+
 // Validity says whether the run meets its reference's rules. The two
 // kinds are also judged apart: response times say whether the system kept
 // up, the mix whether the driver dealt what the reference asks (a short
@@ -176,6 +189,8 @@ type Inputs struct {
 	Checks   []workload.Check
 	// Entities are the container's counters (none for direct SQL).
 	Entities []workload.EntityStats
+	// Groups are the run's terminal groups.
+	Groups []workload.Group
 }
 
 // Build assembles the result of a run.
@@ -189,6 +204,7 @@ func Build(in Inputs) *Result {
 		Config:           in.Config,
 		Environment:      in.Environment,
 		Operations:       make(map[string]Operation),
+		Terminals:        []Terminals{},
 		Container:        make(map[string]EntityStats),
 		Database:         in.Database,
 		Checks:           in.Checks,
@@ -197,6 +213,12 @@ func Build(in Inputs) *Result {
 	}
 	if r.Checks == nil {
 		r.Checks = []workload.Check{}
+	}
+	for _, g := range in.Groups {
+		r.Terminals = append(r.Terminals, Terminals{Group: g.Name, Count: g.Clients})
+	}
+	if in.Info.Setup != nil {
+		r.Setup = in.Info.Setup(in.Config)
 	}
 	for _, e := range in.Entities {
 		s := e.Settings

@@ -16,8 +16,8 @@ func WriteSummary(w io.Writer, r *Result) {
 	if c.Duration > 0 {
 		load = "duration " + c.Duration.String()
 	}
-	fmt.Fprintf(w, "%s · %s · %s · %d clients, %d server threads, %s · persistence %s · seed %d\n\n",
-		r.Workload, r.Environment.DB, r.Environment.Isolation, c.Clients, c.ServerThreads, load, c.Persistence, r.Seed)
+	fmt.Fprintf(w, "%s · %s · %s · %s, %d server threads, %s · persistence %s · seed %d\n\n",
+		r.Workload, r.Environment.DB, r.Environment.Isolation, terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
 
 	queued := false
 	for _, op := range r.Operations {
@@ -137,4 +137,22 @@ func writeVerdicts(w io.Writer, label string, checks []workload.Check) {
 		}
 		fmt.Fprintf(w, "  %s %-*s  %s\n", mark, width, c.Name, c.Detail)
 	}
+}
+
+// terminals says who drove the run: "100 clients", or the workload's own
+// setup and groups ("Ir 5, PO dispatch sync: 25 order-entry, 15
+// planned-lines, 1 large-order-line terminals").
+func terminals(r *Result) string {
+	if len(r.Terminals) <= 1 && r.Setup == "" {
+		return fmt.Sprintf("%d clients", r.Config.Clients)
+	}
+	parts := make([]string, len(r.Terminals))
+	for i, t := range r.Terminals {
+		parts[i] = fmt.Sprintf("%d %s", t.Count, t.Group)
+	}
+	s := strings.Join(parts, ", ") + " terminals"
+	if r.Setup != "" {
+		s = r.Setup + ": " + s
+	}
+	return s
 }

@@ -124,3 +124,30 @@ func TestSummaryNamesARunBehindSchedule(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryNamesTheTerminals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		groups []workload.Group
+		setup  func(config.Run) string
+		want   string
+	}{
+		{"one group", []workload.Group{{Name: "clients", Clients: 4}}, nil, "· 4 clients, 2 server threads,"},
+		{"groups and a setup", []workload.Group{{Name: "order-entry", Clients: 25}, {Name: "planned-lines", Clients: 15}, {Name: "large-order-line", Clients: 1}},
+			func(c config.Run) string { return fmt.Sprintf("Ir %d", c.Scale) },
+			"· Ir 1: 25 order-entry, 15 planned-lines, 1 large-order-line terminals, 2 server threads,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.New("demo", config.Defaults{Clients: 4, ServerThreads: 2, Iterations: 1})
+			r := Build(Inputs{Config: cfg, Info: workload.Info{Name: "demo", Setup: tc.setup}, Groups: tc.groups})
+			var buf bytes.Buffer
+			WriteSummary(&buf, r)
+			if first := strings.SplitN(buf.String(), "\n", 2)[0]; !strings.Contains(first, tc.want) {
+				t.Errorf("first line %q lacks %q", first, tc.want)
+			}
+			if len(r.Terminals) != len(tc.groups) {
+				t.Errorf("result has %d terminal groups, want %d", len(r.Terminals), len(tc.groups))
+			}
+		})
+	}
+}

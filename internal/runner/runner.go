@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
@@ -47,7 +48,15 @@ type Progress struct {
 	// zero for a timed run.
 	Total    int64
 	Duration time.Duration
+	// Stage is what the run does after its clients are done ("draining:
+	// 12 POs awaiting delivery", "checking the database"); empty while
+	// they drive.
+	Stage func() string
 }
+
+// stageDraining is the progress stage while the workload's agents finish
+// the work in flight.
+const stageDraining = "draining"
 
 // CheckTimeout bounds the consistency checks after a run.
 const CheckTimeout = 5 * time.Minute
@@ -148,11 +157,18 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		MaxRetries:    cfg.Retries,
 	}
 	groups := groupsOf(run, cfg, info)
+	var stage atomic.Value // a string: what the run does once the driver is done
 	clients := driver.Clients(groups)
 	rec := metrics.NewRecorder(info.Operations, driver.Shards(clients))
 	before := db.Stats()
 	if r.Started != nil {
-		p := Progress{Began: time.Now(), Completed: rec.Completed, Duration: dcfg.Duration}
+		p := Progress{Began: time.Now(), Completed: rec.Completed, Duration: dcfg.Duration, Stage: func() string {
+			s, _ := stage.Load().(string)
+			if st, ok := run.(workload.StopStatus); ok && s == stageDraining {
+				return s + ": " + st.StopStatus()
+			}
+			return s
+		}}
 		if dcfg.Duration == 0 {
 			for _, g := range groups {
 				p.Total += int64(g.Clients) * int64(cfg.Iterations) * int64(g.Mix.PerIteration())
@@ -170,10 +186,12 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	// the database was left consistent.
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
+	stage.Store(stageDraining)
 	if err := stopAgents(checkCtx); err != nil {
 		return nil, fmt.Errorf("stop %s's agents: %w", info.Name, err)
 	}
 	dbStats := db.Stats().Sub(before)
+	stage.Store("checking the database")
 	checks, err := run.Check(checkCtx, snap.Succeeded)
 	if err != nil {
 		return nil, fmt.Errorf("consistency checks could not run: %w", err)
@@ -197,6 +215,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		Database:    dbStats,
 		Checks:      checks,
 		Entities:    entityStats,
+		Groups:      groups,
 	}), nil
 }
 

@@ -46,6 +46,9 @@ type Info struct {
 	// Validity are the rules a run must meet to count (ECperf's response
 	// times and mix); nil when the reference has none.
 	Validity *Validity
+	// Setup describes the workload's own settings of a run in a few words
+	// for the summary (ECperf: "Ir 5, PO dispatch queue"); nil: none.
+	Setup func(config.Run) string
 }
 
 // Validity rules of a run, judged over the steady state.
@@ -120,6 +123,13 @@ type RunParams struct {
 // also when the run fails.
 type Stopper interface {
 	Stop(ctx context.Context) error
+}
+
+// StopStatus is implemented by a Stopper whose Stop can take a while
+// (ECperf waits for purchase orders to be sent and delivered): what it is
+// still waiting for, in a few words, for the progress line.
+type StopStatus interface {
+	StopStatus() string
 }
 
 // EntityRun is implemented by a Run on the entity container.

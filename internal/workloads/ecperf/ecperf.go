@@ -135,6 +135,9 @@ func (Workload) Info() workload.Info {
 		Entities:     entityTypes,
 		Grouped:      true,
 		AgentThreads: 1 + senders,
+		Setup: func(c config.Run) string {
+			return fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), c.PODispatch, c.CycleScale)
+		},
 		Validity: &workload.Validity{
 			ResponseTimes: []workload.ResponseTime{
 				{Ops: []string{"NewOrder", "ChangeOrder", "CancelOrder", "OrderStatus", "CustomerStatus"}, Quantile: 0.9, Max: 2 * time.Second},
@@ -170,15 +173,19 @@ type app struct {
 	listed []emulator.POSummary
 	// largeScheduled counts the work orders the large-order line scheduled.
 	largeScheduled atomic.Int64
+	// drainUnsent and drainSent are the POs unsent and awaiting delivery
+	// at the drain's last look, for the progress line.
+	drainUnsent, drainSent atomic.Int64
 
 	customer, orderCustomer, order, orderLine, item, part, bom, workOrder, largeOrder,
 	inventory, suppComponent, purchaseOrder, poLine, outbox *container.Home
 }
 
 var (
-	_ workload.EntityRun = (*app)(nil)
-	_ workload.Grouped   = (*app)(nil)
-	_ workload.Stopper   = (*app)(nil)
+	_ workload.EntityRun  = (*app)(nil)
+	_ workload.Grouped    = (*app)(nil)
+	_ workload.Stopper    = (*app)(nil)
+	_ workload.StopStatus = (*app)(nil)
 )
 
 // Start readies a run: the container, the reference data, the emulator
@@ -377,6 +384,11 @@ func (a *app) Stop(ctx context.Context) error {
 	return errors.Join(drainErr, listErr, closeErr)
 }
 
+// StopStatus says what the drain waits for.
+func (a *app) StopStatus() string {
+	return fmt.Sprintf("%d POs unsent, %d awaiting delivery from the supplier emulator", a.drainUnsent.Load(), a.drainSent.Load())
+}
+
 // drain waits until no PO is unsent and none awaits its delivery, or ctx
 // ends (then the checks say which are missing).
 func (a *app) drain(ctx context.Context) error {
@@ -392,6 +404,8 @@ func (a *app) drain(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		a.drainUnsent.Store(unsent)
+		a.drainSent.Store(sent)
 		if unsent == 0 && sent == 0 {
 			return nil
 		}

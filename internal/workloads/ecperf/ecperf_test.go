@@ -326,3 +326,49 @@ func TestMixCycleTimesAndBBops(t *testing.T) {
 		t.Errorf("BBops/min %v, want %v (%d operations over %v s)", got, want, metric, res.Summary.ElapsedS)
 	}
 }
+
+// After the terminals stop, the progress line says what the run waits for:
+// the POs still to be sent and delivered, then the checks.
+func TestProgressNamesTheDrainAndTheChecks(t *testing.T) {
+	r := newRunner(t)
+	cfg := shortRun(t, r, storetest.SQLite(t), dispatchQueue)
+	cfg.LeadTimeUnit = config.Duration(100 * time.Millisecond) // deliveries 0.2-1 s after the send
+	var progress runner.Progress
+	seen := make(chan map[string]bool, 1)
+	stop := make(chan struct{})
+	r.Started = func(p runner.Progress) {
+		progress = p
+		go func() {
+			stages := map[string]bool{}
+			tick := time.NewTicker(2 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					seen <- stages
+					return
+				case <-tick.C:
+					stages[p.Stage()] = true
+				}
+			}
+		}()
+	}
+	if _, err := r.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	stages := <-seen
+	if !stages[""] {
+		t.Error("the stage was never empty while the terminals drove")
+	}
+	draining := false
+	for s := range stages {
+		draining = draining || (strings.HasPrefix(s, "draining: ") && strings.Contains(s, "awaiting delivery"))
+	}
+	if !draining {
+		t.Errorf("never saw the drain named; stages: %v", stages)
+	}
+	if got := progress.Stage(); got != "checking the database" {
+		t.Errorf("last stage %q, want the checks", got)
+	}
+}
