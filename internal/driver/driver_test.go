@@ -123,9 +123,13 @@ func TestAdmissionBoundsConcurrencyAndRecordsQueueTime(t *testing.T) {
 		if s := total.Service.Quantile(0.99); s < 10*time.Millisecond || s > 10010*time.Microsecond {
 			t.Errorf("p99 service time %v, want the 10ms of work (±0.1%%)", s)
 		}
-		// Throughput is bounded by the threads: 3 per 10 ms.
-		if want := time.Duration(8*2*43/3+1) * 10 * time.Millisecond; rep.Elapsed > want+10*time.Millisecond || rep.Elapsed < want-10*time.Millisecond {
-			t.Errorf("elapsed %v, want about %v for 688 operations on 3 threads", rep.Elapsed, want)
+		// Throughput is bounded by the threads: 3 per 10 ms, so 688
+		// operations take at least 230 rounds. The last rounds may use
+		// fewer threads once fewer than 3 terminals have work left, which
+		// depends on the order waiting terminals are admitted in (300
+		// runs gave 230 to 232 rounds); 5 rounds of tail are allowed.
+		if least := time.Duration(8*2*43/3+1) * 10 * time.Millisecond; rep.Elapsed < least || rep.Elapsed > least+50*time.Millisecond {
+			t.Errorf("elapsed %v, want %v to %v for 688 operations on 3 threads", rep.Elapsed, least, least+50*time.Millisecond)
 		}
 	})
 }
