@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -272,6 +274,9 @@ func (r *Run) Validate(persistence []string) []error {
 	if r.Emulator != "" && !strings.HasPrefix(r.Emulator, "http://") && !strings.HasPrefix(r.Emulator, "https://") {
 		bad("--emulator %q: want http://HOST:PORT (or empty for the in-process emulator)", r.Emulator)
 	}
+	if err := r.validateReceiver(); err != nil {
+		errs = append(errs, err)
+	}
 	if !(r.CycleScale > 0 && r.CycleScale <= 100) {
 		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", r.CycleScale)
 	}
@@ -279,6 +284,39 @@ func (r *Run) Validate(persistence []string) []error {
 		bad("--lead-time-unit and --emulator-delay must not be negative")
 	}
 	return errs
+}
+
+// validateReceiver checks that the emulator can reach the receiver: the
+// receiver's address is given to the emulator in every PO, so it must name
+// one interface of this host (not a wildcard), and one the emulator's host
+// can reach (not loopback, when the emulator is elsewhere).
+func (r *Run) validateReceiver() error {
+	if r.Receiver == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(r.Receiver)
+	if err != nil || port == "" {
+		return fmt.Errorf("--receiver %q: want HOST:PORT (PORT 0: any free port)", r.Receiver)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("--receiver %q: the emulator is sent this address to deliver to, so it must name this host as the emulator sees it (e.g. 10.0.0.5:8100 or driver-host:8100), not every interface", r.Receiver)
+	}
+	if r.Emulator == "" || !loopback(host) {
+		return nil
+	}
+	u, err := url.Parse(r.Emulator)
+	if err == nil && !loopback(u.Hostname()) {
+		return fmt.Errorf("--receiver %q is reachable only from this host, but --emulator %s is on another: give --receiver an address of this host that %s can reach (e.g. driver-host:8100)", r.Receiver, r.Emulator, u.Hostname())
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ParseEntity splits an --entity NAME.key=value.

@@ -48,6 +48,12 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"pool", func(r *Run) { r.Pool = "-3" }, []string{"--pool", `"-3"`}},
 		{"entity syntax", func(r *Run) { r.Entity = []string{"Item:readonly"} }, []string{`--entity "Item:readonly"`, "NAME.key=value"}},
 		{"lock timeout", func(r *Run) { r.LockTimeout = 0 }, []string{"--lock-timeout"}},
+		{"po dispatch", func(r *Run) { r.PODispatch = "fax" }, []string{`--po-dispatch "fax"`, "sync, poller, queue"}},
+		{"broker", func(r *Run) { r.Broker = "http://127.0.0.1:4222" }, []string{"--broker", "nats://HOST:PORT"}},
+		{"receiver syntax", func(r *Run) { r.Receiver = "8100" }, []string{`--receiver "8100"`, "HOST:PORT"}},
+		{"receiver wildcard", func(r *Run) { r.Receiver = "0.0.0.0:8100" }, []string{`--receiver "0.0.0.0:8100"`, "not every interface"}},
+		{"receiver empty host", func(r *Run) { r.Receiver = ":8100" }, []string{`--receiver ":8100"`, "not every interface"}},
+		{"receiver loopback, emulator remote", func(r *Run) { r.Emulator = "http://emu-host:8099" }, []string{`--receiver "127.0.0.1:0" is reachable only from this host`, "emu-host can reach"}},
 	}
 	for _, tt := range tests {
 		r := valid()
@@ -65,6 +71,16 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 			if !strings.Contains(errs[0].Error(), w) {
 				t.Errorf("%s: %q does not say %q", tt.name, errs[0], w)
 			}
+		}
+	}
+	for _, ok := range []struct{ receiver, emulator string }{
+		{"127.0.0.1:0", ""}, {"127.0.0.1:0", "http://127.0.0.1:8099"}, {"localhost:8100", "http://localhost:8099"},
+		{"10.0.0.5:8100", "http://emu-host:8099"}, {"driver-host:0", "http://10.0.0.7:8099"},
+	} {
+		r := valid()
+		r.Receiver, r.Emulator = ok.receiver, ok.emulator
+		if errs := r.Validate(allPersistence); len(errs) != 0 {
+			t.Errorf("--receiver %s with --emulator %q: %v, want accepted", ok.receiver, ok.emulator, errs)
 		}
 	}
 	r := valid()

@@ -210,7 +210,8 @@ type terminal struct {
 	steps  []workload.Step
 	// next is when the next operation is scheduled to start (cycle
 	// pacing), since the start of the run.
-	next time.Duration
+	next  time.Duration
+	timer *time.Timer // for sleep, made on first use
 }
 
 func (r *run) terminal(ctx context.Context, t *terminal) {
@@ -218,21 +219,38 @@ func (r *run) terminal(ctx context.Context, t *terminal) {
 	first := true
 	for iter := 0; r.phases.stop > 0 || iter < r.cfg.Iterations; iter++ {
 		t.steps = t.dealer.deal(t.deal, t.steps)
-		for _, step := range t.steps {
+		for i, step := range t.steps {
 			intended, ok := r.schedule(ctx, t, step, first)
 			first = false
 			if !ok || (r.phases.stop > 0 && intended >= r.phases.stop) || ctx.Err() != nil {
 				return
 			}
 			if t.pacing.Kind == workload.Cycle {
-				if wait := intended - time.Since(r.started); wait > 0 && !sleep(ctx, wait) {
+				if wait := intended - time.Since(r.started); wait > 0 && !t.sleep(ctx, wait) {
 					return
 				}
 			}
-			if !r.do(ctx, t, step, intended) {
+			failed, ok := r.do(ctx, t, step, intended)
+			if !ok {
 				return
 			}
+			if failed && t.dealer.chained() {
+				t.skip(t.steps[i+1:])
+				break
+			}
 		}
+	}
+}
+
+// skip passes over steps a failure left nothing to act on: they are not
+// run, and under cycle pacing their time slots pass, so the terminal keeps
+// its cadence.
+func (t *terminal) skip(steps []workload.Step) {
+	if t.pacing.Kind != workload.Cycle {
+		return
+	}
+	for _, s := range steps {
+		t.next += s.Delay
 	}
 }
 
@@ -244,7 +262,7 @@ func (r *run) terminal(ctx context.Context, t *terminal) {
 func (r *run) schedule(ctx context.Context, t *terminal, step workload.Step, first bool) (time.Duration, bool) {
 	switch t.pacing.Kind {
 	case workload.Think:
-		if !first && !sleep(ctx, t.pacing.Mean) {
+		if !first && !t.sleep(ctx, t.pacing.Mean) {
 			return 0, false
 		}
 	case workload.Cycle:
@@ -275,33 +293,34 @@ func cycleTime(p workload.Pacing, rng *rand.Rand) time.Duration {
 }
 
 // do runs one operation through admission, with retries, and records it.
-// It returns false when the run is being stopped. ctx stops the run; the
-// operation itself runs on r.opCtx.
-func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) bool {
+// failed: it ended in an error (not a business exception). ok is false
+// when the run is being stopped. ctx stops the run; the operation itself
+// runs on r.opCtx.
+func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) (failed, ok bool) {
 	var queue, service, finished time.Duration
 	var err error
 	retries := 0
 	var aborts metrics.Aborts
 	asked := intended
 	for {
-		thread, ok := r.admit(ctx, t)
-		if !ok {
-			return false
+		thread, admitted := r.admit(ctx, t)
+		if !admitted {
+			return false, false
 		}
 		step.Thread = thread
-		admitted := time.Since(r.started)
+		began := time.Since(r.started)
 		err = t.client.Do(r.opCtx, step)
 		finished = time.Since(r.started)
 		r.release(thread)
-		queue += admitted - asked
-		service += finished - admitted
+		queue += began - asked
+		service += finished - began
 		countAbort(&aborts, err)
 		if err == nil || retries == r.cfg.MaxRetries || !store.Retryable(err) {
 			break
 		}
 		retries++
-		if !sleep(ctx, store.Backoff(t.jitter, retries)) {
-			return false
+		if !t.sleep(ctx, store.Backoff(t.jitter, retries)) {
+			return false, false
 		}
 		asked = time.Since(r.started)
 	}
@@ -325,7 +344,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Finished: r.phases.measured(finished),
 		Aborts:   aborts,
 	})
-	return true
+	return outcome == metrics.Error, true
 }
 
 // countAbort counts err in a when it is an abort by the database or the
@@ -368,17 +387,23 @@ func (r *run) release(thread int) {
 	}
 }
 
-// sleep waits d unless ctx ends first; false when it did.
-func sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d unless ctx ends first; false when it did. The terminal's
+// one timer is reused: cycle pacing sleeps before nearly every operation,
+// and a new timer each time would be an allocation per operation.
+func (t *terminal) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	if t.timer == nil {
+		t.timer = time.NewTimer(d)
+	} else {
+		t.timer.Reset(d) // since Go 1.23, Reset leaves no stale value in C
+	}
 	select {
-	case <-t.C:
+	case <-t.timer.C:
 		return true
 	case <-ctx.Done():
+		t.timer.Stop()
 		return false
 	}
 }

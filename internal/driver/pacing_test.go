@@ -2,8 +2,10 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -186,4 +188,57 @@ func TestNegativeExponentialCycleTimes(t *testing.T) {
 	if frac := float64(atCap) / n; math.Abs(frac-math.Exp(-5)) > 0.001 {
 		t.Errorf("%.4f of the draws truncated, want %.4f", frac, math.Exp(-5))
 	}
+}
+
+// failingSchedule fails the first step of its terminal's second work
+// order, as a ScheduleWorkOrder whose retries ran out.
+type failingSchedule struct{ timedClient }
+
+func (c failingSchedule) Do(ctx context.Context, s workload.Step) error {
+	c.timedClient.Do(ctx, s)
+	c.f.mu.Lock()
+	n := len(c.f.ops[c.id])
+	c.f.mu.Unlock()
+	if n == 5 { // the second iteration's first step
+		return errors.New("scheduling failed")
+	}
+	return nil
+}
+
+type failingTarget struct{ *timedTarget }
+
+func (f failingTarget) NewClient(group, id int, rng *rand.Rand) workload.Client {
+	f.timedTarget.NewClient(group, id, rng)
+	return failingSchedule{timedClient{f.timedTarget, id}}
+}
+
+// A sequence step that fails ends its iteration: the stations of a work
+// order that was never scheduled do not run, and the line's next work
+// order starts when it would have.
+func TestFailedSequenceStepSkipsTheRestOfItsIteration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := failingTarget{newTimedTarget(time.Millisecond)}
+		rec := metrics.NewRecorder([]string{"schedule", "update", "complete"}, 1)
+		line := workload.Mix{Kind: workload.Sequence, Cards: []workload.Card{
+			{Op: 0, Count: 1, Delay: 100 * time.Millisecond},
+			{Op: 1, Count: 1, Delay: 100 * time.Millisecond},
+			{Op: 1, Count: 1, Delay: 100 * time.Millisecond},
+			{Op: 2, Count: 1, Delay: 100 * time.Millisecond},
+		}}
+		groups := []workload.Group{{Clients: 1, Mix: line, Pacing: workload.Pacing{Kind: workload.Cycle}}}
+		if _, err := Run(context.Background(), Config{Iterations: 3}, groups, f, rec); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := f.ops[0], []int{0, 1, 1, 2, 0, 0, 1, 1, 2}; !slices.Equal(got, want) {
+			t.Fatalf("ran %v, want %v (the failed work order's stations skipped)", got, want)
+		}
+		starts := f.starts[0]
+		if gap := starts[5] - starts[4]; gap != 400*time.Millisecond {
+			t.Errorf("the next work order started %v after the failed one, want 400 ms: the skipped stations' slots", gap)
+		}
+		snap := rec.Snapshot()
+		if snap.Ops[0].Errors != 1 || snap.Ops[1].Count() != 4 || snap.Ops[2].Count() != 2 {
+			t.Errorf("schedule errors %d, updates %d, completes %d; want 1, 4, 2", snap.Ops[0].Errors, snap.Ops[1].Count(), snap.Ops[2].Count())
+		}
+	})
 }

@@ -13,6 +13,9 @@ type dealer interface {
 	deal(rng *rand.Rand, buf []workload.Step) []workload.Step
 	// size is the number of steps per iteration.
 	size() int
+	// chained: each step acts on what the previous ones did, so a step
+	// that fails ends its iteration.
+	chained() bool
 }
 
 func newDealer(m workload.Mix) dealer {
@@ -36,7 +39,8 @@ func newSequence(m workload.Mix) *sequence {
 	return s
 }
 
-func (s *sequence) size() int { return len(s.steps) }
+func (s *sequence) size() int     { return len(s.steps) }
+func (s *sequence) chained() bool { return true }
 
 func (s *sequence) deal(_ *rand.Rand, buf []workload.Step) []workload.Step {
 	return append(buf[:0], s.steps...)
@@ -80,7 +84,8 @@ func newDeck(m workload.Mix) *deck {
 	return d
 }
 
-func (d *deck) size() int { return len(d.cards) }
+func (d *deck) size() int     { return len(d.cards) }
+func (d *deck) chained() bool { return false }
 
 // deal shuffles uniformly, then swaps each pair dealt second-first. The swap
 // maps permutations two-to-one onto those with every first before its
@@ -124,7 +129,8 @@ func newWeighted(m workload.Mix) *weighted {
 	return w
 }
 
-func (w *weighted) size() int { return 1 }
+func (w *weighted) size() int     { return 1 }
+func (w *weighted) chained() bool { return false }
 
 func (w *weighted) deal(rng *rand.Rand, buf []workload.Step) []workload.Step {
 	x := rng.IntN(w.cumulative[len(w.cumulative)-1])

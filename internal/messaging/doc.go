@@ -13,9 +13,12 @@
 // that publishes first may announce a transaction that then rolls back.
 // The Outbox closes that gap: the message is a row written in the
 // business transaction, relayed after the commit, and deleted only once
-// the stream has acknowledged it; a relay killed between publish and
+// the stream has acknowledged it; a relay that fails between publish and
 // delete republishes, and the stream drops the copy because the message id
-// (the row's id) falls inside its de-duplication window.
+// (a prefix and the row's id) falls inside its de-duplication window. A
+// process that restarts relays under a prefix of its own, so that rows
+// whose ids come round again are never dropped as copies; what it
+// republishes, the idempotent receiver absorbs.
 //
 // The broker is an embedded in-process nats-server by default, so a fresh
 // machine needs nothing installed, or an external server or cluster by URL.

@@ -22,12 +22,14 @@ const outboxBatch = 100
 // still roll back, and publishing after the commit loses the message if
 // the process dies in between; a row written by the transaction and
 // relayed afterwards has neither problem. A row is deleted only after its
-// publish was acknowledged, so a crash between the two republishes it and
-// the stream's de-duplication (message id = the row's id) drops the copy.
+// publish was acknowledged, so a failure between the two republishes it;
+// the stream's de-duplication (message id = prefix and row id) drops the
+// copy within one prefix (see OutboxConfig).
 type Outbox struct {
 	db      *store.DB
 	q       *Queue
 	table   string
+	prefix  string // of message ids
 	sel     *store.Stmt
 	del     *store.Stmt
 	kick    chan struct{}
@@ -53,16 +55,31 @@ type OutboxStats struct {
 	Errors int64
 }
 
-// NewOutbox prepares the relay of the int64 ids in table(idColumn) to q.
-// Rows already in the table (left by a process killed after its commit but
-// before the relay) go out with the first pass.
-func NewOutbox(ctx context.Context, db *store.DB, q *Queue, table, idColumn string) (*Outbox, error) {
-	for _, n := range []struct{ field, v string }{{"table", table}, {"idColumn", idColumn}} {
+// OutboxConfig names the outbox table and the relay's message ids.
+type OutboxConfig struct {
+	// Table and IDColumn: the table whose int64 ids are relayed.
+	Table, IDColumn string
+	// MessageIDPrefix goes before each row's id in the message id. Within
+	// one prefix the stream drops a republished id (a relay that failed
+	// between publish and delete, retried) as a copy. A relay whose ids can
+	// repeat across processes (a table reloaded from 1, rows written again
+	// after a crash) needs a prefix of its own per process, or the stream
+	// would drop new messages as copies of old ones; the copies a restart
+	// then republishes are the idempotent receiver's to absorb.
+	MessageIDPrefix string
+}
+
+// NewOutbox prepares the relay of cfg's table to q. Rows already in the
+// table (left by a process killed after its commit but before the relay)
+// go out with the first pass.
+func NewOutbox(ctx context.Context, db *store.DB, q *Queue, cfg OutboxConfig) (*Outbox, error) {
+	for _, n := range []struct{ field, v string }{{"Table", cfg.Table}, {"IDColumn", cfg.IDColumn}} {
 		if !isIdentifier(n.v) {
 			return nil, fmt.Errorf("messaging: outbox %s = %q; want an SQL identifier (letters, digits, _)", n.field, n.v)
 		}
 	}
-	o := &Outbox{db: db, q: q, table: table, kick: make(chan struct{}, 1)}
+	table, idColumn := cfg.Table, cfg.IDColumn
+	o := &Outbox{db: db, q: q, table: table, prefix: cfg.MessageIDPrefix, kick: make(chan struct{}, 1)}
 	var err error
 	o.sel, err = db.Prepare(ctx, store.Statement{
 		Name: "outbox-select-" + table,
@@ -154,7 +171,7 @@ func (o *Outbox) relay(ctx context.Context, ids []int64) error {
 	var perr error
 	for _, id := range ids {
 		s := strconv.FormatInt(id, 10)
-		dup, err := o.q.Publish(ctx, s, []byte(s))
+		dup, err := o.q.Publish(ctx, o.prefix+s, []byte(s))
 		if err != nil {
 			perr = fmt.Errorf("messaging: outbox %s: %w", o.table, err)
 			break

@@ -71,7 +71,7 @@ func (f outboxFixture) receive(t *testing.T, n int) map[string]int {
 
 func newOutbox(t *testing.T, f outboxFixture) *Outbox {
 	t.Helper()
-	o, err := NewOutbox(testContext(t), f.db, f.q, "po_outbox", "po_id")
+	o, err := NewOutbox(testContext(t), f.db, f.q, OutboxConfig{Table: "po_outbox", IDColumn: "po_id"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +141,38 @@ func TestOutboxRepublishAfterCrashIsDropped(t *testing.T) {
 	})
 }
 
+// Under another prefix the same row ids are new messages: a table reloaded
+// from 1, relayed by a new process, loses nothing to the stream's memory of
+// the old one.
+func TestOutboxPrefixKeepsRepeatedIDsApart(t *testing.T) {
+	t.Parallel()
+	f := setupOutbox(t, storetest.SQLite(t))
+	relay := func(prefix string) OutboxStats {
+		t.Helper()
+		o, err := NewOutbox(testContext(t), f.db, f.q, OutboxConfig{Table: "po_outbox", IDColumn: "po_id", MessageIDPrefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.commit(t, 1, 2)
+		if _, err := o.RelayOnce(testContext(t)); err != nil {
+			t.Fatal(err)
+		}
+		return o.Stats()
+	}
+	if st := relay("run-a/"); st.Published != 2 || st.Duplicates != 0 {
+		t.Fatalf("first process: %+v; want 2 published", st)
+	}
+	if st := relay("run-b/"); st.Published != 2 || st.Duplicates != 0 {
+		t.Errorf("second process, ids again 1 and 2: %+v; want 2 published, none taken for a copy", st)
+	}
+	if st := relay("run-b/"); st.Published != 0 || st.Duplicates != 2 {
+		t.Errorf("the same prefix again: %+v; want both dropped as copies", st)
+	}
+	if got := f.receive(t, 4); !maps.Equal(got, map[string]int{"1": 2, "2": 2}) {
+		t.Errorf("received %v; want 1 and 2 twice each (once per process)", got)
+	}
+}
+
 func TestOutboxRunRelaysOnKick(t *testing.T) {
 	t.Parallel()
 	f := setupOutbox(t, storetest.SQLite(t))
@@ -203,7 +235,7 @@ func TestNewOutboxRejectsNonIdentifiers(t *testing.T) {
 		{"po.outbox", "id"},
 	} {
 		// Names are checked before the database is touched.
-		if _, err := NewOutbox(context.Background(), nil, nil, c.table, c.column); err == nil {
+		if _, err := NewOutbox(context.Background(), nil, nil, OutboxConfig{Table: c.table, IDColumn: c.column}); err == nil {
 			t.Errorf("NewOutbox(%q, %q) accepted; want an error", c.table, c.column)
 		}
 	}

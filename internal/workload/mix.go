@@ -15,7 +15,8 @@ const (
 	Weighted MixKind = "weighted"
 	// Sequence: the cards in their order, once each per iteration, each
 	// scheduled its Delay after the previous one (ECperf's planned line:
-	// schedule, then three stations 333 ms apart).
+	// schedule, then three stations 333 ms apart). A step that fails ends
+	// its iteration: the later steps act on what it should have made.
 	Sequence MixKind = "sequence"
 )
 

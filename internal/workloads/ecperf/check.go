@@ -130,10 +130,19 @@ func (a *app) Check(ctx context.Context, completed []int64) ([]workload.Check, e
 	if err != nil {
 		return nil, err
 	}
+	detail := fmt.Sprintf("%d deliveries received; %d POs unsent and %d awaiting delivery after the drain; %d parts whose quantity on order differs from their open PO lines", a.dispatch.deliveries.Load(), unsent, sent, off)
+	if unsent > 0 || sent > 0 {
+		if a.drainTimedOut.Load() {
+			detail += fmt.Sprintf(" (the drain gave up after %v)", drainTimeout)
+		}
+		if why := a.dispatch.failures(); why != "" {
+			detail += "; " + why
+		}
+	}
 	checks = append(checks, workload.Check{
 		Name:   "deliveries-applied-once",
 		Passed: unsent == 0 && sent == 0 && off == 0,
-		Detail: fmt.Sprintf("%d deliveries received; %d POs unsent and %d awaiting delivery after the drain; %d parts whose quantity on order differs from their open PO lines", a.dispatch.deliveries.Load(), unsent, sent, off),
+		Detail: detail,
 	})
 
 	orders, err := c.count(ctx, c.orders)

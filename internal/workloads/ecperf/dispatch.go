@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,9 @@ type dispatch struct {
 	agents    sync.WaitGroup
 
 	sends, sendFailures, deliveries atomic.Int64
+	// lastSendErr is the latest failed send, for the checks' detail when
+	// POs did not arrive.
+	lastSendErr atomic.Pointer[error]
 }
 
 // send is one PO to the emulator; a duplicate (sent before) is success.
@@ -74,7 +78,9 @@ func (d *dispatch) send(ctx context.Context, doc emulator.PO) error {
 	doc.Run, doc.DeliverTo = d.run, d.deliverTo
 	if _, err := d.emu.Send(ctx, doc); err != nil {
 		d.sendFailures.Add(1)
-		return fmt.Errorf("send PO %d to the supplier emulator: %w", doc.PONumber, err)
+		err = fmt.Errorf("send PO %d to the supplier emulator: %w", doc.PONumber, err)
+		d.lastSendErr.Store(&err)
+		return err
 	}
 	d.sends.Add(1)
 	return nil
@@ -219,8 +225,14 @@ func (d *dispatch) close() error {
 		c.Stop()
 	}
 	if d.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		errs = append(errs, d.http.Shutdown(ctx))
+		// Deliveries under way finish; what is still open after a few
+		// seconds is closed. That loses nothing: the drain has seen every
+		// PO delivered, and net/http counts a connection the emulator
+		// dialled but never used as busy for 5 s.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if d.http.Shutdown(ctx) != nil {
+			d.http.Close()
+		}
 		cancel()
 	}
 	if d.server != nil {
@@ -234,4 +246,56 @@ func (d *dispatch) close() error {
 		errs = append(errs, d.broker.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// failures describes why POs may be missing: the latest failed send and
+// relay pass, if any.
+func (d *dispatch) failures() string {
+	var out []string
+	if p := d.lastSendErr.Load(); p != nil {
+		out = append(out, fmt.Sprintf("%d sends failed, the last: %v", d.sendFailures.Load(), *p))
+	}
+	if d.outbox != nil {
+		if err := d.outbox.LastErr(); err != nil {
+			out = append(out, fmt.Sprintf("%d relay passes failed, the last: %v", d.outbox.Stats().Errors, err))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// reclaimSent makes the POs an earlier process sent but never saw
+// delivered this run's to send again: their deliveries were addressed to a
+// receiver that is gone (a killed run), so they would stay open forever.
+// The emulator keeps POs per run, so the resend is new to it and delivers
+// once, here. It runs before the checker takes its baseline, so these POs
+// count as this run's. A run that ended normally leaves none: its drain
+// waits for every delivery.
+func reclaimSent(ctx context.Context, db *store.DB) (int64, error) {
+	s, err := db.Prepare(ctx, store.Statement{Name: "ecperf-reclaim-sent",
+		SQL: "UPDATE s_purchase_order SET po_status = ? WHERE po_status = ?"})
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.Exec(ctx, s, int64(poUnsent), int64(poSent))
+	if err != nil {
+		return 0, fmt.Errorf("reclaim the POs an earlier run sent: %w", err)
+	}
+	return res.RowsAffected, nil
+}
+
+// enqueueUnsent gives every unsent PO without an outbox row one, so the
+// queue carries it: a killed run may have published a PO (and deleted its
+// row) to an embedded broker whose storage died with it, or reclaimSent
+// made it unsent again.
+func enqueueUnsent(ctx context.Context, db *store.DB) error {
+	s, err := db.Prepare(ctx, store.Statement{Name: "ecperf-enqueue-unsent",
+		SQL: "INSERT INTO s_outbox (ob_po_number, ob_created) SELECT po_number, ? FROM s_purchase_order p " +
+			"WHERE po_status = ? AND NOT EXISTS (SELECT 1 FROM s_outbox o WHERE o.ob_po_number = p.po_number)"})
+	if err != nil {
+		return err
+	}
+	if _, err := db.Exec(ctx, s, time.Now().UTC(), int64(poUnsent)); err != nil {
+		return fmt.Errorf("enqueue the POs an earlier run left unsent: %w", err)
+	}
+	return nil
 }

@@ -176,6 +176,8 @@ type app struct {
 	// drainUnsent and drainSent are the POs unsent and awaiting delivery
 	// at the drain's last look, for the progress line.
 	drainUnsent, drainSent atomic.Int64
+	// drainTimedOut: Stop gave up waiting for POs to arrive.
+	drainTimedOut atomic.Bool
 
 	customer, orderCustomer, order, orderLine, item, part, bom, workOrder, largeOrder,
 	inventory, suppComponent, purchaseOrder, poLine, outbox *container.Home
@@ -211,6 +213,9 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	threads := max(p.Threads, 1)
 	for i := 0; i < threads; i++ {
 		a.beans = append(a.beans, &bean{app: a, thread: i})
+	}
+	if _, err = reclaimSent(ctx, db); err != nil {
+		return nil, err
 	}
 	if a.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
@@ -290,12 +295,24 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 	if d.emu, err = emulator.NewClient(emuURL, &http.Client{Timeout: 30 * time.Second}); err != nil {
 		return fmt.Errorf("--emulator: %w", err)
 	}
+	// An emulator that does not answer would fail every sync transaction,
+	// or leave every PO to the drain: better said now.
+	probeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = d.emu.Stats(probeCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("--emulator %s: the supplier emulator does not answer: %w", emuURL, err)
+	}
 	if err := d.listen(cfg.Receiver); err != nil {
 		return err
 	}
 
 	interval := time.Duration(float64(largeOrderPoll) * a.scale)
 	switch d.mode {
+	case dispatchSync:
+		// No agent sends under sync; what an earlier run left unsent goes
+		// out now, before the terminals start.
+		d.sendUnsentNow(ctx, a.checker.unsent, db)
 	case dispatchPoller:
 		d.agents.Add(1)
 		go d.poll(agentCtx, interval, a.checker.unsent, db)
@@ -314,7 +331,13 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 		if d.queue, err = d.broker.Queue(ctx, d.stream); err != nil {
 			return err
 		}
-		if d.outbox, err = messaging.NewOutbox(ctx, db, d.queue, outboxType.Table, outboxType.Key[0].Name); err != nil {
+		// Message ids carry this run's name: PO numbers repeat after a
+		// reload, and a restarted run relays POs an earlier one published.
+		if d.outbox, err = messaging.NewOutbox(ctx, db, d.queue, messaging.OutboxConfig{
+			Table: outboxType.Table, IDColumn: outboxType.Key[0].Name, MessageIDPrefix: d.run + "/"}); err != nil {
+			return err
+		}
+		if err := enqueueUnsent(ctx, db); err != nil {
 			return err
 		}
 		d.agents.Add(1)
@@ -323,7 +346,9 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 			d.outbox.Run(agentCtx, interval)
 		}()
 		for _, sender := range d.senders {
-			c, err := d.queue.Consume(agentCtx, poDurable, func(ctx context.Context, data []byte) error {
+			// One message at a time per sender: messages prefetched behind a
+			// slow send would outwait their AckWait and be sent twice.
+			c, err := d.queue.ConsumeWith(agentCtx, messaging.ConsumerConfig{Durable: poDurable, Prefetch: 1}, func(ctx context.Context, data []byte) error {
 				n, err := parsePONumber(data)
 				if err != nil {
 					return nil // not ours to send; acknowledged so it does not loop
@@ -371,18 +396,26 @@ func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
 // Stop drains the dispatch — every committed PO sent, every sent PO
 // delivered — then stops the agents, the receiver and the emulator.
 // The emulator's record of the run is taken between the two, for the
-// checks.
+// checks. A drain that does not finish within drainTimeout is not an
+// error: the checks say which POs did not arrive.
 func (a *app) Stop(ctx context.Context) error {
-	drainErr := a.drain(ctx)
+	drainCtx, cancel := context.WithTimeout(ctx, drainTimeout)
+	drainErr := a.drain(drainCtx)
+	cancel()
+	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	var listErr error
-	if drainErr == nil {
-		if a.listed, listErr = a.dispatch.emu.RunPurchaseOrders(ctx, a.dispatch.run); listErr != nil {
-			listErr = fmt.Errorf("list the emulator's POs: %w", listErr)
-		}
+	if a.listed, listErr = a.dispatch.emu.RunPurchaseOrders(listCtx, a.dispatch.run); listErr != nil {
+		listErr = fmt.Errorf("list the emulator's POs: %w", listErr)
 	}
 	closeErr := a.dispatch.close()
 	return errors.Join(drainErr, listErr, closeErr)
 }
+
+// drainTimeout bounds the wait for POs to be sent and delivered after the
+// terminals stop: the longest lead time is 10 units (50 s in the kit),
+// plus the emulator's retries.
+const drainTimeout = 3 * time.Minute
 
 // StopStatus says what the drain waits for.
 func (a *app) StopStatus() string {
@@ -390,18 +423,22 @@ func (a *app) StopStatus() string {
 }
 
 // drain waits until no PO is unsent and none awaits its delivery, or ctx
-// ends (then the checks say which are missing).
+// ends (then the checks say which are missing). Only a database that
+// cannot be read fails it; a failed relay pass is retried as the relay's
+// own loop does.
 func (a *app) drain(ctx context.Context) error {
 	d := a.dispatch
 	wait := 10 * time.Millisecond
 	for {
 		if d.mode == dispatchQueue {
-			if _, err := d.outbox.RelayOnce(ctx); err != nil && ctx.Err() == nil {
-				return err
-			}
+			d.outbox.RelayOnce(ctx) // a failed pass is retried on the next turn, and shows in the relay loop's errors
 		}
 		unsent, sent, err := a.checker.openPOs(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				a.drainTimedOut.Store(true)
+				return nil
+			}
 			return err
 		}
 		a.drainUnsent.Store(unsent)
@@ -414,7 +451,8 @@ func (a *app) drain(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil // the checks report what did not arrive
+			a.drainTimedOut.Store(true)
+			return nil
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 250*time.Millisecond)

@@ -15,8 +15,13 @@ var (
 	ErrBadCredit    = workload.Business("credit check failed")
 	ErrUnknownOrder = workload.Business("no such order (cancelled)")
 	ErrOrderShipped = workload.Business("order already shipped")
-	ErrNoWorkOrder  = workload.Business("the line has no work order at this station")
 )
+
+// ErrNoWorkOrder: a station found no work order to act on. The driver
+// skips a line's stations when scheduling failed, so this is a fault, and
+// an error rather than a business outcome: it must not count as a
+// completed work order in BBops/min.
+var ErrNoWorkOrder = errors.New("the line has no work order at this station")
 
 // errLargeOrderCancelled: the large order the line found was cancelled
 // with its order before the line scheduled it; the line moves on.
