@@ -79,6 +79,10 @@ type Run struct {
 	// UnsortedAccess touches entities in the original, unsorted order
 	// (the deadlocks of the paper) instead of key order.
 	UnsortedAccess bool `yaml:"unsorted-access" json:"unsorted-access,omitempty"`
+	// POSenders is the pool of agents that send POs under poller and
+	// queue dispatch (the message-driven beans): at most this many sends
+	// are under way at once, each a database session.
+	POSenders int `yaml:"po-senders" json:"po-senders,omitempty"`
 }
 
 // PODispatchModes are the values of --po-dispatch.
@@ -117,6 +121,7 @@ func New(workload string, d Defaults) Run {
 		RampUp:          Duration(d.RampUp),
 		RampDown:        Duration(d.RampDown),
 		PODispatch:      "sync",
+		POSenders:       16,
 		CycleScale:      1,
 		Receiver:        "127.0.0.1:0",
 		Seed:            1,
@@ -273,6 +278,9 @@ func (r *Run) Validate(persistence []string) []error {
 	}
 	if r.Emulator != "" && !strings.HasPrefix(r.Emulator, "http://") && !strings.HasPrefix(r.Emulator, "https://") {
 		bad("--emulator %q: want http://HOST:PORT (or empty for the in-process emulator)", r.Emulator)
+	}
+	if r.POSenders < 1 {
+		bad("--po-senders %d: must be at least 1", r.POSenders)
 	}
 	if err := r.validateReceiver(); err != nil {
 		errs = append(errs, err)

@@ -49,6 +49,7 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"entity syntax", func(r *Run) { r.Entity = []string{"Item:readonly"} }, []string{`--entity "Item:readonly"`, "NAME.key=value"}},
 		{"lock timeout", func(r *Run) { r.LockTimeout = 0 }, []string{"--lock-timeout"}},
 		{"po dispatch", func(r *Run) { r.PODispatch = "fax" }, []string{`--po-dispatch "fax"`, "sync, poller, queue"}},
+		{"po senders", func(r *Run) { r.POSenders = 0 }, []string{"--po-senders 0", "at least 1"}},
 		{"broker", func(r *Run) { r.Broker = "http://127.0.0.1:4222" }, []string{"--broker", "nats://HOST:PORT"}},
 		{"receiver syntax", func(r *Run) { r.Receiver = "8100" }, []string{`--receiver "8100"`, "HOST:PORT"}},
 		{"receiver wildcard", func(r *Run) { r.Receiver = "0.0.0.0:8100" }, []string{`--receiver "0.0.0.0:8100"`, "not every interface"}},

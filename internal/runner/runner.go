@@ -304,10 +304,14 @@ func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 // threads is the database sessions a run needs: one per server thread
 // (fewer when there are fewer clients), plus the workload's agents'.
 func threads(cfg config.Run, info workload.Info) int {
-	if info.Grouped {
-		return cfg.ServerThreads + info.AgentThreads
+	agents := 0
+	if info.AgentThreads != nil {
+		agents = info.AgentThreads(cfg)
 	}
-	return driver.Threads(cfg.Clients, cfg.ServerThreads) + info.AgentThreads
+	if info.Grouped {
+		return cfg.ServerThreads + agents
+	}
+	return driver.Threads(cfg.Clients, cfg.ServerThreads) + agents
 }
 
 func (r *Runner) open(ctx context.Context, cfg config.Run, info workload.Info) (*store.DB, error) {

@@ -39,10 +39,10 @@ type Info struct {
 	// Grouped: the workload's Run brings its own terminal groups (see
 	// Grouped); --clients and --think-time do not apply.
 	Grouped bool
-	// AgentThreads are database sessions beyond the server threads for the
-	// workload's agents (ECperf's delivery receiver and PO sender), with
-	// thread numbers from RunParams.Threads on.
-	AgentThreads int
+	// AgentThreads are the database sessions a run needs beyond the server
+	// threads for the workload's agents (ECperf's delivery receiver and PO
+	// senders), with thread numbers from RunParams.Threads on; nil: none.
+	AgentThreads func(config.Run) int
 	// Validity are the rules a run must meet to count (ECperf's response
 	// times and mix); nil when the reference has none.
 	Validity *Validity

@@ -19,12 +19,12 @@ import (
 func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		db := storetest.Open(t, dsn, store.Options{Threads: 2 + senders})
+		cfg := config.New("ecperf", config.Defaults{})
+		db := storetest.Open(t, dsn, store.Options{Threads: 1 + New().Info().AgentThreads(cfg)})
 		_, err := load(ctx, db, workload.LoadParams{Scale: 1, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := config.New("ecperf", config.Defaults{})
 		cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
 		settings := map[string]container.Settings{}
 		for _, typ := range entityTypes {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -130,7 +131,8 @@ func (a *app) Check(ctx context.Context, completed []int64) ([]workload.Check, e
 	if err != nil {
 		return nil, err
 	}
-	detail := fmt.Sprintf("%d deliveries received; %d POs unsent and %d awaiting delivery after the drain; %d parts whose quantity on order differs from their open PO lines", a.dispatch.deliveries.Load(), unsent, sent, off)
+	detail := fmt.Sprintf("%d deliveries received; %d POs unsent and %d awaiting delivery after a drain of %v; %d parts whose quantity on order differs from their open PO lines",
+		a.dispatch.deliveries.Load(), unsent, sent, a.drainTook.Round(100*time.Millisecond), off)
 	if unsent > 0 || sent > 0 {
 		if a.drainTimedOut.Load() {
 			detail += fmt.Sprintf(" (the drain gave up after %v)", drainTimeout)

@@ -81,10 +81,6 @@ const (
 	badCredit         = "BC"
 	newCustomerCredit = 100_000_00 // cents
 	siteID            = 1
-
-	// senders are the agents that send POs for poller and queue (the
-	// message-driven beans' pool).
-	senders = 4
 )
 
 // Workload is ECperf.
@@ -131,10 +127,11 @@ func (Workload) Info() workload.Info {
 			RampUp:        20 * time.Second,
 			RampDown:      0,
 		},
-		Persistence:  []string{string(container.CMP), string(container.BMP), string(container.BMPChecked)},
-		Entities:     entityTypes,
-		Grouped:      true,
-		AgentThreads: 1 + senders,
+		Persistence: []string{string(container.CMP), string(container.BMP), string(container.BMPChecked)},
+		Entities:    entityTypes,
+		Grouped:     true,
+		// The delivery receiver and the PO senders.
+		AgentThreads: func(c config.Run) int { return 1 + max(c.POSenders, 1) },
 		Setup: func(c config.Run) string {
 			return fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), c.PODispatch, c.CycleScale)
 		},
@@ -176,8 +173,10 @@ type app struct {
 	// drainUnsent and drainSent are the POs unsent and awaiting delivery
 	// at the drain's last look, for the progress line.
 	drainUnsent, drainSent atomic.Int64
-	// drainTimedOut: Stop gave up waiting for POs to arrive.
+	// drainTimedOut: Stop gave up waiting for POs to arrive; drainTook is
+	// how long it waited (a backlog of sends shows here).
 	drainTimedOut atomic.Bool
+	drainTook     time.Duration
 
 	customer, orderCustomer, order, orderLine, item, part, bom, workOrder, largeOrder,
 	inventory, suppComponent, purchaseOrder, poLine, outbox *container.Home
@@ -261,7 +260,7 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 		d.unit = time.Duration(float64(defaultLeadTimeDay) * a.scale)
 	}
 	d.receiver = &bean{app: a, thread: threads}
-	for i := 0; i < senders; i++ {
+	for i := 0; i < max(cfg.POSenders, 1); i++ {
 		d.senders = append(d.senders, &bean{app: a, thread: threads + 1 + i})
 	}
 	a.dispatch = d
@@ -400,7 +399,9 @@ func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
 // error: the checks say which POs did not arrive.
 func (a *app) Stop(ctx context.Context) error {
 	drainCtx, cancel := context.WithTimeout(ctx, drainTimeout)
+	began := time.Now()
 	drainErr := a.drain(drainCtx)
+	a.drainTook = time.Since(began)
 	cancel()
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
