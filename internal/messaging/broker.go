@@ -141,8 +141,8 @@ func (b *Broker) shutdownServer() {
 }
 
 // duplicateWindow is how long a stream remembers message ids: longer than
-// any relay's crash-and-restart, so a row republished after a crash is
-// recognised.
+// any relay's retry, so a row republished after a failed delete is
+// recognised (within one message-id prefix; see OutboxConfig).
 const duplicateWindow = 10 * time.Minute
 
 // Queue creates stream name (on subject name) if it does not exist, or
