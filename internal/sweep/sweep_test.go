@@ -127,15 +127,15 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(points) != 44 {
-		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 6 Ir + 2 chopped modes × 2 Ir)", len(points))
+	if len(points) != 52 {
+		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 6 Ir + 2 chopped modes × 4 Ir)", len(points))
 	}
 	for _, p := range points {
 		if err := r.Validate(p.Config); err != nil {
 			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
 		}
 	}
-	if c := points[43].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || !strings.HasPrefix(c.DB, "postgres://") {
+	if c := points[51].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || !strings.HasPrefix(c.DB, "postgres://") {
 		t.Errorf("last point: %+v", c)
 	}
 }
