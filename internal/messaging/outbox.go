@@ -51,7 +51,8 @@ type OutboxStats struct {
 	Duplicates int64
 	// Batches is the number of non-empty batches relayed.
 	Batches int64
-	// Errors is the number of relay passes of Run that failed.
+	// Errors is the number of relay passes that failed (Run's or
+	// RelayOnce's), not counting those cut short by their context.
 	Errors int64
 }
 
@@ -120,6 +121,15 @@ func isIdentifier(s string) bool {
 func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 	o.running.Lock()
 	defer o.running.Unlock()
+	n, err := o.relayAll(ctx)
+	if err != nil && ctx.Err() == nil {
+		o.errors.Add(1)
+		o.lastErr.Store(&err)
+	}
+	return n, err
+}
+
+func (o *Outbox) relayAll(ctx context.Context) (int, error) {
 	total := 0
 	after := int64(math.MinInt64)
 	ids := make([]int64, 0, outboxBatch)
@@ -208,10 +218,7 @@ func (o *Outbox) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTimer(interval)
 	defer t.Stop()
 	for {
-		if _, err := o.RelayOnce(ctx); err != nil && ctx.Err() == nil {
-			o.errors.Add(1)
-			o.lastErr.Store(&err)
-		}
+		o.RelayOnce(ctx) // a failed pass is counted there and retried after the wait
 		t.Reset(interval)
 		select {
 		case <-ctx.Done():
@@ -241,7 +248,7 @@ func (o *Outbox) Stats() OutboxStats {
 	}
 }
 
-// LastErr is the error of Run's latest failed pass, or nil.
+// LastErr is the error of the latest failed relay pass, or nil.
 func (o *Outbox) LastErr() error {
 	if p := o.lastErr.Load(); p != nil {
 		return *p

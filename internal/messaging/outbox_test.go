@@ -240,3 +240,26 @@ func TestNewOutboxRejectsNonIdentifiers(t *testing.T) {
 		}
 	}
 }
+
+// A pass that fails, whoever calls it (Run's loop or a drain's RelayOnce),
+// is counted and its error kept, and its rows stay for the next pass.
+func TestFailedRelayPassIsCountedAndKeepsItsRows(t *testing.T) {
+	t.Parallel()
+	f := setupOutbox(t, storetest.SQLite(t))
+	b := embedded(t, t.TempDir())
+	f.q = newQueue(t, b)
+	o := newOutbox(t, f)
+	f.commit(t, 1, 2)
+	if err := b.DeleteQueue(testContext(t), f.q.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.RelayOnce(testContext(t)); err == nil {
+		t.Fatal("relay to a deleted stream succeeded")
+	}
+	if st := o.Stats(); st.Errors != 1 || st.Published != 0 || o.LastErr() == nil {
+		t.Errorf("after a failed pass: %+v, last error %v; want 1 error recorded", st, o.LastErr())
+	}
+	if n := f.rows(t); n != 2 {
+		t.Errorf("%d rows left; want both, for the next pass", n)
+	}
+}

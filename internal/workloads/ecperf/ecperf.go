@@ -432,7 +432,7 @@ func (a *app) drain(ctx context.Context) error {
 	wait := 10 * time.Millisecond
 	for {
 		if d.mode == dispatchQueue {
-			d.outbox.RelayOnce(ctx) // a failed pass is retried on the next turn, and shows in the relay loop's errors
+			d.outbox.RelayOnce(ctx) // a failed pass is retried on the next turn; the outbox counts it for the checks
 		}
 		unsent, sent, err := a.checker.openPOs(ctx)
 		if err != nil {
