@@ -24,6 +24,8 @@ type timedTarget struct {
 	starts map[int][]time.Duration
 	groups map[int]int
 	ops    map[int][]int
+	// failNth: each terminal's nth operation (from 1) fails; 0: none.
+	failNth int
 }
 
 func newTimedTarget(work time.Duration) *timedTarget {
@@ -46,9 +48,24 @@ func (c timedClient) Do(_ context.Context, s workload.Step) error {
 	c.f.mu.Lock()
 	c.f.starts[c.id] = append(c.f.starts[c.id], time.Since(c.f.begin))
 	c.f.ops[c.id] = append(c.f.ops[c.id], s.Op)
+	n := len(c.f.ops[c.id])
 	c.f.mu.Unlock()
 	time.Sleep(c.f.work)
+	if n == c.f.failNth {
+		return errors.New("operation failed")
+	}
 	return nil
+}
+
+// plannedLine is ECperf's: schedule, update, update, complete, each step
+// delay after the previous one.
+func plannedLine(delay time.Duration) workload.Mix {
+	return workload.Mix{Kind: workload.Sequence, Cards: []workload.Card{
+		{Op: 0, Count: 1, Delay: delay},
+		{Op: 1, Count: 1, Delay: delay},
+		{Op: 1, Count: 1, Delay: delay},
+		{Op: 2, Count: 1, Delay: delay},
+	}}
 }
 
 var oneOp = workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
@@ -114,13 +131,7 @@ func TestSequenceStepsFollowTheirDelays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newTimedTarget(10 * time.Millisecond)
 		rec := metrics.NewRecorder([]string{"schedule", "update", "complete"}, 1)
-		line := workload.Mix{Kind: workload.Sequence, Cards: []workload.Card{
-			{Op: 0, Count: 1, Delay: 333 * time.Millisecond},
-			{Op: 1, Count: 1, Delay: 333 * time.Millisecond},
-			{Op: 1, Count: 1, Delay: 333 * time.Millisecond},
-			{Op: 2, Count: 1, Delay: 333 * time.Millisecond},
-		}}
-		groups := []workload.Group{{Clients: 2, Mix: line, Pacing: workload.Pacing{Kind: workload.Cycle}}}
+		groups := []workload.Group{{Clients: 2, Mix: plannedLine(333 * time.Millisecond), Pacing: workload.Pacing{Kind: workload.Cycle}}}
 		if _, err := Run(context.Background(), Config{Iterations: 3}, groups, f, rec); err != nil {
 			t.Fatal(err)
 		}
@@ -190,42 +201,15 @@ func TestNegativeExponentialCycleTimes(t *testing.T) {
 	}
 }
 
-// failingSchedule fails the first step of its terminal's second work
-// order, as a ScheduleWorkOrder whose retries ran out.
-type failingSchedule struct{ timedClient }
-
-func (c failingSchedule) Do(ctx context.Context, s workload.Step) error {
-	c.timedClient.Do(ctx, s)
-	c.f.mu.Lock()
-	n := len(c.f.ops[c.id])
-	c.f.mu.Unlock()
-	if n == 5 { // the second iteration's first step
-		return errors.New("scheduling failed")
-	}
-	return nil
-}
-
-type failingTarget struct{ *timedTarget }
-
-func (f failingTarget) NewClient(group, id int, rng *rand.Rand) workload.Client {
-	f.timedTarget.NewClient(group, id, rng)
-	return failingSchedule{timedClient{f.timedTarget, id}}
-}
-
 // A sequence step that fails ends its iteration: the stations of a work
 // order that was never scheduled do not run, and the line's next work
 // order starts when it would have.
 func TestFailedSequenceStepSkipsTheRestOfItsIteration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := failingTarget{newTimedTarget(time.Millisecond)}
+		f := newTimedTarget(time.Millisecond)
+		f.failNth = 5 // the second work order's schedule, as one whose retries ran out
 		rec := metrics.NewRecorder([]string{"schedule", "update", "complete"}, 1)
-		line := workload.Mix{Kind: workload.Sequence, Cards: []workload.Card{
-			{Op: 0, Count: 1, Delay: 100 * time.Millisecond},
-			{Op: 1, Count: 1, Delay: 100 * time.Millisecond},
-			{Op: 1, Count: 1, Delay: 100 * time.Millisecond},
-			{Op: 2, Count: 1, Delay: 100 * time.Millisecond},
-		}}
-		groups := []workload.Group{{Clients: 1, Mix: line, Pacing: workload.Pacing{Kind: workload.Cycle}}}
+		groups := []workload.Group{{Clients: 1, Mix: plannedLine(100 * time.Millisecond), Pacing: workload.Pacing{Kind: workload.Cycle}}}
 		if _, err := Run(context.Background(), Config{Iterations: 3}, groups, f, rec); err != nil {
 			t.Fatal(err)
 		}
