@@ -62,13 +62,14 @@ func judge(v *workload.Validity, snap metrics.Snapshot) *Validity {
 				got = float64(count(s)) / float64(total) * 100
 			}
 			dev := (got - target) / target
-			detail := fmt.Sprintf("%.2f%% of %d (%+.1f%% relative)", got, total, dev*100)
+			chance := ""
 			if total > 0 {
 				// The spread chance alone gives a share drawn total times,
 				// so that a short run's miss reads as what it is.
 				p := target / 100
-				detail = fmt.Sprintf("%.2f%% of %d (%+.1f%% relative; chance alone: ±%.1f%% at 1σ)", got, total, dev*100, 100*math.Sqrt(p*(1-p)/float64(total))/p)
+				chance = fmt.Sprintf("; chance alone: ±%.1f%% at 1σ", 100*math.Sqrt(p*(1-p)/float64(total))/p)
 			}
+			detail := fmt.Sprintf("%.2f%% of %d (%+.1f%% relative%s)", got, total, dev*100, chance)
 			add(workload.Check{
 				Name:   fmt.Sprintf("mix %s %.0f%% ± %.0f%%", strings.Join(s.Ops, "+"), target, v.MixTolerance*100),
 				Passed: total > 0 && math.Abs(dev) <= v.MixTolerance,

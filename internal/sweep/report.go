@@ -85,11 +85,19 @@ func (o Outcome) judged() bool {
 	return len(o.Runs) > 0 && o.Runs[0].Validity != nil
 }
 
+// valid says whether every run met the validity rules: the response
+// times, the mix, and both.
+func (o Outcome) valid() (rt, mix, both bool) {
+	rt = o.all(func(r *result.Result) bool { return r.Validity.ResponseTimesPassed })
+	mix = o.all(func(r *result.Result) bool { return r.Validity.MixPassed })
+	both = o.all(func(r *result.Result) bool { return r.Validity.Passed })
+	return rt, mix, both
+}
+
 // validity in words over every run: "yes", or which kind of rule failed
 // in some run.
 func (o Outcome) validity() string {
-	rt := o.all(func(r *result.Result) bool { return r.Validity.ResponseTimesPassed })
-	mix := o.all(func(r *result.Result) bool { return r.Validity.MixPassed })
+	rt, mix, _ := o.valid()
 	switch {
 	case rt && mix:
 		return "yes"
@@ -198,9 +206,8 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p99.Mean), num(errs.Mean),
 			num(o.aborts().Mean), strconv.FormatBool(o.passed()), strconv.FormatBool(o.checksPassed()))
 		if judged {
-			row = append(row, strconv.FormatBool(o.all(func(r *result.Result) bool { return r.Validity.Passed })),
-				strconv.FormatBool(o.all(func(r *result.Result) bool { return r.Validity.ResponseTimesPassed })),
-				strconv.FormatBool(o.all(func(r *result.Result) bool { return r.Validity.MixPassed })))
+			rt, mix, both := o.valid()
+			row = append(row, strconv.FormatBool(both), strconv.FormatBool(rt), strconv.FormatBool(mix))
 			for _, op := range ops {
 				row = append(row, num(o.figure(func(r *result.Result) float64 { return r.Operations[op].Latency.P90 }).Mean))
 			}

@@ -131,7 +131,7 @@ func (Workload) Info() workload.Info {
 		Entities:    entityTypes,
 		Grouped:     true,
 		// The delivery receiver and the PO senders.
-		AgentThreads: func(c config.Run) int { return 1 + max(c.POSenders, 1) },
+		AgentThreads: func(c config.Run) int { return 1 + c.POSenders },
 		Setup: func(c config.Run) string {
 			return fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), c.PODispatch, c.CycleScale)
 		},
@@ -260,7 +260,7 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 		d.unit = time.Duration(float64(defaultLeadTimeDay) * a.scale)
 	}
 	d.receiver = &bean{app: a, thread: threads}
-	for i := 0; i < max(cfg.POSenders, 1); i++ {
+	for i := range cfg.POSenders {
 		d.senders = append(d.senders, &bean{app: a, thread: threads + 1 + i})
 	}
 	a.dispatch = d
