@@ -165,12 +165,16 @@ func TestEmulatorDownForPartOfTheRun(t *testing.T) {
 			emu := startFlakyEmulator(t)
 			cfg := shortRun(t, r, storetest.SQLite(t), mode)
 			cfg.Emulator = emu.url
-			go func() {
-				time.Sleep(2 * time.Second)
-				emu.down.Store(true)
-				time.Sleep(2 * time.Second)
-				emu.down.Store(false)
-			}()
+			// Down from 1.5 s to 3.5 s after the terminals start: inside the
+			// steady state (1 s to 5 s), however long loading took.
+			r.Started = func(runner.Progress) {
+				go func() {
+					time.Sleep(1500 * time.Millisecond)
+					emu.down.Store(true)
+					time.Sleep(2 * time.Second)
+					emu.down.Store(false)
+				}()
+			}
 			res, err := r.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
