@@ -103,13 +103,14 @@ func (c *Container) Warm(ctx context.Context, h *Home) error {
 		return err
 	}
 	defer tx.Rollback()
+	seen := h.commits.Load()
 	if err := tx.readRows(h, h.sql.all, nil, true); err != nil {
 		return err
 	}
 	keys, rows := tx.keys, tx.rows
 	width := h.width()
 	for n, k := range keys {
-		if _, err := tx.fromRow(h, k, rows[n*width:(n+1)*width]); err != nil {
+		if _, err := tx.fromRow(h, k, rows[n*width:(n+1)*width], seen); err != nil {
 			return err
 		}
 		if (n+1)%warmBatch == 0 || n == len(keys)-1 {

@@ -25,6 +25,17 @@ type Home struct {
 	ready, peakReady, peakPooled int64
 	locks                        map[Key]*lock
 	freeLocks                    []*lock
+	// writing counts, per identity, the private instances whose writes
+	// are being committed: from just before the database commit until
+	// they are released. While any is, the cached instance of that
+	// identity serves no find from memory, and whatever data it holds
+	// is dropped when its transaction ends (it may predate the write).
+	writing map[Key]int32
+
+	// commits counts the transactions that committed a write to the type,
+	// each before it released its exclusive locks: a finder's rows read
+	// before a lock was taken are current only if none committed since.
+	commits atomic.Int64
 
 	keys keySource
 	st   counters
@@ -37,17 +48,20 @@ func (h *Home) Type() *Type { return h.t }
 func (h *Home) Settings() Settings { return h.s }
 
 func newHome(t *Type, s Settings) *Home {
-	return &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock)}
+	return &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32)}
 }
 
 // fresh reports whether a cached instance's data can serve a find without
 // reading the database. Called with h.mu held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
+	if !i.valid || (len(h.writing) > 0 && h.writing[i.key] > 0) {
+		return false
+	}
 	switch h.s.CommitOption {
 	case OptionA:
-		return i.valid
+		return true
 	case OptionD:
-		return i.valid && now().Sub(i.loadedAt) < h.s.Refresh
+		return now().Sub(i.loadedAt) < h.s.Refresh
 	}
 	return false
 }
@@ -80,6 +94,7 @@ func (h *Home) passivate(i *Instance) {
 	h.ready--
 	h.st.passivations.Add(1)
 	i.owner, i.valid, i.dirty, i.created, i.removed = nil, false, 0, false, false
+	i.version, i.stored, i.stale = 0, false, false
 	clear(i.vals)
 	if len(h.pool) < h.s.PoolSize {
 		h.pool = append(h.pool, i)
@@ -109,25 +124,68 @@ func (h *Home) makeRoom() bool {
 // held.
 func (h *Home) release(i *Instance, committed bool, now time.Time) {
 	i.owner = nil
+	if i.writing {
+		h.endWrite(i)
+	}
 	if i.removed || (!committed && i.created) || h.s.CommitOption == OptionC {
 		h.passivate(i)
 		return
 	}
-	i.dirty, i.created = 0, false
-	if !committed || h.s.CommitOption == OptionB {
+	i.dirty, i.created, i.stored = 0, false, false
+	if !committed || h.s.CommitOption == OptionB || i.stale || h.writing[i.key] > 0 {
 		i.valid = false
 	}
+	i.stale = false
 	if !i.cached {
 		// A private instance joins the cache if its identity is free and
-		// there is room; otherwise it goes back to the pool.
+		// there is room; otherwise it goes back to the pool. It joins with
+		// its identity only: a write committed since it read its data may
+		// have come and gone without marking it, as it was not the cached
+		// instance.
 		if h.cache[i.key] != nil || !h.makeRoom() {
 			h.passivate(i)
 			return
 		}
 		h.cache[i.key] = i
-		i.cached = true
+		i.cached, i.valid = true, false
 	}
 	h.idle.pushFront(i)
+}
+
+// beginWrite records that private instance i is about to commit a write
+// (under a caching commit option), so the cached instance of its identity
+// stops serving finds from memory until the write is settled. Called
+// with h.mu held.
+func (h *Home) beginWrite(i *Instance) {
+	i.writing = true
+	h.writing[i.key]++
+	h.invalidateCached(i)
+}
+
+// endWrite settles i's write: committed or not, the cached instance's data
+// may be older than the database's. Called with h.mu held.
+func (h *Home) endWrite(i *Instance) {
+	i.writing = false
+	if n := h.writing[i.key] - 1; n > 0 {
+		h.writing[i.key] = n
+	} else {
+		delete(h.writing, i.key)
+	}
+	h.invalidateCached(i)
+}
+
+// invalidateCached drops the data of the cached instance of private's
+// identity: at once if it is idle, at the end of its transaction
+// otherwise. Called with h.mu held.
+func (h *Home) invalidateCached(private *Instance) {
+	c := h.cache[private.key]
+	switch {
+	case c == nil || c == private:
+	case c.owner == nil:
+		c.valid = false
+	default:
+		c.stale = true
+	}
 }
 
 // Stats is a snapshot of the home's counters.

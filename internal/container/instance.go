@@ -24,6 +24,16 @@ type Instance struct {
 	prev, next *Instance
 	created    bool
 	removed    bool
+	// stored: queueStores wrote the row back this transaction (which, under
+	// optimistic concurrency, moves its version on).
+	stored bool
+	// writing: a private instance (not the cached one for its key) whose
+	// write is being committed; see Home.writing.
+	writing bool
+	// stale: a private instance of the same identity committed a write
+	// while this cached one was in a transaction, so its data must not
+	// outlive that transaction.
+	stale bool
 }
 
 // Key of the instance.

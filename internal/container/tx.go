@@ -360,12 +360,13 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 	if locking {
 		rows = f.rowsLocking
 	}
+	seen := h.commits.Load()
 	if err := tx.readRows(h, rows, args, true); err != nil {
 		return buf, err
 	}
 	width := h.width()
 	for n, k := range tx.keys {
-		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width])
+		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width], seen)
 		if err != nil {
 			return buf, err
 		}
@@ -422,14 +423,21 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 }
 
 // fromRow resolves a finder row (CMP) to an instance: already enlisted,
-// cached with valid data, or loaded from the row itself.
-func (tx *Tx) fromRow(h *Home, k Key, row []Value) (*Instance, error) {
+// cached with valid data, or loaded from the row itself. seen is h.commits
+// before the finder's query ran.
+func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error) {
 	if i := tx.enlistedOf(h, k); i != nil {
 		return i, nil
 	}
 	if h.s.Concurrency == Exclusive {
 		if err := tx.lock(h, k); err != nil {
 			return nil, err
+		}
+		// The row was read before the lock was held: if a write to the
+		// type committed since, it may be older than the database, and
+		// the instance is loaded again under the lock.
+		if h.commits.Load() != seen {
+			return tx.takeAndLoad(h, k, false)
 		}
 	}
 	i, fresh := tx.take(h, k)
@@ -468,7 +476,9 @@ func (tx *Tx) Create(h *Home, key Key) (*Instance, error) {
 		h.cache[key] = i
 		i.cached = true
 	}
-	i.owner, i.valid, i.created, i.loadedAt = tx, true, true, time.Now()
+	// The row is inserted without its version column, which starts at the
+	// column's default, 0.
+	i.owner, i.valid, i.created, i.loadedAt, i.version = tx, true, true, time.Now(), 0
 	h.mu.Unlock()
 	h.st.creates.Add(1)
 	tx.enlisted = append(tx.enlisted, i)
@@ -488,6 +498,7 @@ func (tx *Tx) Commit() error {
 		tx.Rollback()
 		return err
 	}
+	tx.announceWrites()
 	var err error
 	if tx.stx != nil {
 		err = tx.stx.Commit(tx.ctx)
@@ -498,12 +509,31 @@ func (tx *Tx) Commit() error {
 		return err
 	}
 	for _, i := range tx.enlisted {
-		if i.home.sql.optimistic && i.dirty != 0 && !i.created {
-			i.version++
+		if i.stored && i.home.sql.optimistic {
+			i.version++ // as the store's SET version = version + 1 did
+		}
+		if i.stored || i.created || i.removed {
+			i.home.commits.Add(1) // before finish releases the locks
 		}
 	}
 	tx.finish(true)
 	return nil
+}
+
+// announceWrites tells the homes of caching types which private instances
+// are about to commit a write, before the database commits it: from then
+// on no find is served from the cached instance of that identity, so no
+// transaction reads data older than what is being committed.
+func (tx *Tx) announceWrites() {
+	for _, i := range tx.enlisted {
+		h := i.home
+		if i.cached || !h.s.CommitOption.caches() || !(i.stored || i.removed || i.created) {
+			continue
+		}
+		h.mu.Lock()
+		h.beginWrite(i)
+		h.mu.Unlock()
+	}
 }
 
 // conflict turns a failed version check, or a duplicate of an identity
@@ -573,6 +603,7 @@ func (tx *Tx) queueStores() error {
 			if err := tx.queue(h, s, i); err != nil {
 				return err
 			}
+			i.stored = true
 			h.st.stores.Add(1)
 		}
 	}

@@ -1,0 +1,282 @@
+package container_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+)
+
+// The serial model of the account fixture's hot rows: each read-write
+// transaction adds a positive amount to the credit of the accounts it
+// finds, so an account's committed credits increase strictly, and each
+// committed value names the state it was read from. A run is correct when
+// the committed transactions form, per account, one chain from the
+// initial credit (no lost update, no write based on stale data), the
+// database ends at the chain's end, and every read returned a committed
+// credit no older than the last one committed before its transaction
+// began (no stale read, no dirty read).
+
+var hotNames = map[int64]string{1: "one", 2: "two", 3: "three"}
+
+// initialCredit of the fixture's accounts (schema: id × 100).
+func initialCredit(key int64) int64 { return key * 100 }
+
+type modelWrite struct {
+	key, read, wrote int64
+	ended            int64 // logical time the commit returned
+}
+
+type modelRead struct {
+	key, value     int64
+	began, ended   int64
+	thread, number int
+}
+
+// modelLog collects what the transactions did, stamped with a logical
+// clock: began is taken before Begin, ended after Commit returned.
+type modelLog struct {
+	clock  atomic.Int64
+	mu     sync.Mutex
+	writes []modelWrite
+	reads  []modelRead
+}
+
+// txPlan is one transaction of the model: the accounts it finds in order,
+// whether it writes, and the amounts it adds.
+type txPlan struct {
+	readOnly bool
+	keys     []int64
+	adds     []int64
+	byName   []bool // find through the byName finder instead of by key
+	pauses   []time.Duration
+}
+
+// randomPlan draws a transaction over the hot accounts. sorted: a writer
+// finds its accounts in key order.
+func randomPlan(rng *rand.Rand, sorted bool) txPlan {
+	p := txPlan{readOnly: rng.IntN(10) < 4}
+	keys := []int64{1, 2, 3}
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	p.keys = keys[:1+rng.IntN(2)]
+	if sorted && !p.readOnly {
+		slices.Sort(p.keys)
+	}
+	for range p.keys {
+		p.adds = append(p.adds, 1+rng.Int64N(1000))
+		p.byName = append(p.byName, rng.IntN(3) == 0)
+		// Pauses inside the transaction widen the windows in which
+		// transactions overlap, so that the interleavings vary; they
+		// synchronise nothing.
+		p.pauses = append(p.pauses, time.Duration(rng.IntN(300))*time.Microsecond)
+	}
+	return p
+}
+
+// runPlan runs p on thread until it commits, retrying retryable failures,
+// and logs it.
+func runPlan(ctx context.Context, f fixture, log *modelLog, thread, number int, p txPlan) error {
+	for attempt := 0; ; attempt++ {
+		reads, writes, began, err := tryPlan(ctx, f, log, thread, p)
+		if err == nil {
+			ended := log.clock.Add(1)
+			log.mu.Lock()
+			for _, r := range reads {
+				r.began, r.ended, r.thread, r.number = began, ended, thread, number
+				log.reads = append(log.reads, r)
+			}
+			for _, w := range writes {
+				w.ended = ended
+				log.writes = append(log.writes, w)
+			}
+			log.mu.Unlock()
+			return nil
+		}
+		if !store.Retryable(err) || attempt == 200 {
+			return fmt.Errorf("thread %d transaction %d (attempt %d): %w", thread, number, attempt+1, err)
+		}
+		// As the driver does: without a pause the victim of a deadlock
+		// takes its first lock back before the survivor wakes, and the
+		// same cycle closes again.
+		time.Sleep(store.Backoff(nil, attempt+1))
+	}
+}
+
+func tryPlan(ctx context.Context, f fixture, log *modelLog, thread int, p txPlan) (reads []modelRead, writes []modelWrite, began int64, err error) {
+	began = log.clock.Add(1)
+	begin := f.ctr.Begin
+	if p.readOnly {
+		begin = f.ctr.BeginReadOnly
+	}
+	tx, err := begin(ctx, thread)
+	if err != nil {
+		return nil, nil, began, err
+	}
+	for n, key := range p.keys {
+		var a *container.Instance
+		if p.byName[n] {
+			a, err = tx.FindOne(f.h, "byName", hotNames[key])
+		} else {
+			a, err = tx.Find(f.h, container.Key{A: key})
+		}
+		if err != nil {
+			tx.Rollback()
+			return nil, nil, began, err
+		}
+		credit := a.Int(fCredit)
+		reads = append(reads, modelRead{key: key, value: credit})
+		if !p.readOnly {
+			a.SetInt(fCredit, credit+p.adds[n])
+			writes = append(writes, modelWrite{key: key, read: credit, wrote: credit + p.adds[n]})
+		}
+		time.Sleep(p.pauses[n])
+	}
+	return reads, writes, began, tx.Commit()
+}
+
+// check compares the log with the serial model and the database and
+// returns every difference.
+func (log *modelLog) check(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	committed := map[int64][]modelWrite{}
+	for _, w := range log.writes {
+		committed[w.key] = append(committed[w.key], w)
+	}
+	for key := int64(1); key <= 3; key++ {
+		chain := committed[key]
+		slices.SortFunc(chain, func(a, b modelWrite) int { return int(a.wrote - b.wrote) })
+		state := initialCredit(key)
+		for _, w := range chain {
+			if w.read != state {
+				fail("account %d: a committed transaction read %d and wrote %d, but the committed credit before it was %d (lost update, or a write based on stale data)", key, w.read, w.wrote, state)
+			}
+			state = w.wrote
+		}
+		if got := queryInt(t, db, fmt.Sprintf("SELECT credit FROM acct WHERE id = %d", key)); got != state {
+			fail("account %d: the database holds %d, the serial model of the %d committed writes %d", key, got, len(chain), state)
+		}
+	}
+	for _, r := range log.reads {
+		chain := committed[r.key]
+		newest, known := initialCredit(r.key), r.value == initialCredit(r.key)
+		for _, w := range chain {
+			if w.ended < r.began && w.wrote > newest {
+				newest = w.wrote
+			}
+			known = known || w.wrote == r.value
+		}
+		switch {
+		case !known:
+			fail("thread %d transaction %d read credit %d of account %d, which no committed transaction wrote", r.thread, r.number, r.value, r.key)
+		case r.value < newest:
+			fail("thread %d transaction %d read credit %d of account %d, but %d had been committed before it began (stale read)", r.thread, r.number, r.value, r.key, newest)
+		}
+	}
+	return problems
+}
+
+// acceptedStrategies is every commit option × persistence × concurrency
+// that the container accepts for an updated type.
+func acceptedStrategies(t *testing.T) []container.Settings {
+	var out []container.Settings
+	for _, opt := range []string{"A", "B", "C", "D"} {
+		for _, p := range []string{"cmp", "bmp", "bmp-checked"} {
+			for _, c := range []string{"database", "exclusive", "optimistic"} {
+				raw := container.Raw{CommitOption: opt, Cache: "2", Pool: "2", Persistence: p, Concurrency: c, Refresh: time.Hour, LockTimeout: 2 * time.Second}
+				s, err := container.Resolve(raw, account(), nil, 5)
+				if err != nil {
+					continue // rejected: it would lose updates
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) != 4*3*3-2*3 {
+		t.Fatalf("%d accepted strategies, want 30 (all but A and D with database concurrency)", len(out))
+	}
+	return out
+}
+
+func strategyName(s container.Settings) string {
+	return fmt.Sprintf("%s/%s/%s", s.CommitOption, s.Persistence, s.Concurrency)
+}
+
+// Random interleavings of concurrent transactions over three hot accounts,
+// under every accepted strategy, compared with the serial model of the
+// transactions that committed. The cache (2) is smaller than the hot set
+// (3), so instances are also evicted, reused and kept private for want of
+// room while others use them.
+func TestConcurrentTransactionsMatchTheSerialModel(t *testing.T) {
+	const threads, perThread = 4, 20
+	ctx := context.Background()
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for si, s := range acceptedStrategies(t) {
+			t.Run(strategyName(s), func(t *testing.T) {
+				f := newFixture(t, dsn, threads, s)
+				// Under database concurrency the servers' deadlock detection
+				// waits a second (PostgreSQL's deadlock_timeout) before it
+				// picks a victim; writers take their rows in key order, as
+				// the workloads do, to keep the test quick. The container's
+				// own locks (exclusive) detect cycles at once and keep the
+				// random order.
+				sorted := s.Concurrency == container.Database
+				log := &modelLog{}
+				var wg sync.WaitGroup
+				for th := range threads {
+					rng := rand.New(rand.NewPCG(uint64(si), uint64(th)))
+					wg.Go(func() {
+						for n := range perThread {
+							if err := runPlan(ctx, f, log, th, n, randomPlan(rng, sorted)); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				for _, p := range log.check(t, f.db) {
+					t.Error(p)
+				}
+			})
+		}
+	})
+}
+
+// The model's checks catch what they are for: a lost update, a stale read
+// and a value nobody committed, each planted in an otherwise correct log.
+func TestSerialModelCatchesCorruption(t *testing.T) {
+	f := newFixture(t, storetest.SQLite(t), 1, settings(container.OptionC, 0, 10))
+	good := func() *modelLog {
+		l := &modelLog{}
+		l.writes = []modelWrite{{key: 1, read: 100, wrote: 110, ended: 2}, {key: 1, read: 110, wrote: 125, ended: 4}}
+		l.reads = []modelRead{{key: 1, value: 110, began: 3, ended: 5}}
+		return l
+	}
+	if _, err := f.db.Exec(context.Background(), storePrepare(t, f.db, "UPDATE acct SET credit = 125 WHERE id = 1")); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]func(*modelLog){
+		"correct":     func(*modelLog) {},
+		"lost update": func(l *modelLog) { l.writes[1].read = 100 },
+		"stale read":  func(l *modelLog) { l.reads[0].value = 100; l.reads[0].began = 5 },
+		"dirty read":  func(l *modelLog) { l.reads[0].value = 117 },
+	}
+	for name, corrupt := range tests {
+		l := good()
+		corrupt(l)
+		problems := l.check(t, f.db)
+		if want := name != "correct"; (len(problems) > 0) != want || len(problems) > 1 {
+			t.Errorf("%s: the model found %q; want exactly one problem: %v", name, problems, want)
+		}
+	}
+}
