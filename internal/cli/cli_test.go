@@ -56,7 +56,7 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 		{"load into a throwaway file", []string{"load", "stockonline"}, 2, []string{"--db sqlite:PATH"}},
 		{"unreachable postgres", []string{"run", "stockonline", "--db", "postgres://root@127.0.0.1:1/test?connect_timeout=2"}, 3, []string{"database unreachable", "127.0.0.1:1"}},
 		{"unreachable mysql", []string{"run", "stockonline", "--db", "mysql://root@127.0.0.1:1/test?timeout=2s"}, 3, []string{"database unreachable", "connection refused"}},
-		{"unreachable emulator", []string{"run", "ecperf", "--emulator", "http://127.0.0.1:1"}, 3, []string{"--emulator http://127.0.0.1:1: the supplier emulator does not answer"}},
+		{"unreachable emulator", []string{"run", "ecperf", "--emulator", "http://127.0.0.1:1", "--out", filepath.Join(dir, "ecperf.json")}, 3, []string{"--emulator http://127.0.0.1:1: the supplier emulator does not answer"}},
 		{"receiver the emulator cannot reach", []string{"run", "ecperf", "--emulator", "http://emu-host:8099"}, 2, []string{`--receiver "127.0.0.1:0" is reachable only from this host`}},
 	}
 	for _, tt := range tests {

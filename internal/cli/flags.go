@@ -42,6 +42,7 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.RampDown), "ramp-down", 0, "trailing time not measured (needs --duration)")
 	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
 	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
+	fs.Var(&v.MaxErrorRate, "max-error-rate", "the run fails (exit 1) when more than this share of its operations end in an error or in doubt (default 1%)")
 	fs.StringVar(&v.Persistence, "persistence", "", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL) (default cmp)")
 	fs.StringVar(&v.CommitOption, "commit-option", "", "entity container commit option: A (cache data), B (cache identity), C (pool), D (A with --refresh-interval) (default C)")
 	fs.StringVar(&v.Cache, "cache", "", "ready cache size per entity type: N, or P% of the type's rows at the end of the run (default 0)")

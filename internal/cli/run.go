@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,13 @@ result file (tierbench/result/v1 JSON).`,
 			if memProfile != "" {
 				defer writeAllocProfile(memProfile, env.Stderr)
 			}
+			if err := r.Validate(cfg); err != nil {
+				return err
+			}
+			resFile, err := reserveResult(cfg)
+			if err != nil {
+				return err
+			}
 			run := *r
 			var progress *progressLine
 			if env.StdoutIsTerminal && !cfg.Quiet {
@@ -48,21 +56,19 @@ result file (tierbench/result/v1 JSON).`,
 			}
 			res, err := run.Run(cmd.Context(), cfg)
 			progress.stop()
+			if res == nil {
+				resFile.discard()
+				return infra(err)
+			}
+			// Whatever happened, what was measured is shown and kept.
+			result.WriteSummary(out, res)
+			if werr := resFile.write(res); werr != nil {
+				return infra(errors.Join(err, werr))
+			}
+			fmt.Fprintf(out, "result: %s\n", resFile.path)
 			if err != nil {
 				return infra(err)
 			}
-			result.WriteSummary(out, res)
-			path := cfg.Out
-			if path == "" {
-				path = filepath.Join("results", fmt.Sprintf("%s-%s.json", cfg.Workload, res.StartedAt.Format("20060102-150405")))
-				if err := os.MkdirAll("results", 0o755); err != nil {
-					return infra(err)
-				}
-			}
-			if err := res.WriteFile(path); err != nil {
-				return infra(err)
-			}
-			fmt.Fprintf(out, "result: %s\n", path)
 			if !res.Summary.Passed {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", res.Verdict())}
 			}
@@ -73,6 +79,57 @@ result file (tierbench/result/v1 JSON).`,
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command to this file (for tuning tierbench itself)")
 	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a Go allocation profile of the whole command to this file (for tuning tierbench itself)")
 	return cmd
+}
+
+// resultFile is where a run's result goes, made sure of before the run.
+type resultFile struct {
+	path string
+	// reserved: the file was created empty for this run (a default name),
+	// to be removed if the run writes no result.
+	reserved bool
+}
+
+// reserveResult checks that the result can be written before anything
+// runs: --out's directory must exist and take the file; a default name
+// (results/WORKLOAD-TIME.json) is created at once, with a suffix when a
+// run started in the same second has it already, so no two runs share one.
+func reserveResult(cfg config.Run) (*resultFile, error) {
+	if cfg.Out != "" {
+		f, err := os.OpenFile(cfg.Out, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, config.Usage(fmt.Errorf("--out %s: the result cannot be written there: %v", cfg.Out, errors.Unwrap(err)))
+		}
+		f.Close()
+		return &resultFile{path: cfg.Out}, nil
+	}
+	if err := os.MkdirAll("results", 0o755); err != nil {
+		return nil, infra(fmt.Errorf("results directory: %w (give --out FILE elsewhere)", err))
+	}
+	base := filepath.Join("results", fmt.Sprintf("%s-%s", cfg.Workload, time.Now().Format("20060102-150405")))
+	for n := 1; ; n++ {
+		path := base + ".json"
+		if n > 1 {
+			path = fmt.Sprintf("%s-%d.json", base, n)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, infra(fmt.Errorf("result file: %w (give --out FILE elsewhere)", err))
+		}
+		f.Close()
+		return &resultFile{path: path, reserved: true}, nil
+	}
+}
+
+func (f *resultFile) write(r *result.Result) error { return r.WriteFile(f.path) }
+
+// discard removes a reserved file no result was written to.
+func (f *resultFile) discard() {
+	if f.reserved {
+		os.Remove(f.path)
+	}
 }
 
 // writeAllocProfile writes the allocations made since the start (go tool

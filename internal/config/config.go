@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +39,11 @@ type Run struct {
 	ThinkTime     Duration `yaml:"think-time" json:"think-time"`
 	Seed          uint64   `yaml:"seed" json:"seed"`
 	Retries       int      `yaml:"retries" json:"retries"`
-	Persistence   string   `yaml:"persistence" json:"persistence"`
-	Isolation     string   `yaml:"isolation" json:"isolation"`
+	// MaxErrorRate is the share of failed operations (errors and commits
+	// in doubt) above which a run does not pass.
+	MaxErrorRate Percent `yaml:"max-error-rate" json:"max-error-rate"`
+	Persistence  string  `yaml:"persistence" json:"persistence"`
+	Isolation    string  `yaml:"isolation" json:"isolation"`
 	// The entity container's settings for every type; Entity overrides
 	// them per type as NAME.key=value.
 	CommitOption    string   `yaml:"commit-option" json:"commit-option"`
@@ -126,6 +132,7 @@ func New(workload string, d Defaults) Run {
 		Receiver:        "127.0.0.1:0",
 		Seed:            1,
 		Retries:         5,
+		MaxErrorRate:    1,
 		Persistence:     "cmp",
 		Isolation:       string(store.ReadCommitted),
 		CommitOption:    "C",
@@ -145,26 +152,35 @@ func (r *Run) LoadFile(path string) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(r); err != nil {
+	// A file of comments alone sets nothing (the decoder says EOF).
+	if err := dec.Decode(r); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("-f %s: %s", path, yamlProblem(err))
+	}
+	// A document after the first would be ignored, its keys unchecked.
+	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("-f %s: more than one YAML document (---); a run configuration is one", path)
 	}
 	return nil
 }
 
 // unknownField matches yaml.v3's "field x not found in type config.Run".
-var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+var unknownField = regexp.MustCompile(`field (.+) not found in type \S+`)
+
+// oneLine escapes the line breaks of keys and values that yaml.v3's
+// messages quote as written.
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
 // yamlProblem puts a YAML error on one line, naming an unknown key as such
 // and listing the keys there are.
 func yamlProblem(err error) string {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return strings.TrimPrefix(err.Error(), "yaml: ")
+		return oneLine.Replace(strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	msgs := make([]string, len(te.Errors))
 	unknown := false
 	for i, m := range te.Errors {
-		msgs[i] = unknownField.ReplaceAllStringFunc(m, func(s string) string {
+		msgs[i] = unknownField.ReplaceAllStringFunc(oneLine.Replace(m), func(s string) string {
 			unknown = true
 			return "unknown key " + unknownField.FindStringSubmatch(s)[1]
 		})
@@ -236,6 +252,9 @@ func (r *Run) Validate(persistence []string) []error {
 	}
 	if r.Retries < 0 {
 		bad("--retries %d: must be 0 or more", r.Retries)
+	}
+	if r.MaxErrorRate < 0 || r.MaxErrorRate > 100 {
+		bad("--max-error-rate %v: must be from 0%% to 100%%", r.MaxErrorRate)
 	}
 	if _, err := store.ParseIsolation(r.Isolation); err != nil {
 		bad("--isolation %v", err)
@@ -363,6 +382,31 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// Percent is a share written as "1%" (or "1") in flags, YAML and JSON.
+type Percent float64
+
+// Percent is p as a number of percent.
+func (p Percent) Percent() float64 { return float64(p) }
+
+func (p Percent) String() string { return strconv.FormatFloat(float64(p), 'g', -1, 64) + "%" }
+
+func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+func (p *Percent) UnmarshalText(b []byte) error { return p.Set(string(b)) }
+
+// Set parses "1%", "0.5%" or "1" (percent), for pflag.
+func (p *Percent) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || math.IsNaN(v) {
+		return fmt.Errorf("%q is not a percentage (examples: 1%%, 0.5%%, 5)", s)
+	}
+	*p = Percent(v)
+	return nil
+}
+
+// Type names the flag's value in help.
+func (p *Percent) Type() string { return "percent" }
 
 // UsageError marks a problem with what the user asked for: the CLI exits
 // with code 2 and prints it as is.

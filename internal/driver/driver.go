@@ -297,15 +297,22 @@ func cycleTime(p workload.Pacing, rng *rand.Rand) time.Duration {
 // when the run is being stopped. ctx stops the run; the operation itself
 // runs on r.opCtx.
 func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) (failed, ok bool) {
-	var queue, service, finished time.Duration
+	var queue, service, backoff, finished time.Duration
 	var err error
 	retries := 0
 	var aborts metrics.Aborts
 	asked := intended
+	stopping := false
 	for {
 		thread, admitted := r.admit(ctx, t)
 		if !admitted {
-			return false, false
+			if retries == 0 {
+				return false, false // never started: nothing to record
+			}
+			// Stopped between attempts: the operation failed with its
+			// last attempt's error, and is recorded as such.
+			stopping = true
+			break
 		}
 		step.Thread = thread
 		began := time.Since(r.started)
@@ -319,18 +326,15 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 			break
 		}
 		retries++
-		if !t.sleep(ctx, store.Backoff(t.jitter, retries)) {
-			return false, false
-		}
+		stopping = !t.sleep(ctx, store.Backoff(t.jitter, retries))
 		asked = time.Since(r.started)
-	}
-	outcome := metrics.Success
-	if err != nil {
-		outcome = metrics.Error
-		if workload.IsBusiness(err) {
-			outcome = metrics.Business
+		backoff += asked - finished
+		if stopping {
+			finished = asked
+			break
 		}
 	}
+	outcome := outcomeOf(err)
 	t.shard.Record(metrics.Sample{
 		Op:       step.Op,
 		Outcome:  outcome,
@@ -339,12 +343,26 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Latency:  finished - intended,
 		Queue:    queue,
 		Service:  service,
+		Backoff:  backoff,
 		Split:    r.queued,
 		Measured: r.phases.measured(intended),
 		Finished: r.phases.measured(finished),
 		Aborts:   aborts,
 	})
-	return outcome == metrics.Error, true
+	return outcome == metrics.Error || outcome == metrics.InDoubt, !stopping
+}
+
+// outcomeOf classifies an operation's final error.
+func outcomeOf(err error) metrics.Outcome {
+	switch {
+	case err == nil:
+		return metrics.Success
+	case workload.IsBusiness(err):
+		return metrics.Business
+	case errors.Is(err, store.ErrInDoubt):
+		return metrics.InDoubt
+	}
+	return metrics.Error
 }
 
 // countAbort counts err in a when it is an abort by the database or the

@@ -17,7 +17,16 @@ const (
 	Business
 	// Error: anything else, including a retryable failure whose retries ran out.
 	Error
+	// InDoubt: the commit's outcome is unknown (the connection was lost
+	// after COMMIT was sent): the transaction may or may not have
+	// happened. Counted apart from errors and never as throughput; the
+	// consistency checks reconcile it either way.
+	InDoubt
 )
+
+// failed reports whether the outcome is a failure the client saw (not a
+// completed transaction).
+func (o Outcome) failed() bool { return o == Error || o == InDoubt }
 
 // Sample is one finished operation.
 type Sample struct {
@@ -29,8 +38,9 @@ type Sample struct {
 	At time.Duration
 	// Latency is end-to-end: from the intended start of the first attempt
 	// to the end of the last. Queue is the time spent waiting for a server
-	// thread and Service the time holding one, both summed over attempts.
-	Latency, Queue, Service time.Duration
+	// thread and Service the time holding one, both summed over attempts;
+	// Backoff the pauses before retries. The three add up to Latency.
+	Latency, Queue, Service, Backoff time.Duration
 	// Split: record Queue and Service apart from Latency (when clients can
 	// wait for server threads; otherwise they restate it).
 	Split bool
@@ -114,14 +124,17 @@ type Shard struct {
 type opRecord struct {
 	// everSucceeded counts successes in every phase, for consistency
 	// checks that compare the database with what the clients did.
-	everSucceeded                        int64
-	successes, business, errors, retries int64
+	everSucceeded int64
+	// everInDoubt counts commits of unknown outcome in every phase: the
+	// checks must allow for each having happened or not.
+	everInDoubt                                   int64
+	successes, business, errors, inDoubt, retries int64
 	// completed: successes and business outcomes that finished in the
 	// steady state, whenever they were meant to start.
-	completed               int64
-	aborts                  Aborts
-	latency, queue, service *Histogram
-	errorLatency            *Histogram // allocated on the first error
+	completed                        int64
+	aborts                           Aborts
+	latency, queue, service, backoff *Histogram
+	errorLatency                     *Histogram // allocated on the first failure
 }
 
 func newShard(ops int, s *series) *Shard {
@@ -130,6 +143,7 @@ func newShard(ops int, s *series) *Shard {
 		sh.ops[i].latency = NewHistogram()
 		sh.ops[i].queue = NewHistogram()
 		sh.ops[i].service = NewHistogram()
+		sh.ops[i].backoff = NewHistogram()
 	}
 	return sh
 }
@@ -142,7 +156,7 @@ func (s *Shard) Record(x Sample) {
 		s.flushSecond()
 		s.sec = sec
 	}
-	if x.Outcome == Error {
+	if x.Outcome.failed() {
 		s.secErrors++
 	} else {
 		s.secOps++
@@ -152,8 +166,11 @@ func (s *Shard) Record(x Sample) {
 	if x.Outcome == Success {
 		o.everSucceeded++
 	}
-	if x.Finished && x.Outcome != Error {
+	if x.Finished && !x.Outcome.failed() {
 		o.completed++
+	}
+	if x.Outcome == InDoubt {
+		o.everInDoubt++
 	}
 	if x.Measured {
 		o.retries += int64(x.Retries)
@@ -165,14 +182,17 @@ func (s *Shard) Record(x Sample) {
 			o.business++
 		case Error:
 			o.errors++
+		case InDoubt:
+			o.inDoubt++
 		}
-		if x.Outcome == Error {
+		if x.Outcome.failed() {
 			if o.errorLatency == nil {
 				o.errorLatency = NewHistogram()
 			}
 			o.errorLatency.Record(e2e)
 		} else {
 			o.latency.Record(e2e)
+			o.backoff.Record(x.Backoff)
 			if x.Split {
 				o.queue.Record(x.Queue)
 				o.service.Record(x.Service)
@@ -181,7 +201,7 @@ func (s *Shard) Record(x Sample) {
 	}
 	s.mu.Unlock()
 	s.done.Add(1)
-	if x.Outcome == Error {
+	if x.Outcome.failed() {
 		s.failed.Add(1)
 	}
 }

@@ -6,23 +6,28 @@ import "time"
 type OpStats struct {
 	Name string
 	// Successes and Business outcomes are both completed transactions;
-	// Count is their sum.
-	Successes, Business, Errors, Retries int64
+	// Count is their sum. Errors and InDoubt (commits of unknown outcome)
+	// are the failures, never counted as completed.
+	Successes, Business, Errors, InDoubt, Retries int64
 	// Completed counts successes and business outcomes that finished in the
 	// steady state, the population of throughput; Count is by intended
 	// start, the population of latency. They differ by the edges of the
 	// window and by how far a run fell behind its schedule.
 	Completed int64
 	Aborts    Aborts
-	// Latency is end-to-end (queue + service) of completed transactions.
-	Latency, Queue, Service *Histogram
-	// ErrorLatency covers failed operations, kept apart so failures do not
-	// skew the latency of completed ones.
+	// Latency is end-to-end (queue + service + backoff) of completed
+	// transactions.
+	Latency, Queue, Service, Backoff *Histogram
+	// ErrorLatency covers failed operations (errors and in doubt), kept
+	// apart so failures do not skew the latency of completed ones.
 	ErrorLatency *Histogram
 }
 
 // Count of completed transactions (successes and business exceptions).
 func (o OpStats) Count() int64 { return o.Successes + o.Business }
+
+// Failed is the operations that ended in an error or in doubt.
+func (o OpStats) Failed() int64 { return o.Errors + o.InDoubt }
 
 // Second is one point of the time series.
 type Second struct {
@@ -38,12 +43,12 @@ type Snapshot struct {
 	Ops    []OpStats
 	Series []Second
 	// Succeeded counts successes by operation over the whole run, ramps
-	// included.
-	Succeeded []int64
+	// included; InDoubt the commits of unknown outcome the same way.
+	Succeeded, InDoubt []int64
 }
 
 func newOpStats(name string) OpStats {
-	return OpStats{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), ErrorLatency: NewHistogram()}
+	return OpStats{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), Backoff: NewHistogram(), ErrorLatency: NewHistogram()}
 }
 
 // Total merges all operations into one.
@@ -53,12 +58,14 @@ func (s Snapshot) Total() OpStats {
 		t.Successes += o.Successes
 		t.Business += o.Business
 		t.Errors += o.Errors
+		t.InDoubt += o.InDoubt
 		t.Retries += o.Retries
 		t.Completed += o.Completed
 		t.Aborts.Add(o.Aborts)
 		t.Latency.Merge(o.Latency)
 		t.Queue.Merge(o.Queue)
 		t.Service.Merge(o.Service)
+		t.Backoff.Merge(o.Backoff)
 		t.ErrorLatency.Merge(o.ErrorLatency)
 	}
 	return t
@@ -66,7 +73,7 @@ func (s Snapshot) Total() OpStats {
 
 // Snapshot merges the shards. Call it once recording has stopped.
 func (r *Recorder) Snapshot() Snapshot {
-	snap := Snapshot{Ops: make([]OpStats, len(r.ops)), Succeeded: make([]int64, len(r.ops))}
+	snap := Snapshot{Ops: make([]OpStats, len(r.ops)), Succeeded: make([]int64, len(r.ops)), InDoubt: make([]int64, len(r.ops))}
 	for i, name := range r.ops {
 		snap.Ops[i] = newOpStats(name)
 	}
@@ -77,15 +84,18 @@ func (r *Recorder) Snapshot() Snapshot {
 		for i := range sh.ops {
 			src, dst := &sh.ops[i], &snap.Ops[i]
 			snap.Succeeded[i] += src.everSucceeded
+			snap.InDoubt[i] += src.everInDoubt
 			dst.Successes += src.successes
 			dst.Business += src.business
 			dst.Errors += src.errors
+			dst.InDoubt += src.inDoubt
 			dst.Retries += src.retries
 			dst.Completed += src.completed
 			dst.Aborts.Add(src.aborts)
 			dst.Latency.Merge(src.latency)
 			dst.Queue.Merge(src.queue)
 			dst.Service.Merge(src.service)
+			dst.Backoff.Merge(src.backoff)
 			if src.errorLatency != nil {
 				dst.ErrorLatency.Merge(src.errorLatency)
 			}

@@ -85,10 +85,19 @@ type Summary struct {
 	// Completed are those that finished in the steady state: the
 	// throughput population. Fewer than Operations when the run fell
 	// behind its schedule.
-	Completed          int64 `json:"completed"`
+	Completed int64 `json:"completed"`
+	// Errors and InDoubt (commits whose outcome is unknown) are the
+	// failures: never in Operations, Completed, the throughput or the
+	// metric.
 	Errors             int64 `json:"errors"`
+	InDoubt            int64 `json:"in_doubt"`
 	BusinessExceptions int64 `json:"business_exceptions"`
 	Retries            int64 `json:"retries"`
+	// ErrorRatePct is the failures' share of the operations meant to start
+	// in the steady state, in percent; a run above MaxErrorRatePct
+	// (--max-error-rate) does not pass.
+	ErrorRatePct    float64 `json:"error_rate_pct"`
+	MaxErrorRatePct float64 `json:"max_error_rate_pct"`
 	// Aborts by cause over all operations.
 	Aborts metrics.Aborts `json:"aborts"`
 	// ElapsedS is the measured window rates divide by; RunS the whole run.
@@ -96,9 +105,30 @@ type Summary struct {
 	RunS           float64 `json:"run_s"`
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	Metric         Metric  `json:"metric"`
-	// Passed: every consistency check and validity rule held.
+	// Passed: the run finished, its error rate is within the limit, and
+	// every consistency check and validity rule held.
 	Passed      bool `json:"passed"`
 	Interrupted bool `json:"interrupted,omitempty"`
+	// InterruptedDuring is the phase an interrupt stopped: load, start,
+	// run, drain, checks.
+	InterruptedDuring string `json:"interrupted_during,omitempty"`
+	// Failure is what cut the run short (database, broker or tier lost,
+	// …); nil when it ran to its end.
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// Failure says what stopped a run that could not finish, when, and what it
+// did to the figures.
+type Failure struct {
+	// Phase is where the run was: open, load, start, warm-up, run, drain,
+	// checks.
+	Phase string    `json:"phase"`
+	At    time.Time `json:"at"`
+	// AtS is seconds since the clients started; absent before they did.
+	AtS   *float64 `json:"at_s,omitempty"`
+	Error string   `json:"error"`
+	// Effect is what the failure did to the counts, in words.
+	Effect string `json:"effect"`
 }
 
 // Metric is the workload's headline figure.
@@ -117,14 +147,18 @@ type Operation struct {
 	// it, which the latencies describe.
 	Completed          int64 `json:"completed"`
 	Errors             int64 `json:"errors"`
+	InDoubt            int64 `json:"in_doubt,omitempty"`
 	BusinessExceptions int64 `json:"business_exceptions"`
 	Retries            int64 `json:"retries"`
 	// Aborts are attempts aborted by deadlock, lock timeout or
 	// serialization failure, retried or not.
-	Aborts       *metrics.Aborts  `json:"aborts,omitempty"`
-	Latency      metrics.Latency  `json:"latency_ms"`
-	Queue        *metrics.Latency `json:"queue_ms,omitempty"`
-	Service      *metrics.Latency `json:"service_ms,omitempty"`
+	Aborts  *metrics.Aborts  `json:"aborts,omitempty"`
+	Latency metrics.Latency  `json:"latency_ms"`
+	Queue   *metrics.Latency `json:"queue_ms,omitempty"`
+	Service *metrics.Latency `json:"service_ms,omitempty"`
+	// Backoff is the pauses before retries, present when there were
+	// retries: queue + service + backoff add up to the latency.
+	Backoff      *metrics.Latency `json:"backoff_ms,omitempty"`
 	ErrorLatency *metrics.Latency `json:"error_latency_ms,omitempty"`
 }
 
@@ -181,7 +215,9 @@ type Inputs struct {
 	Elapsed     time.Duration
 	Window      time.Duration
 	Interrupted bool
-	Snapshot    metrics.Snapshot
+	// InterruptedIn names the phase an interrupt stopped.
+	InterruptedIn string
+	Snapshot      metrics.Snapshot
 	// Queued: clients outnumbered server threads, so queue and service
 	// time are reported apart.
 	Queued   bool
@@ -191,6 +227,8 @@ type Inputs struct {
 	Entities []workload.EntityStats
 	// Groups are the run's terminal groups.
 	Groups []workload.Group
+	// Failure, when the run could not finish.
+	Failure *Failure
 }
 
 // Build assembles the result of a run.
@@ -244,9 +282,14 @@ func Build(in Inputs) *Result {
 			Count:              o.Count(),
 			Completed:          o.Completed,
 			Errors:             o.Errors,
+			InDoubt:            o.InDoubt,
 			BusinessExceptions: o.Business,
 			Retries:            o.Retries,
 			Latency:            roundLatency(o.Latency.Summary()),
+		}
+		if o.Retries > 0 {
+			b := roundLatency(o.Backoff.Summary())
+			op.Backoff = &b
 		}
 		if in.Queued {
 			q, s := roundLatency(o.Queue.Summary()), roundLatency(o.Service.Summary())
@@ -257,7 +300,7 @@ func Build(in Inputs) *Result {
 			op.Aborts = &a
 			r.Summary.Aborts.Add(a)
 		}
-		if o.Errors > 0 {
+		if o.Failed() > 0 {
 			e := roundLatency(o.ErrorLatency.Summary())
 			op.ErrorLatency = &e
 		}
@@ -265,6 +308,7 @@ func Build(in Inputs) *Result {
 		r.Summary.Operations += op.Count
 		r.Summary.Completed += op.Completed
 		r.Summary.Errors += op.Errors
+		r.Summary.InDoubt += op.InDoubt
 		r.Summary.BusinessExceptions += op.BusinessExceptions
 		r.Summary.Retries += op.Retries
 		if len(in.Info.Metric.Ops) == 0 || slices.Contains(in.Info.Metric.Ops, o.Name) {
@@ -284,11 +328,17 @@ func Build(in Inputs) *Result {
 		r.Summary.Metric.Value = round(float64(metricCount)/window*per, 1)
 	}
 	r.Summary.Interrupted = in.Interrupted
-	r.Summary.Passed = !in.Interrupted
+	r.Summary.InterruptedDuring = in.InterruptedIn
+	r.Summary.Failure = in.Failure
+	r.Summary.MaxErrorRatePct = in.Config.MaxErrorRate.Percent()
+	if failed := r.Summary.Errors + r.Summary.InDoubt; failed > 0 {
+		r.Summary.ErrorRatePct = round(100*float64(failed)/float64(r.Summary.Operations+failed), 3)
+	}
+	r.Summary.Passed = !in.Interrupted && in.Failure == nil && !r.TooManyErrors()
 	for _, c := range r.Checks {
 		r.Summary.Passed = r.Summary.Passed && c.Passed
 	}
-	if v := in.Info.Validity; v != nil {
+	if v := in.Info.Validity; v != nil && len(in.Snapshot.Ops) > 0 {
 		r.Validity = judge(v, in.Snapshot)
 		r.Summary.Passed = r.Summary.Passed && r.Validity.Passed
 	}
@@ -296,6 +346,12 @@ func Build(in Inputs) *Result {
 		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors, P99Ms: round(float64(s.P99)/1e6, 3)})
 	}
 	return r
+}
+
+// TooManyErrors reports whether the run's failures exceed its
+// --max-error-rate.
+func (r *Result) TooManyErrors() bool {
+	return r.Summary.ErrorRatePct > r.Summary.MaxErrorRatePct
 }
 
 // WriteFile writes r as indented JSON.

@@ -60,6 +60,14 @@ func WriteSummary(w io.Writer, r *Result) {
 
 	fmt.Fprintf(w, "%s %.1f   (%d transactions finished in %.3f s of steady state; whole run %.3f s)\n",
 		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Completed, r.Summary.ElapsedS, r.Summary.RunS)
+	if s := r.Summary; s.Errors+s.InDoubt > 0 || r.TooManyErrors() {
+		verdict := "within"
+		if r.TooManyErrors() {
+			verdict = "ABOVE"
+		}
+		fmt.Fprintf(w, "failed: %d errors, %d in doubt: %.3g%% of the operations due in the steady state, %s --max-error-rate %g%% (failures are not in the rate above)\n",
+			s.Errors, s.InDoubt, s.ErrorRatePct, verdict, s.MaxErrorRatePct)
+	}
 	if s := r.Summary; s.Completed < s.Operations*99/100 {
 		fmt.Fprintf(w, "behind schedule: %d transactions were due in the steady state, %d finished in it; the rest finished late (their lateness is in the latencies)\n",
 			s.Operations, s.Completed)
@@ -76,9 +84,19 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	writeEntities(w, r)
 	d := r.Database
-	fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts\n",
+	fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts",
 		d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
-	if r.Summary.Interrupted {
+	if d.ConnectionsLost > 0 || d.InDoubt > 0 {
+		fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
+	}
+	fmt.Fprintln(w)
+	if f := r.Summary.Failure; f != nil {
+		at := ""
+		if f.AtS != nil {
+			at = fmt.Sprintf(" %.1f s into the run", *f.AtS)
+		}
+		fmt.Fprintf(w, "FAILED during %s%s: %s\n  %s\n", f.Phase, at, f.Error, f.Effect)
+	} else if r.Summary.Interrupted {
 		fmt.Fprintln(w, "interrupted: operations under way were allowed to finish; the checks below cover them")
 	}
 	WriteChecks(w, r.Checks)

@@ -27,14 +27,24 @@ func judge(v *workload.Validity, snap metrics.Snapshot) *Validity {
 	for _, rt := range v.ResponseTimes {
 		for _, name := range rt.Ops {
 			o := byName[name]
-			q := o.Latency.Quantile(rt.Quantile)
+			// Failed operations are judged too: a client waited for them
+			// as for any other, and leaving them out would let a system
+			// that times out pass.
+			all := metrics.NewHistogram()
+			all.Merge(o.Latency)
+			all.Merge(o.ErrorLatency)
+			q := all.Quantile(rt.Quantile)
 			label := fmt.Sprintf("%s p%g ≤ %v", name, rt.Quantile*100, rt.Max)
+			n := o.Count() + o.Failed()
 			switch {
-			case o.Count() == 0:
-				add(workload.Check{Name: label, Passed: false, Detail: "none completed in the steady state"})
+			case n == 0:
+				add(workload.Check{Name: label, Passed: false, Detail: "none ran in the steady state"})
+			case o.Failed() > 0:
+				add(workload.Check{Name: label, Passed: q <= rt.Max,
+					Detail: fmt.Sprintf("%v over %d (%d of them failed)", q.Round(time.Millisecond/10), n, o.Failed())})
 			default:
 				add(workload.Check{Name: label, Passed: q <= rt.Max,
-					Detail: fmt.Sprintf("%v over %d", q.Round(time.Millisecond/10), o.Count())})
+					Detail: fmt.Sprintf("%v over %d", q.Round(time.Millisecond/10), n)})
 			}
 		}
 	}
@@ -103,7 +113,12 @@ func (r *Result) Verdict() string {
 		}
 		failed = append(failed, "INVALID ("+strings.Join(rules, ", ")+")")
 	}
-	if r.Summary.Interrupted {
+	if r.TooManyErrors() {
+		failed = append(failed, fmt.Sprintf("TOO MANY ERRORS (%.3g%% of operations failed; --max-error-rate %g%%)", r.Summary.ErrorRatePct, r.Summary.MaxErrorRatePct))
+	}
+	if f := r.Summary.Failure; f != nil {
+		failed = append(failed, fmt.Sprintf("FAILED during %s (%s)", f.Phase, f.Error))
+	} else if r.Summary.Interrupted {
 		failed = append(failed, "INTERRUPTED")
 	}
 	if len(failed) == 0 {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -61,6 +62,11 @@ const stageDraining = "draining"
 // CheckTimeout bounds the consistency checks after a run.
 const CheckTimeout = 5 * time.Minute
 
+// DrainTimeout bounds the workload's drain of the work in flight after
+// its clients stop (ECperf's deliveries); the workload's own budget is
+// usually shorter and its status says what it waits for.
+const DrainTimeout = 5 * time.Minute
+
 // Config returns the workload's default configuration and its info.
 func (r *Runner) Config(name string) (config.Run, workload.Info, error) {
 	w, err := r.Workloads.Get(name)
@@ -83,13 +89,41 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 		return workload.LoadReport{}, "", err
 	}
 	defer db.Close()
-	rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed})
+	rep, err := load(ctx, db, w, cfg)
 	return rep, db.Version(), err
 }
 
-// Run performs one run. A run that ran returns its result even when checks
-// failed (result.Summary.Passed says so); an error means the run could not
-// be carried out.
+// load populates the database, marking it complete last: a load that stops
+// half-way leaves it marked incomplete.
+func load(ctx context.Context, db *store.DB, w workload.Workload, cfg config.Run) (workload.LoadReport, error) {
+	if err := clearMarker(ctx, db, cfg.Workload); err != nil {
+		return workload.LoadReport{}, err
+	}
+	rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed})
+	if err != nil {
+		return rep, fmt.Errorf("%w; the database is incomplete (a run with --no-load refuses it)", err)
+	}
+	// The marker goes in even when the load was interrupted at its very
+	// end: what it says, the load did.
+	return rep, writeMarker(context.WithoutCancel(ctx), db, cfg)
+}
+
+// Phases of a run, as a failure or an interruption names them.
+const (
+	phaseLoad   = "load"
+	phaseStart  = "start"
+	phaseRun    = "run"
+	phaseDrain  = "drain"
+	phaseChecks = "checks"
+)
+
+// Run performs one run. A run that got as far as opening its database
+// returns its result, whatever happened next: checks that failed
+// (Summary.Passed says so), an interruption (Summary.Interrupted), or a
+// failure that cut it short (Summary.Failure, returned as the error too),
+// so that the caller can always show and keep what was measured. A nil
+// result means nothing ran: bad configuration, or a database that could
+// not be opened.
 func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error) {
 	cfg.Normalize()
 	w, err := r.validated(cfg)
@@ -100,27 +134,58 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if cfg.Duration > 0 {
 		cfg.Iterations = 0 // a timed run ignores the workload's default count
 	}
-	db, err := r.open(ctx, cfg, w.Info())
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-
-	var loaded *workload.LoadReport
-	if !cfg.NoLoad {
-		rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed})
-		if err != nil {
-			return nil, fmt.Errorf("load %s: %w", info.Name, err)
-		}
-		loaded = &rep
-	}
 	entities, err := entitySettings(cfg, info)
 	if err != nil {
 		return nil, config.Usage(err)
 	}
-	dir, err := os.MkdirTemp("", "tierbench-run-")
+	db, err := r.open(ctx, cfg, info)
 	if err != nil {
 		return nil, err
+	}
+	defer db.Close()
+	if cfg.NoLoad {
+		if _, err := checkMarker(ctx, db, cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now()}
+	return s.run(ctx, w, entities)
+}
+
+// state is one run under way: what a result needs, gathered as the run
+// goes, so that a result can be built at whatever point it stops.
+type state struct {
+	r      *Runner
+	cfg    config.Run
+	info   workload.Info
+	db     *store.DB
+	began  time.Time
+	loaded *workload.LoadReport
+	groups []workload.Group
+	rec    *metrics.Recorder
+	before store.Stats
+	rep    driver.Report
+	checks []workload.Check
+	ents   []workload.EntityStats
+	// driven: the driver ran (rep and rec are filled in).
+	driven bool
+	// interruptedIn is the phase an interrupt stopped.
+	interruptedIn string
+}
+
+func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
+	cfg, info, db := s.cfg, s.info, s.db
+	if !cfg.NoLoad {
+		rep, err := load(ctx, db, w, cfg)
+		if err != nil {
+			return s.fail(ctx, phaseLoad, fmt.Errorf("load %s: %w", info.Name, err),
+				"nothing was measured; the database is incomplete (load it again, or run without --no-load)")
+		}
+		s.loaded = &rep
+	}
+	dir, err := os.MkdirTemp("", "tierbench-run-")
+	if err != nil {
+		return s.fail(ctx, phaseStart, err, "nothing was measured")
 	}
 	defer os.RemoveAll(dir)
 	run, err := w.Start(ctx, db, workload.RunParams{
@@ -128,20 +193,20 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		Config: cfg, Dir: dir, Threads: cfg.ServerThreads,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", info.Name, err)
+		return s.fail(ctx, phaseStart, fmt.Errorf("start %s: %w", info.Name, err), "nothing was measured")
 	}
 	// The run's agents stop before the checks, or, when the run fails on
 	// the way, on return.
 	stopAgents := func(context.Context) error { return nil }
-	if s, ok := run.(workload.Stopper); ok {
+	if st, ok := run.(workload.Stopper); ok {
 		var once sync.Once
 		var stopErr error
 		stopAgents = func(ctx context.Context) error {
-			once.Do(func() { stopErr = s.Stop(ctx) })
+			once.Do(func() { stopErr = st.Stop(ctx) })
 			return stopErr
 		}
 		defer func() {
-			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
 			defer cancel()
 			stopAgents(stopCtx)
 		}()
@@ -156,67 +221,122 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		Seed:          cfg.Seed,
 		MaxRetries:    cfg.Retries,
 	}
-	groups := groupsOf(run, cfg, info)
+	s.groups = groupsOf(run, cfg, info)
 	var stage atomic.Value // a string: what the run does once the driver is done
-	clients := driver.Clients(groups)
-	rec := metrics.NewRecorder(info.Operations, driver.Shards(clients))
-	before := db.Stats()
-	if r.Started != nil {
-		p := Progress{Began: time.Now(), Completed: rec.Completed, Duration: dcfg.Duration, Stage: func() string {
-			s, _ := stage.Load().(string)
-			if st, ok := run.(workload.StopStatus); ok && s == stageDraining {
-				return s + ": " + st.StopStatus()
+	clients := driver.Clients(s.groups)
+	s.rec = metrics.NewRecorder(info.Operations, driver.Shards(clients))
+	s.before = db.Stats()
+	if s.r.Started != nil {
+		p := Progress{Began: time.Now(), Completed: s.rec.Completed, Duration: dcfg.Duration, Stage: func() string {
+			st, _ := stage.Load().(string)
+			if ss, ok := run.(workload.StopStatus); ok && st == stageDraining {
+				return st + ": " + ss.StopStatus()
 			}
-			return s
+			return st
 		}}
 		if dcfg.Duration == 0 {
-			for _, g := range groups {
+			for _, g := range s.groups {
 				p.Total += int64(g.Clients) * int64(cfg.Iterations) * int64(g.Mix.PerIteration())
 			}
 		}
-		r.Started(p)
+		s.r.Started(p)
 	}
-	rep, err := driver.Run(ctx, dcfg, groups, run, rec)
+	// The watchdog ends the run when the database stays lost; the driver
+	// then stops as on an interrupt, and the result says why.
+	driveCtx, stopDriving := context.WithCancelCause(ctx)
+	defer stopDriving(nil)
+	watch := watchDatabase(driveCtx, db, OutageGrace, func() int64 { _, f := s.rec.Completed(); return f }, stopDriving)
+	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
+	outage := watch.stop()
 	if err != nil {
-		return nil, err
+		return s.fail(ctx, phaseRun, err, "nothing was measured")
 	}
-	snap := rec.Snapshot()
+	s.driven = true
+	if outage != nil {
+		s.rep.Interrupted = false // not the user's doing: a failure
+		return s.fail(ctx, phaseRun, outage.err, outage.effect(s))
+	}
+	if ctx.Err() != nil {
+		s.interruptedIn = phaseRun
+	}
 
-	// The checks run even after an interrupt: they are how a user learns
-	// the database was left consistent.
+	// The drain ends early when the run was interrupted (or is, meanwhile);
+	// the checks run even then, bounded: they are how a user learns the
+	// database was left consistent.
+	stage.Store(stageDraining)
+	drainCtx, cancelDrain := context.WithTimeout(ctx, DrainTimeout)
+	err = stopAgents(drainCtx)
+	cancelDrain()
+	if err != nil && ctx.Err() == nil {
+		return s.fail(ctx, phaseDrain, fmt.Errorf("stop %s's agents: %w", info.Name, err),
+			"the work in flight was not drained; the checks did not run")
+	}
+	if ctx.Err() != nil && s.interruptedIn == "" {
+		s.interruptedIn = phaseDrain
+	}
+	stage.Store("checking the database")
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
-	stage.Store(stageDraining)
-	if err := stopAgents(checkCtx); err != nil {
-		return nil, fmt.Errorf("stop %s's agents: %w", info.Name, err)
-	}
-	dbStats := db.Stats().Sub(before)
-	stage.Store("checking the database")
-	checks, err := run.Check(checkCtx, snap.Succeeded)
+	snap := s.rec.Snapshot()
+	s.checks, err = run.Check(checkCtx, snap.Succeeded)
 	if err != nil {
-		return nil, fmt.Errorf("consistency checks could not run: %w", err)
+		return s.fail(ctx, phaseChecks, fmt.Errorf("consistency checks could not run: %w", err),
+			"whether the database is consistent is unknown")
 	}
-	var entityStats []workload.EntityStats
 	if er, ok := run.(workload.EntityRun); ok {
-		entityStats = er.EntityStats()
+		s.ents = er.EntityStats()
+	}
+	return s.result(nil), nil
+}
+
+// fail ends the run with a failure in phase: the result holds what was
+// measured until then, and err is returned beside it. An interrupt that
+// caused the failure (a cancelled load, …) is an interruption instead.
+func (s *state) fail(ctx context.Context, phase string, err error, effect string) (*result.Result, error) {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		s.interruptedIn = phase
+		return s.result(nil), nil
+	}
+	f := &result.Failure{Phase: phase, At: time.Now().UTC().Truncate(time.Millisecond), Error: err.Error(), Effect: effect}
+	if s.driven || phase == phaseRun {
+		at := math.Round(time.Since(s.rep.Started).Seconds()*10) / 10
+		if s.rep.Started.IsZero() {
+			at = 0
+		}
+		f.AtS = &at
+	}
+	return s.result(f), err
+}
+
+// result builds the run's result from what the state holds.
+func (s *state) result(f *result.Failure) *result.Result {
+	started := s.rep.Started
+	if started.IsZero() {
+		started = s.began
+	}
+	var snap metrics.Snapshot
+	if s.rec != nil {
+		snap = s.rec.Snapshot()
 	}
 	return result.Build(result.Inputs{
-		Version:     r.Version,
-		Config:      redacted(cfg),
-		Info:        info,
-		Environment: environment(db),
-		Load:        loaded,
-		Started:     rep.Started,
-		Elapsed:     rep.Elapsed,
-		Window:      rep.Window,
-		Interrupted: rep.Interrupted,
-		Snapshot:    snap,
-		Queued:      cfg.ServerThreads < clients,
-		Database:    dbStats,
-		Checks:      checks,
-		Entities:    entityStats,
-		Groups:      groups,
-	}), nil
+		Version:       s.r.Version,
+		Config:        redacted(s.cfg),
+		Info:          s.info,
+		Environment:   environment(s.db),
+		Load:          s.loaded,
+		Started:       started,
+		Elapsed:       s.rep.Elapsed,
+		Window:        s.rep.Window,
+		Interrupted:   s.rep.Interrupted || s.interruptedIn != "",
+		InterruptedIn: s.interruptedIn,
+		Snapshot:      snap,
+		Queued:        s.cfg.ServerThreads < driver.Clients(s.groups),
+		Database:      s.db.Stats().Sub(s.before),
+		Checks:        s.checks,
+		Entities:      s.ents,
+		Groups:        s.groups,
+		Failure:       f,
+	})
 }
 
 // groupsOf is the run's terminal groups: its own (ECperf), or --clients

@@ -88,16 +88,20 @@ func (db *DB) BulkInsert(ctx context.Context, table string, columns []string, sr
 	return n, nil
 }
 
-// classify translates and counts a backend error.
+// classify translates and counts a backend error. A backend that knows
+// the class itself (ErrInDoubt, ErrStale) returns an *Error already, which
+// is counted as it is, even when its cause is a cancelled context.
 func (db *DB) classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	err = db.backend.Classify(err)
 	var se *Error
+	if !errors.As(err, &se) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		err = db.backend.Classify(err)
+	}
 	if errors.As(err, &se) {
 		switch se.Class {
 		case ErrDeadlock:
@@ -110,6 +114,8 @@ func (db *DB) classify(err error) error {
 			db.stats.uniqueViolations.Add(1)
 		case ErrConnectionLost:
 			db.stats.connectionsLost.Add(1)
+		case ErrInDoubt:
+			db.stats.inDoubt.Add(1)
 		}
 	}
 	return err
@@ -240,7 +246,9 @@ func (tx *Tx) Start(ctx context.Context) error {
 // Queued is the number of statements waiting for the commit.
 func (tx *Tx) Queued() int { return len(tx.queued) }
 
-// Commit ends the transaction; a commit that fails counts as a rollback.
+// Commit ends the transaction; a commit that fails counts as a rollback,
+// except one in doubt (ErrInDoubt: the connection was lost after COMMIT
+// went out), which counts as neither commit nor rollback.
 func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.done {
 		return errors.New("store: commit of a finished transaction")
@@ -255,8 +263,11 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	}
 	tx.db.stats.statements.Add(int64(len(tx.queued)))
 	if err := tx.t.Commit(ctx, tx.queued); err != nil {
-		tx.db.stats.rollbacks.Add(1)
-		return tx.db.classify(err)
+		err = tx.db.classify(err)
+		if !errors.Is(err, ErrInDoubt) {
+			tx.db.stats.rollbacks.Add(1)
+		}
+		return err
 	}
 	tx.db.stats.commits.Add(1)
 	return nil

@@ -13,8 +13,16 @@ var (
 	ErrLockTimeout     = errors.New("lock timeout")
 	ErrUniqueViolation = errors.New("unique violation")
 	ErrNotFound        = errors.New("no rows")
-	ErrConnectionLost  = errors.New("connection lost")
-	ErrUnreachable     = errors.New("database unreachable")
+	// ErrConnectionLost: the connection failed before the transaction's
+	// COMMIT was sent (or outside a transaction), so nothing of it was
+	// committed.
+	ErrConnectionLost = errors.New("connection lost")
+	// ErrInDoubt: the connection failed after COMMIT was sent (alone, or
+	// pipelined behind queued statements) and before its answer arrived;
+	// the transaction may or may not have committed. It is not retryable:
+	// running the transaction again could apply it twice.
+	ErrInDoubt     = errors.New("commit outcome unknown: the connection was lost after COMMIT was sent")
+	ErrUnreachable = errors.New("database unreachable")
 	// ErrStale: a queued statement expected to change a number of rows
 	// changed another (the row was changed or removed meanwhile).
 	ErrStale = errors.New("stale row")
@@ -54,6 +62,8 @@ func Backoff(rng *rand.Rand, n int) time.Duration {
 
 // Retryable reports whether a transaction that failed with err may succeed
 // when run again unchanged: the database chose it as a victim of contention.
+// A lost connection is not retryable, and a commit in doubt (ErrInDoubt)
+// never is.
 func Retryable(err error) bool {
 	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrSerialization) || errors.Is(err, ErrLockTimeout)
 }

@@ -13,6 +13,9 @@ type Stats struct {
 	LockTimeouts          int64 `json:"lock_timeouts"`
 	UniqueViolations      int64 `json:"unique_violations"`
 	ConnectionsLost       int64 `json:"connections_lost"`
+	// InDoubt counts commits whose outcome is unknown (ErrInDoubt); they
+	// count neither as commits nor as rollbacks, nor as connections lost.
+	InDoubt int64 `json:"in_doubt"`
 }
 
 // Sub gives the counts between an earlier snapshot and s.
@@ -27,13 +30,14 @@ func (s Stats) Sub(earlier Stats) Stats {
 		LockTimeouts:          s.LockTimeouts - earlier.LockTimeouts,
 		UniqueViolations:      s.UniqueViolations - earlier.UniqueViolations,
 		ConnectionsLost:       s.ConnectionsLost - earlier.ConnectionsLost,
+		InDoubt:               s.InDoubt - earlier.InDoubt,
 	}
 }
 
 type counters struct {
 	statements, transactions, commits, rollbacks   atomic.Int64
 	deadlocks, serializationFailures, lockTimeouts atomic.Int64
-	uniqueViolations, connectionsLost              atomic.Int64
+	uniqueViolations, connectionsLost, inDoubt     atomic.Int64
 }
 
 // Stats is a snapshot of the counters since Open.
@@ -49,5 +53,6 @@ func (db *DB) Stats() Stats {
 		LockTimeouts:          c.lockTimeouts.Load(),
 		UniqueViolations:      c.uniqueViolations.Load(),
 		ConnectionsLost:       c.connectionsLost.Load(),
+		InDoubt:               c.inDoubt.Load(),
 	}
 }

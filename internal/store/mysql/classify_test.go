@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
 	"testing"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -57,5 +58,26 @@ func TestUnreachableServer(t *testing.T) {
 	_, err := b.Open(context.Background(), "mysql://root@127.0.0.1:1/test?timeout=2s", store.Options{Threads: 1})
 	if !errors.Is(err, store.ErrUnreachable) {
 		t.Fatalf("open of a closed port: %v, want ErrUnreachable", err)
+	}
+}
+
+func TestCommitInDoubt(t *testing.T) {
+	tests := []struct {
+		err   error
+		doubt bool
+	}{
+		{driver.ErrBadConn, false},                 // nothing was written
+		{sql.ErrTxDone, false},                     // refused by database/sql
+		{context.Canceled, false},                  // refused before sending
+		{&gomysql.MySQLError{Number: 1213}, false}, // the server answered
+		{gomysql.ErrInvalidConn, true},             // broke with COMMIT out
+		{io.ErrUnexpectedEOF, true},                // broke with COMMIT out
+		{&gomysql.MySQLError{Number: 1053}, true},  // server shutdown
+		{&gomysql.MySQLError{Number: 1927}, true},  // connection killed
+	}
+	for _, tt := range tests {
+		if got := commitInDoubt(tt.err); got != tt.doubt {
+			t.Errorf("commitInDoubt(%v) = %v, want %v", tt.err, got, tt.doubt)
+		}
 	}
 }

@@ -49,7 +49,26 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	// checks, statements prepared mid-run) that a busy thread cannot block.
 	db.SetMaxOpenConns(opts.Threads + 1)
 	db.SetMaxIdleConns(opts.Threads + 1)
-	return &Backend{DB: sqldb.DB{SQL: db}, isolation: opts.Isolation}, nil
+	return &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt}, isolation: opts.Isolation}, nil
+}
+
+// commitInDoubt reports whether an error of COMMIT leaves its outcome
+// unknown. It is known when the driver sent nothing (driver.ErrBadConn, by
+// the database/sql contract), when database/sql refused before sending
+// (the transaction's context had ended, or it was already done), and when
+// the server answered with an error other than the end of the session.
+// Anything else (the connection broke while the COMMIT was out, the server
+// shut down or killed the session) is in doubt.
+func commitInDoubt(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrTxDone) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == errServerShutdown || me.Number == errConnKilled
+	}
+	return true
 }
 
 // driverConfig translates mysql://user:pass@host:port/db?params into the

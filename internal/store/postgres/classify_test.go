@@ -46,3 +46,37 @@ func TestUnreachableServer(t *testing.T) {
 		t.Fatalf("open of a closed port: %v, want ErrUnreachable", err)
 	}
 }
+
+// notSent is an error pgconn.SafeToRetry recognises: nothing reached the
+// server.
+type notSent struct{}
+
+func (notSent) Error() string     { return "dial: connection refused" }
+func (notSent) SafeToRetry() bool { return true }
+
+func TestInDoubt(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		doubt  bool
+		reason string
+	}{
+		{"nil", nil, false, "no error"},
+		{"nothing sent", notSent{}, false, "SafeToRetry: the COMMIT never left"},
+		{"prepare step", pgx.ErrPreprocessingBatch{}, false, "the batch failed before its statements were sent"},
+		{"statement error", &pgconn.PgError{Severity: "ERROR", Code: "23505"}, false, "the server answered: rolled back"},
+		{"serialization at commit", &pgconn.PgError{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "40001"}, false, "the server answered"},
+		{"session ended", &pgconn.PgError{Severity: "FATAL", Code: "57P01"}, true, "the server ended the session: before or after the COMMIT?"},
+		{"connection broke", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true, "no answer"},
+		{"context ended", context.DeadlineExceeded, true, "stopped waiting for the answer"},
+	}
+	for _, tt := range tests {
+		got := inDoubt(tt.err)
+		if errors.Is(got, store.ErrInDoubt) != tt.doubt {
+			t.Errorf("%s: inDoubt(%v) = %v; in doubt should be %v (%s)", tt.name, tt.err, got, tt.doubt, tt.reason)
+		}
+		if !tt.doubt && got != tt.err {
+			t.Errorf("%s: inDoubt changed %v to %v", tt.name, tt.err, got)
+		}
+	}
+}

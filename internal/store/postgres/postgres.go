@@ -48,6 +48,9 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	}
 	// Setting the session default spares every BEGIN its isolation clause.
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = strings.ToLower(opts.Isolation.SQL())
+	// A connection the server closed while it sat in the pool (a restart)
+	// is discarded and another taken, rather than failing the statement.
+	cfg.PrepareConn = func(_ context.Context, c *pgx.Conn) (bool, error) { return usable(c) == nil, nil }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", store.ErrUnreachable, dsn, err)
@@ -124,16 +127,19 @@ func (s shared) Begin(ctx context.Context) (store.BackendTx, error) {
 }
 
 // thread is a server thread's pinned connection, acquired on first use
-// and kept; a connection found closed is given back and replaced.
+// and kept; a connection found dead is given back and replaced.
 type thread struct {
 	pool *pgxpool.Pool
 	c    *pgxpool.Conn
 }
 
+// conn is the thread's connection, checked before each statement or
+// transaction without a round trip (usable): one the server closed
+// meanwhile (it was restarted, say), or that a failed rollback left inside
+// a transaction, goes back to the pool, which discards it, and the thread
+// acquires another, connecting within the pool's connect timeout and ctx.
 func (t *thread) conn(ctx context.Context) (*pgx.Conn, error) {
-	// A connection that died, or that a failed rollback left inside a
-	// transaction, goes back to the pool, which discards it.
-	if t.c != nil && (t.c.Conn().IsClosed() || t.c.Conn().PgConn().TxStatus() != 'I') {
+	if t.c != nil && (usable(t.c.Conn()) != nil || t.c.Conn().PgConn().TxStatus() != 'I') {
 		t.release()
 	}
 	if t.c == nil {
@@ -245,27 +251,76 @@ func (t *tx) Query(ctx context.Context, p store.Prepared, args []any) (store.Bac
 // Commit pipelines what is left in one batch: BEGIN if nothing was sent
 // yet, the queued statements, and the COMMIT, unless a queued statement's
 // row count must be checked first: then the COMMIT follows the check.
+//
+// A connection found dead before anything is sent fails the commit with
+// ErrConnectionLost: nothing was committed. Once the COMMIT may have gone
+// out, a failure that is not the server's answer is ErrInDoubt (inDoubt).
 func (t *tx) Commit(ctx context.Context, queued []store.Queued) error {
 	defer t.done()
 	if !t.began && len(queued) == 0 {
 		return nil
 	}
+	if err := usable(t.c); err != nil {
+		return store.Classified(store.ErrConnectionLost, err)
+	}
 	var err error
 	if len(queued) == 0 {
 		_, err = t.c.Exec(ctx, "commit")
+		err = inDoubt(err)
 	} else {
 		checks := store.HasChecks(queued)
 		err = t.batch(ctx, queued, !checks)
-		if err == nil && checks {
+		if !checks {
+			err = inDoubt(err)
+		} else if err == nil {
 			_, err = t.c.Exec(ctx, "commit")
+			err = inDoubt(err)
 		}
 	}
-	if err != nil && t.c.PgConn().TxStatus() != 'I' {
+	if err != nil && !t.c.IsClosed() && t.c.PgConn().TxStatus() != 'I' {
 		// A statement failed or a count was wrong: the transaction is
 		// still open (or aborted) on the server.
 		t.c.Exec(context.WithoutCancel(ctx), "rollback")
 	}
 	return err
+}
+
+// inDoubt classifies the error of a round trip that carried the COMMIT.
+// The outcome is known when nothing was sent (pgconn.SafeToRetry), when a
+// batch failed while preparing its statements (before any was sent), and
+// when the server answered with an error that is not the end of the
+// session (the transaction was rolled back: a failed statement, a
+// serialization failure at commit). Anything else (the connection broke,
+// the server ended the session, ctx ran out while waiting) may have come
+// before or after the COMMIT was carried out: ErrInDoubt.
+func inDoubt(err error) error {
+	if err == nil || pgconn.SafeToRetry(err) {
+		return err
+	}
+	var pre pgx.ErrPreprocessingBatch
+	if errors.As(err, &pre) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch severity(pe) {
+		case "FATAL", "PANIC":
+		default:
+			return err
+		}
+	}
+	var se *store.Error
+	if errors.As(err, &se) { // ErrStale from a row count: the server answered
+		return err
+	}
+	return store.Classified(store.ErrInDoubt, err)
+}
+
+func severity(pe *pgconn.PgError) string {
+	if pe.SeverityUnlocalized != "" {
+		return pe.SeverityUnlocalized
+	}
+	return pe.Severity
 }
 
 // batch sends [BEGIN,] the queued statements [, COMMIT] in one round trip

@@ -20,6 +20,11 @@ import (
 // pool, so server threads share the pool rather than pinning connections.
 type DB struct {
 	SQL *sql.DB
+	// CommitInDoubt reports whether an error of COMMIT leaves the
+	// transaction's outcome unknown (the connection failed after COMMIT
+	// was sent); Commit then returns it as store.ErrInDoubt. Nil: never
+	// (an embedded database).
+	CommitInDoubt func(error) bool
 }
 
 var _ store.Executor = DB{}
@@ -55,7 +60,7 @@ func (d DB) Query(ctx context.Context, p store.Prepared, args []any) (store.Back
 
 // Begin returns a transaction that begins at its first statement.
 func (d DB) Begin(context.Context) (store.BackendTx, error) {
-	return &Tx{db: d.SQL}, nil
+	return &Tx{db: d.SQL, inDoubt: d.CommitInDoubt}, nil
 }
 
 // ExecScript runs the statements of a script one at a time; statements end
@@ -163,8 +168,9 @@ func insertSQL(table string, columns []string, rows int) string {
 // Tx is a database/sql transaction, begun at its first statement; its
 // statements are the DB's, bound to the transaction's connection.
 type Tx struct {
-	db *sql.DB
-	T  *sql.Tx // nil until begun
+	db      *sql.DB
+	T       *sql.Tx // nil until begun
+	inDoubt func(error) bool
 }
 
 // Start begins the transaction if it has not begun.
@@ -210,7 +216,9 @@ func (t *Tx) Query(ctx context.Context, p store.Prepared, args []any) (store.Bac
 }
 
 // Commit runs the queued statements one by one, checking the row counts
-// they expect (database/sql cannot pipeline), then commits.
+// they expect (database/sql cannot pipeline), then commits. A failure of
+// a queued statement comes before the COMMIT: the transaction is rolled
+// back. A failure of the COMMIT itself may be in doubt (DB.CommitInDoubt).
 func (t *Tx) Commit(ctx context.Context, queued []store.Queued) error {
 	if t.T == nil && len(queued) == 0 {
 		return nil
@@ -225,7 +233,11 @@ func (t *Tx) Commit(ctx context.Context, queued []store.Queued) error {
 			return err
 		}
 	}
-	return t.T.Commit()
+	err := t.T.Commit()
+	if err != nil && t.inDoubt != nil && t.inDoubt(err) {
+		return store.Classified(store.ErrInDoubt, err)
+	}
+	return err
 }
 
 func (t *Tx) Rollback(context.Context) error {

@@ -1,0 +1,109 @@
+package testsvc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// NATSServer is a private nats-server with JetStream, its store in a
+// temporary directory. Kill, Start and Restart are called from the test's
+// goroutine; URL and PID from any.
+type NATSServer struct {
+	srv      server
+	port     int
+	httpPort int
+	// http probes /healthz on a fresh connection each time: a kept-alive
+	// one would outlive a killed server.
+	http *http.Client
+}
+
+// NATS starts nats-server (/usr/sbin/nats-server or on PATH) with
+// JetStream on 127.0.0.1 at a free port and waits until its monitoring
+// endpoint reports it healthy. It is killed when the test ends. Without
+// the binary the test skips.
+func NATS(t testing.TB) *NATSServer {
+	t.Helper()
+	bin := lookPath("/usr/sbin/nats-server", "nats-server")
+	if bin == "" {
+		unavailable(t, "nats-server not found at /usr/sbin/nats-server or on PATH")
+	}
+	dir := serverDir(t, "tierbench-nats-", nil)
+	n := &NATSServer{http: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+	n.srv = server{
+		t: t, name: "nats-server", dir: dir, logPath: filepath.Join(dir, "nats.log"),
+		command: func() (string, []string) {
+			return bin, []string{"-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-m", strconv.Itoa(n.httpPort),
+				"-js", "-sd", filepath.Join(dir, "jetstream")}
+		},
+		ready: n.healthy,
+	}
+	t.Cleanup(n.Kill)
+	for attempt := 1; ; attempt++ {
+		n.port, n.httpPort = FreePort(t), FreePort(t)
+		err := n.srv.start()
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !portInUse(err, n.srv.logTail()) {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// healthy: the client port accepts and /healthz answers 200 (JetStream
+// included).
+func (n *NATSServer) healthy(ctx context.Context) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)))
+	if err != nil {
+		return err
+	}
+	c.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/healthz", n.httpPort), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := n.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthz: %s: %s", resp.Status, body)
+	}
+	return nil
+}
+
+// URL of the server's client port, nats://127.0.0.1:PORT.
+func (n *NATSServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+// PID of the running server, 0 when it is down.
+func (n *NATSServer) PID() int { return n.srv.pid() }
+
+// Kill sends the server SIGKILL and reaps it. Killing a server that is
+// down does nothing.
+func (n *NATSServer) Kill() { n.srv.kill() }
+
+// Start starts the server again on the same ports and store directory and
+// waits until it is healthy.
+func (n *NATSServer) Start() {
+	n.srv.t.Helper()
+	if err := n.srv.start(); err != nil {
+		n.srv.t.Fatal(err)
+	}
+}
+
+// Restart is Kill then Start.
+func (n *NATSServer) Restart() {
+	n.srv.t.Helper()
+	n.Kill()
+	n.Start()
+}

@@ -1,0 +1,136 @@
+package testsvc
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// PG is a private PostgreSQL server: its own data directory and port, trust
+// authentication for user postgres. Kill, Start and Restart are called
+// from the test's goroutine; DSN and PID from any.
+type PG struct {
+	srv  server
+	bin  string
+	data string
+	port int
+}
+
+// Postgres initialises a database cluster in a fresh temporary directory
+// (as OS user postgres when the test runs as root), starts a server on it
+// listening on 127.0.0.1 at a free port, with its Unix socket in that
+// directory and fsync off (a killed server keeps what it committed; a
+// crashed machine would not), and waits until it accepts connections. The
+// server is killed when the test ends. Without PostgreSQL's binaries
+// (/usr/lib/postgresql/*/bin or PATH) the test skips.
+func Postgres(t testing.TB) *PG {
+	t.Helper()
+	bin := postgresBin()
+	if bin == "" {
+		unavailable(t, "PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/*/bin or on PATH")
+	}
+	cred := runAs(t, "postgres")
+	dir := serverDir(t, "tierbench-pg-", cred)
+	pg := &PG{bin: bin, data: filepath.Join(dir, "data")}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := runTool(ctx, dir, cred, filepath.Join(bin, "initdb"),
+		"-D", pg.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
+	if err != nil {
+		t.Fatalf("testsvc: initdb: %v\n%s", err, out)
+	}
+	pg.srv = server{
+		t: t, name: "postgres", dir: dir, logPath: filepath.Join(dir, "postgres.log"), cred: cred,
+		command: func() (string, []string) {
+			return filepath.Join(bin, "postgres"), []string{
+				"-D", pg.data, "-p", strconv.Itoa(pg.port), "-k", dir,
+				"-c", "listen_addresses=127.0.0.1",
+				"-c", "fsync=off", "-c", "full_page_writes=off",
+				"-c", "shared_buffers=32MB", "-c", "max_connections=60",
+				"-c", "logging_collector=off", "-c", "log_min_messages=warning",
+			}
+		},
+		ready: func(ctx context.Context) error {
+			c, err := pgconn.Connect(ctx, pg.DSN())
+			if err != nil {
+				return err
+			}
+			defer c.Close(context.Background())
+			_, err = c.Exec(ctx, "select 1").ReadAll()
+			return err
+		},
+	}
+	t.Cleanup(pg.Kill)
+	for attempt := 1; ; attempt++ {
+		pg.port = FreePort(t)
+		err := pg.srv.start()
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !portInUse(err, pg.srv.logTail()) {
+			t.Fatal(err)
+		}
+	}
+	return pg
+}
+
+// postgresBin is the newest /usr/lib/postgresql/*/bin holding initdb and
+// postgres, or the directory of initdb on PATH.
+func postgresBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, d := range dirs {
+		if lookPath(filepath.Join(d, "initdb")) != "" && lookPath(filepath.Join(d, "postgres")) != "" {
+			return d
+		}
+	}
+	if p := lookPath("initdb"); p != "" && lookPath(filepath.Join(filepath.Dir(p), "postgres")) != "" {
+		return filepath.Dir(p)
+	}
+	return ""
+}
+
+// versionOf reads 15 from /usr/lib/postgresql/15/bin.
+func versionOf(binDir string) float64 {
+	v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(binDir)), 64)
+	return v
+}
+
+// DSN of the server's postgres database as user postgres.
+func (pg *PG) DSN() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
+}
+
+// Port the server listens on.
+func (pg *PG) Port() int { return pg.port }
+
+// PID of the running postmaster, 0 when it is down.
+func (pg *PG) PID() int { return pg.srv.pid() }
+
+// Kill crashes the server: the postmaster is stopped, its processes (one
+// per connection, and its helpers) and then itself are sent SIGKILL by
+// PID. It returns once all of them are gone; their clients see their
+// connections reset. Killing a server that is down does nothing.
+func (pg *PG) Kill() { pg.srv.kill() }
+
+// Start starts the server again on the same data directory and port (it
+// recovers from the crash first) and waits until it accepts connections.
+func (pg *PG) Start() {
+	pg.srv.t.Helper()
+	if err := pg.srv.start(); err != nil {
+		pg.srv.t.Fatal(err)
+	}
+}
+
+// Restart is Kill then Start.
+func (pg *PG) Restart() {
+	pg.srv.t.Helper()
+	pg.Kill()
+	pg.Start()
+}
