@@ -71,7 +71,7 @@ func Main(ctx context.Context, env Env) int {
 	root.SetArgs(env.Args)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -86,7 +86,11 @@ func Main(ctx context.Context, env Env) int {
 			fmt.Fprintf(env.Stderr, "tierbench: %s\n", line)
 		}
 		if code == ExitUsage {
-			fmt.Fprintln(env.Stderr, "tierbench: see 'tierbench --help'")
+			help := "tierbench --help"
+			if cmd != nil && cmd != root {
+				help = cmd.CommandPath() + " --help"
+			}
+			fmt.Fprintf(env.Stderr, "tierbench: see '%s'\n", help)
 		}
 	}
 	return code

@@ -57,6 +57,15 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 		{"unreachable postgres", []string{"run", "stockonline", "--db", "postgres://root@127.0.0.1:1/test?connect_timeout=2"}, 3, []string{"database unreachable", "127.0.0.1:1"}},
 		{"unreachable mysql", []string{"run", "stockonline", "--db", "mysql://root@127.0.0.1:1/test?timeout=2s"}, 3, []string{"database unreachable", "connection refused"}},
 		{"unreachable emulator", []string{"run", "ecperf", "--emulator", "http://127.0.0.1:1", "--out", filepath.Join(dir, "ecperf.json")}, 3, []string{"--emulator http://127.0.0.1:1: the supplier emulator does not answer"}},
+		{"duration and iterations", []string{"run", "stockonline", "--duration", "5s", "--iterations", "3"}, 2, []string{"--duration and --iterations both given"}},
+		{"zero injection rate", []string{"run", "ecperf", "--ir", "0"}, 2, []string{"--ir 0: must be at least 1"}},
+		{"another workload's flag", []string{"run", "stockonline", "--po-dispatch", "queue"}, 2, []string{"--po-dispatch applies to ecperf only, not stockonline"}},
+		{"warm-up without a container", []string{"run", "stockonline", "--warmup", "--persistence", "direct"}, 2, []string{"--warmup", "--persistence direct has none"}},
+		{"one flag at fault", []string{"run", "stockonline", "--think-time", "-1s"}, 2, []string{"--think-time -1s: must not be negative"}},
+		{"error rate not a percentage", []string{"run", "stockonline", "--max-error-rate", "some"}, 2, []string{"--max-error-rate", `"some" is not a percentage`}},
+		{"error rate over 100%", []string{"run", "stockonline", "--max-error-rate", "150%"}, 2, []string{"--max-error-rate 150%: must be from 0% to 100%"}},
+		{"result not writable", []string{"run", "stockonline", "--out", filepath.Join(dir, "no", "such", "dir", "r.json")}, 2, []string{"--out", "the result cannot be written there"}},
+		{"no load marker", []string{"run", "stockonline", "--no-load", "--db", "sqlite:" + filepath.Join(dir, "empty.db"), "--out", filepath.Join(dir, "r.json")}, 2, []string{"--no-load", "tierbench load stockonline"}},
 		{"receiver the emulator cannot reach", []string{"run", "ecperf", "--emulator", "http://emu-host:8099"}, 2, []string{`--receiver "127.0.0.1:0" is reachable only from this host`}},
 	}
 	for _, tt := range tests {
@@ -65,7 +74,11 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, stderr)
 			}
-			first := strings.SplitN(stderr, "\n", 2)[0]
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			first := lines[0]
+			if code == 2 && (len(lines) != 2 || lines[1] != "tierbench: see 'tierbench "+tt.args[0]+" --help'") && tt.name != "unknown command" && tt.name != "no workload" {
+				t.Errorf("a usage error is one line and a pointer to the command's help; stderr:\n%s", stderr)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(first, w) {
 					t.Errorf("first line of stderr %q does not say %q", first, w)

@@ -89,6 +89,12 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 			}
 		}
 	}
+	if err := config.CheckKeys(workload, set); err != nil {
+		return cfg, config.Usage(err)
+	}
+	if slices.Contains(set, "ir") && f.values.IR < 1 {
+		return cfg, config.Usage(fmt.Errorf("--ir %d: must be at least 1 (the injection rate)", f.values.IR))
+	}
 	cfg.Overlay(&f.values, set)
 	// A workload measured over time by default (ECperf) runs a number of
 	// iterations instead when that is all the user asked for.

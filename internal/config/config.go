@@ -241,8 +241,13 @@ func (r *Run) Validate(persistence []string) []error {
 	case d == 0 && r.Iterations < 1:
 		bad("--iterations %d: must be at least 1 (or give --duration)", r.Iterations)
 	}
-	if r.RampUp < 0 || r.RampDown < 0 || r.ThinkTime < 0 {
-		bad("--ramp-up, --ramp-down and --think-time must not be negative")
+	for _, d := range []struct {
+		flag  string
+		value Duration
+	}{{"ramp-up", r.RampUp}, {"ramp-down", r.RampDown}, {"think-time", r.ThinkTime}, {"lead-time-unit", r.LeadTimeUnit}, {"emulator-delay", r.EmulatorDelay}} {
+		if d.value < 0 {
+			bad("--%s %v: must not be negative", d.flag, d.value)
+		}
 	}
 	if d == 0 && r.RampDown > 0 {
 		bad("--ramp-down %v needs --duration: with --iterations the end of the run is not known in advance", time.Duration(r.RampDown))
@@ -278,8 +283,14 @@ func (r *Run) Validate(persistence []string) []error {
 	if _, err := container.ParseSize(r.Pool); err != nil {
 		bad("--pool %v", err)
 	}
-	if r.RefreshInterval <= 0 || r.LockTimeout <= 0 {
-		bad("--refresh-interval and --lock-timeout must be positive")
+	if r.RefreshInterval <= 0 {
+		bad("--refresh-interval %v: must be positive", r.RefreshInterval)
+	}
+	if r.LockTimeout <= 0 {
+		bad("--lock-timeout %v: must be positive", r.LockTimeout)
+	}
+	if r.Warmup && r.Persistence == "direct" {
+		bad("--warmup warms the entity container's caches, and --persistence direct has none: use cmp, bmp or bmp-checked, or drop --warmup")
 	}
 	for _, e := range r.Entity {
 		if _, _, _, err := ParseEntity(e); err != nil {
@@ -307,10 +318,30 @@ func (r *Run) Validate(persistence []string) []error {
 	if !(r.CycleScale > 0 && r.CycleScale <= 100) {
 		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", r.CycleScale)
 	}
-	if r.LeadTimeUnit < 0 || r.EmulatorDelay < 0 {
-		bad("--lead-time-unit and --emulator-delay must not be negative")
-	}
 	return errs
+}
+
+// workloadKeys are the configuration keys only some workloads read; given
+// to another workload they would be ignored, so they are refused.
+var workloadKeys = map[string][]string{
+	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf"}, "emulator": {"ecperf"},
+	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
+	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
+	"warmup": {"stockonline"},
+}
+
+// CheckKeys refuses keys (flags given, or keys of the -f file) that the
+// workload would ignore, and keys that contradict each other.
+func CheckKeys(workload string, keys []string) error {
+	for _, k := range keys {
+		if only, ok := workloadKeys[k]; ok && !slices.Contains(only, workload) {
+			return fmt.Errorf("--%s applies to %s only, not %s", k, strings.Join(only, ", "), workload)
+		}
+	}
+	if slices.Contains(keys, "duration") && slices.Contains(keys, "iterations") {
+		return errors.New("--duration and --iterations both given: a run is bounded by one of them")
+	}
+	return nil
 }
 
 // validateReceiver checks that the emulator can reach the receiver: the
