@@ -420,7 +420,13 @@ type Percent float64
 // Percent is p as a number of percent.
 func (p Percent) Percent() float64 { return float64(p) }
 
-func (p Percent) String() string { return strconv.FormatFloat(float64(p), 'g', -1, 64) + "%" }
+// String is "1%"; zero is "0", which flag help reads as no default.
+func (p Percent) String() string {
+	if p == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(float64(p), 'g', -1, 64) + "%"
+}
 
 func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 

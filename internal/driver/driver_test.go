@@ -249,17 +249,32 @@ func TestInterruptLetsOperationsUnderWayFinish(t *testing.T) {
 
 func TestRunRejectsImpossibleConfigurations(t *testing.T) {
 	mix := stockonline.Mix()
-	for _, c := range []struct {
+	for _, tt := range []struct {
+		name    string
 		clients int
 		cfg     Config
+		want    string
 	}{
-		{0, Config{Iterations: 1}},
-		{1, Config{}},
-		{1, Config{Duration: time.Second, RampUp: time.Second}},
+		{"no terminals", 0, Config{Iterations: 1}, "driver: 0 terminals"},
+		{"negative terminals", -2, Config{Iterations: 1}, "driver: -2 terminals"},
+		{"no end", 1, Config{}, "driver: neither iterations nor a duration"},
+		{"negative iterations", 1, Config{Iterations: -1}, "driver: neither iterations nor a duration"},
+		{"negative duration", 1, Config{Duration: -time.Second}, "driver: neither iterations nor a duration"},
+		{"ramp-up fills the duration", 1, Config{Duration: time.Second, RampUp: time.Second}, "driver: ramps (1s + 0s) leave no steady state in 1s"},
+		{"ramps fill the duration", 1, Config{Duration: 3 * time.Second, RampUp: 2 * time.Second, RampDown: time.Second}, "driver: ramps (2s + 1s) leave no steady state in 3s"},
+		{"ramps exceed the duration", 1, Config{Duration: time.Second, RampDown: 2 * time.Second}, "driver: ramps (0s + 2s) leave no steady state in 1s"},
 	} {
-		if _, err := Run(context.Background(), c.cfg, clients(c.clients, mix), &fakeTarget{}, metrics.NewRecorder(stockOnlineOps(), 1)); err == nil {
-			t.Errorf("Run(%d clients, %+v) succeeded, want an error", c.clients, c.cfg)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeTarget{}
+			rep, err := Run(context.Background(), tt.cfg, clients(tt.clients, mix), f, metrics.NewRecorder(stockOnlineOps(), 1))
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("Run(%d clients, %+v) error %v, want %q", tt.clients, tt.cfg, err, tt.want)
+			}
+			// Refused before anything started.
+			if len(f.seen) != 0 || rep != (Report{}) {
+				t.Errorf("refused run still drove %d terminals, report %+v", len(f.seen), rep)
+			}
+		})
 	}
 }
 

@@ -109,8 +109,15 @@ func (b *Broker) Embedded() bool { return b.srv != nil }
 // Close stops the consumers still running, drains the connection, so that
 // acknowledgements and publishes already issued reach the server, then
 // shuts the embedded server down and waits for it to finish writing its
-// files.
-func (b *Broker) Close() error {
+// files. The drain is bounded (10 s); see CloseContext for a tighter bound.
+func (b *Broker) Close() error { return b.CloseContext(context.Background()) }
+
+// CloseContext is Close waiting for the consumers and the connection's
+// drain at most until ctx ends; then it closes the connection at once
+// (what was not acknowledged is redelivered later, at least once) and
+// returns ctx's cause with the rest of what failed. The embedded server's
+// shutdown is local and always waited for: its files must be whole.
+func (b *Broker) CloseContext(ctx context.Context) error {
 	b.closeOnce.Do(func() {
 		b.mu.Lock()
 		running := make([]*Consumer, 0, len(b.consumers))
@@ -118,17 +125,27 @@ func (b *Broker) Close() error {
 			running = append(running, c)
 		}
 		b.mu.Unlock()
+		var errs []error
 		for _, c := range running {
-			c.Stop()
+			if err := c.StopContext(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if b.nc != nil {
 			if err := b.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-				b.closeErr = fmt.Errorf("messaging: drain connection to %s: %w", b.url, err)
+				errs = append(errs, fmt.Errorf("messaging: drain connection to %s: %w", b.url, err))
 				b.nc.Close()
 			}
-			<-b.closed
+			select {
+			case <-b.closed:
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("messaging: drain connection to %s: %w", b.url, context.Cause(ctx)))
+				b.nc.Close()
+				<-b.closed // the closed handler follows at once, on the connection's callback goroutine
+			}
 		}
 		b.shutdownServer()
+		b.closeErr = errors.Join(errs...)
 	})
 	return b.closeErr
 }

@@ -167,23 +167,43 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, handle func(cont
 
 // Stop stops receiving messages and waits for handlers in progress (and
 // their acknowledgements) to finish. Messages received but not handled go
-// back to the server for redelivery.
-func (c *Consumer) Stop() {
+// back to the server for redelivery. See StopContext for a bounded wait.
+func (c *Consumer) Stop() { c.StopContext(context.Background()) }
+
+// StopContext is Stop waiting at most until ctx ends: a handler that does
+// not honour its context, or a connection to a broker that went away, must
+// not hold up a run being interrupted. The stop itself goes on after
+// ctx's end and completes in the background; what it had not acknowledged
+// is redelivered after AckWait, which the idempotent handler absorbs. The
+// error is ctx's cause when the wait was cut short.
+func (c *Consumer) StopContext(ctx context.Context) error {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
 		c.stopping = true
 		c.mu.Unlock()
-		// Drain, not Stop: prefetched messages pass through handle, which
-		// naks them, instead of being dropped and waiting out AckWait.
-		c.cc.Drain()
-		select {
-		case <-c.cc.Closed():
-		case <-c.q.b.closed:
-		}
-		c.inFlight.Wait()
-		c.q.b.mu.Lock()
-		delete(c.q.b.consumers, c)
-		c.q.b.mu.Unlock()
-		close(c.stopped)
+		go c.finishStop()
 	})
+	select {
+	case <-c.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("messaging: stop consumer %s of %s: %w", c.cfg.Durable, c.q.name, context.Cause(ctx))
+	}
+}
+
+// finishStop drains the subscription, waits for the handlers in progress,
+// then reports the consumer stopped.
+func (c *Consumer) finishStop() {
+	// Drain, not Stop: prefetched messages pass through handle, which naks
+	// them, instead of being dropped and waiting out AckWait.
+	c.cc.Drain()
+	select {
+	case <-c.cc.Closed():
+	case <-c.q.b.closed:
+	}
+	c.inFlight.Wait()
+	c.q.b.mu.Lock()
+	delete(c.q.b.consumers, c)
+	c.q.b.mu.Unlock()
+	close(c.stopped)
 }

@@ -237,3 +237,33 @@ func TestCloseStopsRunningConsumers(t *testing.T) {
 	wait(t, c.stopped, "Close to stop the consumer")
 	c.Stop() // a second Stop, after Close, returns at once
 }
+
+// A handler that ignores its context must not hold up a stop bounded by
+// one: StopContext returns when its context ends, and the stop completes
+// once the handler returns.
+func TestStopContextIsBoundedByItsContext(t *testing.T) {
+	t.Parallel()
+	b := embedded(t, t.TempDir())
+	q := newQueue(t, b)
+	inHandler, release := make(chan struct{}), make(chan struct{})
+	c, err := q.Consume(testContext(t), "mdb", func(context.Context, []byte) error {
+		close(inHandler)
+		<-release // deaf to its context, as a stuck call would be
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, q, "1", "one")
+	wait(t, inHandler, "the handler to start")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.StopContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("StopContext with a handler in progress and its context over: %v, want context.Canceled", err)
+	}
+	close(release)
+	wait(t, c.stopped, "the stop to complete after the handler returned")
+	if err := c.StopContext(context.Background()); err != nil {
+		t.Errorf("StopContext once stopped: %v", err)
+	}
+}

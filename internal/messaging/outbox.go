@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,14 +25,17 @@ const outboxBatch = 100
 // the stream's de-duplication (message id = prefix and row id) drops the
 // copy within one prefix (see OutboxConfig).
 type Outbox struct {
-	db      *store.DB
-	q       *Queue
-	table   string
-	prefix  string // of message ids
-	sel     *store.Stmt
-	del     *store.Stmt
-	kick    chan struct{}
-	running sync.Mutex // one relay pass at a time, or rows could go out twice
+	db     *store.DB
+	q      *Queue
+	table  string
+	prefix string // of message ids
+	sel    *store.Stmt
+	del    *store.Stmt
+	kick   chan struct{}
+	// running (capacity 1) admits one relay pass at a time, or rows could
+	// go out twice; a channel, not a mutex, so that a pass waiting for
+	// another (the drain's behind Run's) gives up when its context ends.
+	running chan struct{}
 
 	published  atomic.Int64
 	duplicates atomic.Int64
@@ -80,7 +82,7 @@ func NewOutbox(ctx context.Context, db *store.DB, q *Queue, cfg OutboxConfig) (*
 		}
 	}
 	table, idColumn := cfg.Table, cfg.IDColumn
-	o := &Outbox{db: db, q: q, table: table, prefix: cfg.MessageIDPrefix, kick: make(chan struct{}, 1)}
+	o := &Outbox{db: db, q: q, table: table, prefix: cfg.MessageIDPrefix, kick: make(chan struct{}, 1), running: make(chan struct{}, 1)}
 	var err error
 	o.sel, err = db.Prepare(ctx, store.Statement{
 		Name: "outbox-select-" + table,
@@ -117,10 +119,15 @@ func isIdentifier(s string) bool {
 // RelayOnce publishes and deletes every row of the table, in id order, in
 // batches, and returns how many it relayed. Rows are deleted by id, never
 // by range: a transaction holding a lower id may commit after a higher one
-// was read, and its row must stay for the next pass.
+// was read, and its row must stay for the next pass. A pass under way
+// (Run's) is waited for, until ctx ends.
 func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
-	o.running.Lock()
-	defer o.running.Unlock()
+	select {
+	case o.running <- struct{}{}:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("messaging: outbox %s: wait for the relay pass under way: %w", o.table, context.Cause(ctx))
+	}
+	defer func() { <-o.running }()
 	n, err := o.relayAll(ctx)
 	if err != nil && ctx.Err() == nil {
 		o.errors.Add(1)

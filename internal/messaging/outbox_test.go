@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -261,5 +262,30 @@ func TestFailedRelayPassIsCountedAndKeepsItsRows(t *testing.T) {
 	}
 	if n := f.rows(t); n != 2 {
 		t.Errorf("%d rows left; want both, for the next pass", n)
+	}
+}
+
+// A relay pass waiting for the one under way (the drain's behind Run's)
+// gives up when its context ends instead of waiting for it.
+func TestRelayOnceWaitsForThePassUnderWayOnlyUntilItsContextEnds(t *testing.T) {
+	t.Parallel()
+	f := setupOutbox(t, storetest.SQLite(t))
+	o, err := NewOutbox(testContext(t), f.db, f.q, OutboxConfig{Table: "po_outbox", IDColumn: "po_id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.running <- struct{}{} // a pass under way
+	ctx, cancel := context.WithCancel(testContext(t))
+	cancel()
+	if n, err := o.RelayOnce(ctx); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Errorf("RelayOnce behind a pass under way, its context over: %d, %v; want 0, context.Canceled", n, err)
+	}
+	if s := o.Stats(); s.Errors != 0 {
+		t.Errorf("%d errors counted; a pass given up by its context is not a failure", s.Errors)
+	}
+	<-o.running
+	f.commit(t, 1)
+	if n, err := o.RelayOnce(testContext(t)); err != nil || n != 1 {
+		t.Errorf("RelayOnce after the pass under way ended: %d, %v; want 1, nil", n, err)
 	}
 }

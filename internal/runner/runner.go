@@ -24,6 +24,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
@@ -138,6 +139,11 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err != nil {
 		return nil, config.Usage(err)
 	}
+	if !info.Grouped {
+		if err := fitsInMemory(cfg); err != nil {
+			return nil, err
+		}
+	}
 	db, err := r.open(ctx, cfg, info)
 	if err != nil {
 		return nil, err
@@ -176,6 +182,7 @@ type state struct {
 func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
 	cfg, info, db := s.cfg, s.info, s.db
 	if !cfg.NoLoad {
+		failpoint.Hit(ctx, "load")
 		rep, err := load(ctx, db, w, cfg)
 		if err != nil {
 			return s.fail(ctx, phaseLoad, fmt.Errorf("load %s: %w", info.Name, err),
@@ -245,6 +252,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	// then stops as on an interrupt, and the result says why.
 	driveCtx, stopDriving := context.WithCancelCause(ctx)
 	defer stopDriving(nil)
+	failpoint.Hit(ctx, "run")
 	watch := watchDatabase(driveCtx, db, OutageGrace, func() int64 { _, f := s.rec.Completed(); return f }, stopDriving)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
 	outage := watch.stop()
@@ -264,6 +272,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	// the checks run even then, bounded: they are how a user learns the
 	// database was left consistent.
 	stage.Store(stageDraining)
+	failpoint.Hit(ctx, "drain")
 	drainCtx, cancelDrain := context.WithTimeout(ctx, DrainTimeout)
 	err = stopAgents(drainCtx)
 	cancelDrain()
@@ -275,13 +284,17 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 		s.interruptedIn = phaseDrain
 	}
 	stage.Store("checking the database")
+	failpoint.Hit(ctx, "checks")
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
 	snap := s.rec.Snapshot()
-	s.checks, err = run.Check(checkCtx, snap.Succeeded)
+	s.checks, err = run.Check(checkCtx, workload.Outcomes{Succeeded: snap.Succeeded, InDoubt: snap.InDoubt})
 	if err != nil {
 		return s.fail(ctx, phaseChecks, fmt.Errorf("consistency checks could not run: %w", err),
 			"whether the database is consistent is unknown")
+	}
+	if ctx.Err() != nil && s.interruptedIn == "" {
+		s.interruptedIn = phaseChecks
 	}
 	if er, ok := run.(workload.EntityRun); ok {
 		s.ents = er.EntityStats()
@@ -436,17 +449,52 @@ func threads(cfg config.Run, info workload.Info) int {
 
 func (r *Runner) open(ctx context.Context, cfg config.Run, info workload.Info) (*store.DB, error) {
 	iso, _ := store.ParseIsolation(cfg.Isolation) // validated
-	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
-		// One connection per server thread: the middle tier never runs
-		// more transactions at once than it has threads.
-		Threads:   threads(cfg, info),
-		Isolation: iso,
-	})
+	n := threads(cfg, info)
+	// The server's connection limit is read over one connection first: a
+	// pool opened with too many would fail, part-way, on its own.
+	probe, err := r.Backends.Open(ctx, cfg.DB, store.Options{Isolation: iso})
 	var ue *store.UsageError
 	if errors.As(err, &ue) {
 		return nil, config.Usage(ue.Err)
 	}
+	if err != nil {
+		return nil, err
+	}
+	err = fitsConnectionLimit(ctx, probe, cfg, n)
+	probe.Close()
+	if err != nil {
+		return nil, err
+	}
+	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
+		// One connection per server thread: the middle tier never runs
+		// more transactions at once than it has threads.
+		Threads:   n,
+		Isolation: iso,
+	})
+	if errors.As(err, &ue) {
+		return nil, config.Usage(ue.Err)
+	}
 	return db, err
+}
+
+// fitsConnectionLimit refuses, before anything runs, a run that needs more
+// connections than the server admits: it would fail part-way with "too many
+// clients".
+func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, threads int) error {
+	limit, how, err := db.ConnectionLimit(ctx)
+	if err != nil || limit == 0 {
+		return err
+	}
+	need := threads + 1 // and one shared connection for loading and checks
+	if need <= limit {
+		return nil
+	}
+	agents := ""
+	if extra := threads - min(cfg.ServerThreads, cfg.Clients); extra > 0 && cfg.ServerThreads <= cfg.Clients {
+		agents = fmt.Sprintf(" + %d for the workload's agents", extra)
+	}
+	return config.Usage(fmt.Errorf("--server-threads %d needs %d database connections (one per server thread%s, and one shared), but %s admits %d (%s): lower --server-threads, or raise the server's max_connections",
+		cfg.ServerThreads, need, agents, db.Version(), limit, how))
 }
 
 func redacted(cfg config.Run) config.Run {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
@@ -93,28 +95,46 @@ func TestStockOnlineSmallRunOnEveryBackend(t *testing.T) {
 	})
 }
 
+// A timed run through the runner on a real database, in a synctest bubble:
+// statements take no time on the bubble's clock, so with a think time each
+// client starts an operation exactly every 100 ms, and the ramps' and the
+// steady state's counts are fixed by the schedule alone.
 func TestTimedRunExcludesRampUp(t *testing.T) {
-	r := newRunner(t)
-	cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
-	cfg.Clients, cfg.ServerThreads = 4, 2
-	cfg.Duration, cfg.RampUp, cfg.RampDown = config.Duration(3*time.Second), config.Duration(time.Second), config.Duration(500*time.Millisecond)
-	res, err := r.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Summary.ElapsedS != 1.5 {
-		t.Errorf("steady state %v s, want 1.5 (3 s less 1 s ramp-up, 0.5 s ramp-down)", res.Summary.ElapsedS)
-	}
-	var inSeries int64
-	for _, p := range res.Timeseries {
-		inSeries += p.Ops
-	}
-	if inSeries <= res.Summary.Operations {
-		t.Errorf("time series holds %d operations, steady state %d: the ramps must be in the series only", inSeries, res.Summary.Operations)
-	}
-	if !res.Summary.Passed {
-		t.Errorf("checks failed: %+v", res.Checks)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := newRunner(t)
+		cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
+		cfg.Clients, cfg.ServerThreads = 4, 2
+		cfg.ThinkTime = config.Duration(100 * time.Millisecond)
+		cfg.Duration, cfg.RampUp, cfg.RampDown = config.Duration(3*time.Second), config.Duration(time.Second), config.Duration(500*time.Millisecond)
+		res, err := r.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		// Each client starts at 0 s, 0.1 s, …, 2.9 s (30 operations);
+		// those meant to start in [1 s, 2.5 s) are measured: 15 per client.
+		if got := s.Operations + s.Errors + s.InDoubt; got != 4*15 || s.Errors != 0 || s.InDoubt != 0 {
+			t.Errorf("steady state: %d operations, %d errors, %d in doubt; want exactly 60 operations (4 clients × 15) and no failures", s.Operations, s.Errors, s.InDoubt)
+		}
+		if s.Completed != 4*15 {
+			t.Errorf("%d operations finished in the steady state, want 60: none falls behind its start on this clock", s.Completed)
+		}
+		if s.ElapsedS != 1.5 || s.RunS != 3 || s.ThroughputPerS != 40 {
+			t.Errorf("window %v s, run %v s, throughput %v/s; want 1.5 (3 s less 1 s ramp-up and 0.5 s ramp-down), 3, 60/1.5 = 40", s.ElapsedS, s.RunS, s.ThroughputPerS)
+		}
+		// The series covers the whole run, ramps included: 10 operations
+		// per client in each second.
+		var perSecond []int64
+		for _, p := range res.Timeseries {
+			perSecond = append(perSecond, p.Ops)
+		}
+		if want := []int64{40, 40, 40}; !slices.Equal(perSecond, want) {
+			t.Errorf("operations per second %v, want %v", perSecond, want)
+		}
+		if !s.Passed {
+			t.Errorf("checks failed: %+v", res.Checks)
+		}
+	})
 }
 
 func TestNoLoadRunsOnTheDatabaseAsItIs(t *testing.T) {

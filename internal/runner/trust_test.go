@@ -138,3 +138,30 @@ func TestFailedOperationsAreNotThroughput(t *testing.T) {
 		}
 	})
 }
+
+// More server threads than the database admits connections, or more
+// clients than memory holds, are refused before anything runs, naming
+// the fix.
+func TestRunsThatCannotFitAreRefusedUpFront(t *testing.T) {
+	ctx := context.Background()
+	for _, dsn := range []func(testing.TB) string{storetest.Postgres, storetest.MySQL} {
+		r := newRunner(t)
+		cfg := stockOnlineConfig(t, r, dsn(t))
+		cfg.Clients, cfg.ServerThreads = 5000, 4000
+		_, err := r.Run(ctx, cfg)
+		if !usageErr(err) || !strings.Contains(err.Error(), "--server-threads 4000 needs 4001 database connections") || !strings.Contains(err.Error(), "max_connections") {
+			t.Errorf("%s: %v, want a usage error naming the connections needed and the server's limit", cfg.DB, err)
+		}
+	}
+	available, ok := availableMemory()
+	if !ok {
+		t.Skip("no /proc/meminfo: the memory check does not apply here")
+	}
+	r := newRunner(t)
+	cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
+	cfg.Clients = int(available/bytesPerClient) + 1
+	_, err := r.Run(ctx, cfg)
+	if !usageErr(err) || !strings.Contains(err.Error(), "GiB available") {
+		t.Errorf("%d clients: %v, want a usage error saying the memory they need and the memory there is", cfg.Clients, err)
+	}
+}

@@ -89,15 +89,39 @@ func (d DSN) String() string {
 	return string(d.Dialect)
 }
 
-// Redact replaces the password of a URL-shaped DSN with "xxxxx".
+// Redact replaces the password of a URL-shaped DSN with "xxxxx", also in
+// one that is mistyped (the error that reports it shows it).
 func Redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
-		return s
+		// Refused, or read as something other than a server URL, as
+		// url.Parse reads "postgres:://u:pw@h".
+		return redactText(s)
 	}
 	if _, has := u.User.Password(); !has {
 		return s
 	}
 	u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	return u.String()
+}
+
+// redactText masks a password by the text alone, finding it where
+// url.Parse would in a server URL: in the authority after "://" (which
+// ends at the first /, ? or #), before its last @, after the first colon.
+func redactText(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	colon := strings.Index(authority[:max(at, 0)], ":")
+	if at < 0 || colon < 0 {
+		return s
+	}
+	start := len(s) - len(rest)
+	return s[:start+colon+1] + "xxxxx" + s[start+at:]
 }

@@ -9,8 +9,12 @@ package sweep
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -62,11 +66,19 @@ func Parse(path string) (*File, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	// An empty file decodes as EOF: it lacks a name and experiments.
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %s", path, yamlProblem(err))
+	}
+	// A document after the first would be ignored, its keys unchecked.
+	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: more than one YAML document (---); a sweep is one", path)
 	}
 	if f.Name == "" || len(f.Experiments) == 0 {
 		return nil, fmt.Errorf("%s: a sweep needs a name and at least one experiment", path)
+	}
+	if !fileSafe.MatchString(f.Name) {
+		return nil, fmt.Errorf("%s: name %q: use letters, digits, '.', '_' and '-' (it names the results directory)", path, f.Name)
 	}
 	if f.Repetitions == 0 {
 		f.Repetitions = 1
@@ -79,9 +91,31 @@ func Parse(path string) (*File, error) {
 		if e.Name == "" || seen[e.Name] {
 			return nil, fmt.Errorf("%s: every experiment needs a unique name (%q)", path, e.Name)
 		}
+		if !fileSafe.MatchString(e.Name) {
+			return nil, fmt.Errorf("%s: experiment %q: use letters, digits, '.', '_' and '-' (it names a directory and a CSV file of the results)", path, e.Name)
+		}
 		seen[e.Name] = true
 	}
 	return &f, nil
+}
+
+// fileSafe matches names that are safe as one path element: sweep and
+// experiment names name the directories and files of the results.
+var fileSafe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// MaxPoints bounds the points of one experiment: axes multiply, and a few
+// lines of YAML can ask for more runs than would ever finish.
+const MaxPoints = 10_000
+
+// yamlProblem puts a YAML error on one line: yaml.v3 gives each decoding
+// problem a line of its own and quotes keys and values as written.
+func yamlProblem(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(msg)
 }
 
 // Workload is the base's workload name, which the defaults depend on.
@@ -121,7 +155,7 @@ func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error)
 			var next []Point
 			for _, p := range grid {
 				for _, v := range ax.values {
-					q := Point{Experiment: e, Config: p.Config, Values: append(append([]string(nil), p.Values...), ax.key+"="+v.Value)}
+					q := Point{Experiment: e, Config: p.Config, Values: append(append([]string(nil), p.Values...), ax.key+"="+valueText(v))}
 					if err := overlay(&q.Config, mapping(ax.keyNode, v), e.Name+" axis "+ax.key); err != nil {
 						return nil, err
 					}
@@ -149,14 +183,49 @@ func axesOf(e *Experiment) ([]axis, error) {
 		return nil, fmt.Errorf("experiment %s: axes must map a setting to a list of values", e.Name)
 	}
 	var out []axis
+	points := 1
 	for i := 0; i < len(e.Axes.Content); i += 2 {
 		k, v := e.Axes.Content[i], e.Axes.Content[i+1]
+		if !slices.Contains(config.Keys(), k.Value) {
+			return nil, fmt.Errorf("experiment %s: axis %q is not a setting (keys are those of `tierbench run -f`: %s)", e.Name, k.Value, strings.Join(config.Keys(), ", "))
+		}
+		// A YAML mapping decoded into a node keeps a repeated key; as two
+		// axes it would make points that differ in their labels only.
+		if slices.ContainsFunc(out, func(a axis) bool { return a.key == k.Value }) {
+			return nil, fmt.Errorf("experiment %s: axis %s is given twice", e.Name, k.Value)
+		}
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 			return nil, fmt.Errorf("experiment %s: axis %s needs a list of values", e.Name, k.Value)
+		}
+		// A value listed twice would run twice under one label, and its
+		// second run's result file would replace the first's.
+		for j, x := range v.Content {
+			if slices.ContainsFunc(v.Content[:j], func(y *yaml.Node) bool { return valueText(y) == valueText(x) }) {
+				return nil, fmt.Errorf("experiment %s: axis %s lists %s twice", e.Name, k.Value, valueText(x))
+			}
+		}
+		if points *= len(v.Content); points > MaxPoints {
+			return nil, fmt.Errorf("experiment %s: its axes make more than %d points", e.Name, MaxPoints)
 		}
 		out = append(out, axis{key: k.Value, keyNode: k, values: v.Content})
 	}
 	return out, nil
+}
+
+// valueText is an axis value as a point's label shows it: a scalar as
+// written, a list (an entity axis's) in YAML's flow style, so that
+// different lists label different points.
+func valueText(v *yaml.Node) string {
+	if v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	flow := *v
+	flow.Style = yaml.FlowStyle
+	b, err := yaml.Marshal(&flow)
+	if err != nil {
+		return v.Value
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func mapping(k, v *yaml.Node) *yaml.Node {
@@ -175,7 +244,7 @@ func overlay(cfg *config.Run, n *yaml.Node, where string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
-		return fmt.Errorf("%s: %v (keys are those of `tierbench run -f`: %s)", where, strings.TrimPrefix(err.Error(), "yaml: "), strings.Join(config.Keys(), ", "))
+		return fmt.Errorf("%s: %s (keys are those of `tierbench run -f`: %s)", where, yamlProblem(err), strings.Join(config.Keys(), ", "))
 	}
 	return nil
 }

@@ -53,9 +53,19 @@ func (o *output) Write(b []byte) (int, error) {
 // output is logged.
 func Start(t testing.TB, bin string, args ...string) *Proc {
 	t.Helper()
+	return StartEnv(t, nil, bin, args...)
+}
+
+// StartEnv is Start with env (KEY=value) added to the test's environment,
+// e.g. a failpoint.
+func StartEnv(t testing.TB, env []string, bin string, args ...string) *Proc {
+	t.Helper()
 	p := &Proc{changed: make(chan struct{}), done: make(chan struct{})}
 	p.stdout.p, p.stderr.p = p, p
 	p.cmd = exec.Command(bin, args...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.cmd.SysProcAttr = sysProcAttr(nil)
 	// Output copying ends when the pipes close; a grandchild that keeps

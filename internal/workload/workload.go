@@ -152,9 +152,27 @@ type Run interface {
 	// group is the index of its group (0 when the run has one); rng is the
 	// terminal's own stream for the workload's random choices.
 	NewClient(group, id int, rng *rand.Rand) Client
-	// Check verifies the database after the run; completed counts the
-	// driver's successful operations by operation index.
-	Check(ctx context.Context, completed []int64) ([]Check, error)
+	// Check verifies the database after the run against what the clients
+	// saw.
+	Check(ctx context.Context, done Outcomes) ([]Check, error)
+}
+
+// Outcomes are what the clients saw over the whole run, ramps included, by
+// operation index: what the consistency checks compare the database with.
+type Outcomes struct {
+	Succeeded []int64
+	// InDoubt are commits whose outcome is unknown (the connection was
+	// lost after COMMIT was sent): each may or may not be in the database,
+	// and a check must accept either and say how many it had to.
+	InDoubt []int64
+}
+
+// InDoubtOrZero is InDoubt, or zeros when there were none.
+func (o Outcomes) InDoubtOrZero() []int64 {
+	if o.InDoubt != nil {
+		return o.InDoubt
+	}
+	return make([]int64, len(o.Succeeded))
 }
 
 // Client is one terminal's session with the middle tier. A client is used

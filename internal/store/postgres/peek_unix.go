@@ -25,9 +25,12 @@ func peek(conn net.Conn) sockState {
 	var buf [1]byte
 	var n int
 	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
+	// Control, not Read: Read takes the descriptor's read lock, which
+	// pgx's background reader holds while it waits in a read of its own,
+	// and the peek would wait with it, for ever. The peek never blocks, so
+	// it needs no lock.
+	err = rc.Control(func(fd uintptr) {
 		n, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
 	})
 	switch {
 	case err != nil:

@@ -51,10 +51,21 @@ type dispatch struct {
 	// senders and receiver are the agents' own server threads' beans;
 	// each is used by one goroutine at a time. Several senders work at
 	// once, as a pool of message-driven beans does, so one slow send does
-	// not hold up the others.
-	senders    []*bean
-	receiverMu sync.Mutex
-	receiver   *bean
+	// not hold up the others. receiving (capacity 1) is the receiver's
+	// lock, a channel so that a delivery waiting for it gives up when its
+	// request or the run ends.
+	senders   []*bean
+	receiving chan struct{}
+	receiver  *bean
+
+	// db and poStatusOf let the watcher see whether an overdue PO is still
+	// awaiting its delivery.
+	db         *store.DB
+	poStatusOf *store.Stmt
+	// watched are the POs the emulator acknowledged and that are not yet
+	// delivered, by number (resend.go).
+	watchMu sync.Mutex
+	watched map[int64]*watched
 
 	kick      chan struct{} // poller: a PO committed
 	outbox    *messaging.Outbox
@@ -68,6 +79,14 @@ type dispatch struct {
 	agents    sync.WaitGroup
 
 	sends, sendFailures, deliveries atomic.Int64
+	// deliveriesAgain counts deliveries of POs already received (an old
+	// emulator and a new one both delivering a re-sent PO): answered 2xx,
+	// changing nothing.
+	deliveriesAgain atomic.Int64
+	// resends counts POs sent again after their delivery deadline;
+	// resentAccepted those of them the emulator accepted as new (it had
+	// lost them), the rest it answered "duplicate".
+	resends, resentAccepted atomic.Int64
 	// lastSendErr is the latest failed send, for the checks' detail when
 	// POs did not arrive.
 	lastSendErr atomic.Pointer[error]
@@ -83,6 +102,9 @@ func (d *dispatch) send(ctx context.Context, doc emulator.PO) error {
 		return err
 	}
 	d.sends.Add(1)
+	// Watched from the acknowledgement: an emulator that dies before
+	// delivering loses the PO, and only the sender can notice.
+	d.watch(doc, time.Now())
 	return nil
 }
 
@@ -186,26 +208,45 @@ func (d *dispatch) receive(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "delivery for run "+strconv.Quote(del.Run)+", this is "+strconv.Quote(d.run), http.StatusNotFound)
 		return
 	}
-	d.receiverMu.Lock()
-	err := retry(r.Context(), func() error { return d.receiver.receive(r.Context(), del) })
-	d.receiverMu.Unlock()
+	select {
+	case d.receiving <- struct{}{}:
+	case <-r.Context().Done():
+		// The emulator gave up on this attempt, or the run is stopping:
+		// the delivery comes again or the checks report it.
+		http.Error(w, "the receiver is busy", http.StatusServiceUnavailable)
+		return
+	}
+	var applied bool
+	err := retry(r.Context(), func() (err error) {
+		applied, err = d.receiver.receive(r.Context(), del)
+		return err
+	})
+	<-d.receiving
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	d.deliveries.Add(1)
+	d.unwatch(del.PONumber)
+	if applied {
+		d.deliveries.Add(1)
+	} else {
+		d.deliveriesAgain.Add(1)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// listen starts the delivery receiver on addr.
-func (d *dispatch) listen(addr string) error {
+// listen starts the delivery receiver on addr. Its requests' contexts
+// derive from ctx, the agents' context, so that stopping the run stops the
+// deliveries under way instead of waiting for them.
+func (d *dispatch) listen(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--receiver %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/deliveries", d.receive)
-	d.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	d.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	d.deliverTo = "http://" + ln.Addr().String() + "/deliveries"
 	d.agents.Add(1)
 	go func() {
@@ -215,35 +256,52 @@ func (d *dispatch) listen(addr string) error {
 	return nil
 }
 
-// close stops everything the dispatch started, in reverse order.
-func (d *dispatch) close() error {
+// close stops everything the dispatch started, in reverse order, within
+// ctx: the agents' context is cancelled first, so every agent's database,
+// broker and emulator call ends at once; what would still wait past ctx
+// (a connection to drain, a consumer to stop on a broker that went away)
+// is closed hard. Nothing is lost that way: a run that stops before its
+// drain is over says so in its checks, and its POs are the next run's
+// (reclaimSent, enqueueUnsent).
+func (d *dispatch) close(ctx context.Context) error {
 	var errs []error
 	if d.cancel != nil {
 		d.cancel()
 	}
 	for _, c := range d.consumers {
-		c.Stop()
+		if err := c.StopContext(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop the PO senders: %w", err))
+		}
 	}
 	if d.http != nil {
-		// Deliveries under way finish; what is still open after a few
-		// seconds is closed. That loses nothing: the drain has seen every
-		// PO delivered, and net/http counts a connection the emulator
-		// dialled but never used as busy for 5 s.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if d.http.Shutdown(ctx) != nil {
+		// Deliveries under way end with the agents' context; what is still
+		// open after a few seconds is closed. That loses nothing: the drain
+		// has seen every PO delivered or the checks say which were not, and
+		// net/http counts a connection the emulator dialled but never used
+		// as busy for 5 s.
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if d.http.Shutdown(sctx) != nil {
 			d.http.Close()
 		}
 		cancel()
 	}
 	if d.server != nil {
-		d.server.Close()
+		d.server.Close() // cancels its delivery attempts: prompt
 	}
-	d.agents.Wait()
+	agents := make(chan struct{})
+	go func() { d.agents.Wait(); close(agents) }()
+	select {
+	case <-agents:
+	case <-ctx.Done():
+		// Every agent honours the cancelled context; one still busy is in
+		// a call that ignores it (none is known), and it ends by itself.
+		errs = append(errs, fmt.Errorf("the PO agents did not stop in time: %w", context.Cause(ctx)))
+	}
 	if d.broker != nil {
 		if d.queue != nil && d.broker.Embedded() {
-			errs = append(errs, d.broker.DeleteQueue(context.Background(), d.stream))
+			errs = append(errs, d.broker.DeleteQueue(ctx, d.stream))
 		}
-		errs = append(errs, d.broker.Close())
+		errs = append(errs, d.broker.CloseContext(ctx))
 	}
 	return errors.Join(errs...)
 }

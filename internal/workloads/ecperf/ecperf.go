@@ -18,12 +18,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -166,17 +166,17 @@ type app struct {
 	beans     []*bean
 	dispatch  *dispatch
 	checker   *checker
-	// listed is the emulator's record of the run's POs, taken by Stop.
-	listed []emulator.POSummary
+	// listed is the emulator's record of the run's POs, taken by Stop;
+	// listErr why it could not be taken.
+	listed  []emulator.POSummary
+	listErr error
 	// largeScheduled counts the work orders the large-order line scheduled.
 	largeScheduled atomic.Int64
-	// drainUnsent and drainSent are the POs unsent and awaiting delivery
-	// at the drain's last look, for the progress line.
-	drainUnsent, drainSent atomic.Int64
-	// drainTimedOut: Stop gave up waiting for POs to arrive; drainTook is
-	// how long it waited (a backlog of sends shows here).
-	drainTimedOut atomic.Bool
-	drainTook     time.Duration
+	// drain is the state of Stop's wait for the POs (drain.go).
+	drain drainState
+	// Stop runs once: a test's cleanup and the run may both call it.
+	stopOnce sync.Once
+	stopErr  error
 
 	customer, orderCustomer, order, orderLine, item, part, bom, workOrder, largeOrder,
 	inventory, suppComponent, purchaseOrder, poLine, outbox *container.Home
@@ -252,7 +252,8 @@ func readDiscounts(ctx context.Context, db *store.DB) (map[string]int64, error) 
 // the agents of the dispatch mode. It sets a.dispatch itself, before any
 // agent starts, because the agents reach the dispatch through a.
 func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, dir string, threads int) (err error) {
-	d := &dispatch{mode: cfg.PODispatch, unit: time.Duration(cfg.LeadTimeUnit), kick: make(chan struct{}, 1)}
+	d := &dispatch{mode: cfg.PODispatch, unit: time.Duration(cfg.LeadTimeUnit), kick: make(chan struct{}, 1),
+		receiving: make(chan struct{}, 1), watched: make(map[int64]*watched)}
 	if d.mode == "" {
 		d.mode = dispatchSync
 	}
@@ -269,7 +270,15 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 	d.run = "ecperf-" + hex.EncodeToString(id[:])
 	defer func() {
 		if err != nil {
-			d.close()
+			// Start failed: what it started is released, promptly if the
+			// failure was an interrupt.
+			grace := stopGrace
+			if ctx.Err() != nil {
+				grace = stopGraceInterrupted
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+			d.close(cctx)
+			cancel()
 		}
 	}()
 	agentCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -291,7 +300,7 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 			d.server.Serve(agentCtx, ln)
 		}()
 	}
-	if d.emu, err = emulator.NewClient(emuURL, &http.Client{Timeout: 30 * time.Second}); err != nil {
+	if d.emu, err = emulator.NewClient(emuURL, &http.Client{Timeout: emulatorCallTimeout}); err != nil {
 		return fmt.Errorf("--emulator: %w", err)
 	}
 	// An emulator that does not answer would fail every sync transaction,
@@ -302,9 +311,18 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 	if err != nil {
 		return fmt.Errorf("--emulator %s: the supplier emulator does not answer: %w", emuURL, err)
 	}
-	if err := d.listen(cfg.Receiver); err != nil {
+	if err := d.listen(agentCtx, cfg.Receiver); err != nil {
 		return err
 	}
+	// Every PO the emulator acknowledges is watched until delivered, and
+	// sent again when overdue (resend.go), whatever the dispatch.
+	d.db = db
+	if d.poStatusOf, err = db.Prepare(ctx, store.Statement{Name: "ecperf-po-status",
+		SQL: "SELECT po_status FROM s_purchase_order WHERE po_number = ?"}); err != nil {
+		return err
+	}
+	d.agents.Add(1)
+	go d.resendLoop(agentCtx)
 
 	interval := time.Duration(float64(largeOrderPoll) * a.scale)
 	switch d.mode {
@@ -390,74 +408,6 @@ func (a *app) EntityStats() []workload.EntityStats {
 
 func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
 	return newClient(a, group, rng)
-}
-
-// Stop drains the dispatch — every committed PO sent, every sent PO
-// delivered — then stops the agents, the receiver and the emulator.
-// The emulator's record of the run is taken between the two, for the
-// checks. A drain that does not finish within drainTimeout is not an
-// error: the checks say which POs did not arrive.
-func (a *app) Stop(ctx context.Context) error {
-	drainCtx, cancel := context.WithTimeout(ctx, drainTimeout)
-	began := time.Now()
-	drainErr := a.drain(drainCtx)
-	a.drainTook = time.Since(began)
-	cancel()
-	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	var listErr error
-	if a.listed, listErr = a.dispatch.emu.RunPurchaseOrders(listCtx, a.dispatch.run); listErr != nil {
-		listErr = fmt.Errorf("list the emulator's POs: %w", listErr)
-	}
-	closeErr := a.dispatch.close()
-	return errors.Join(drainErr, listErr, closeErr)
-}
-
-// drainTimeout bounds the wait for POs to be sent and delivered after the
-// terminals stop: the longest lead time is 10 units (50 s in the kit),
-// plus the emulator's retries.
-const drainTimeout = 3 * time.Minute
-
-// StopStatus says what the drain waits for.
-func (a *app) StopStatus() string {
-	return fmt.Sprintf("%d POs unsent, %d awaiting delivery from the supplier emulator", a.drainUnsent.Load(), a.drainSent.Load())
-}
-
-// drain waits until no PO is unsent and none awaits its delivery, or ctx
-// ends (then the checks say which are missing). Only a database that
-// cannot be read fails it; a failed relay pass is retried as the relay's
-// own loop does.
-func (a *app) drain(ctx context.Context) error {
-	d := a.dispatch
-	wait := 10 * time.Millisecond
-	for {
-		if d.mode == dispatchQueue {
-			d.outbox.RelayOnce(ctx) // a failed pass is retried on the next turn; the outbox counts it for the checks
-		}
-		unsent, sent, err := a.checker.openPOs(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				a.drainTimedOut.Store(true)
-				return nil
-			}
-			return err
-		}
-		a.drainUnsent.Store(unsent)
-		a.drainSent.Store(sent)
-		if unsent == 0 && sent == 0 {
-			return nil
-		}
-		if d.mode == dispatchPoller && unsent > 0 {
-			d.committed()
-		}
-		select {
-		case <-ctx.Done():
-			a.drainTimedOut.Store(true)
-			return nil
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 250*time.Millisecond)
-	}
 }
 
 func listenLocal() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

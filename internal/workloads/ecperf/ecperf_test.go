@@ -201,7 +201,8 @@ func TestEmulatorDownForPartOfTheRun(t *testing.T) {
 // With the kit's unsorted access (--unsorted-access) on a locking
 // database, ChangeOrder and CancelOrder touch lines in the client's order
 // and ScheduleWorkOrder the BOM in line order; whatever deadlocks it
-// causes are retried, and the database stays consistent.
+// causes are retried, and the database stays consistent. That the order
+// really changes is TestUnsortedAccessChangesTheLockOrder's.
 func TestUnsortedAccessStaysConsistent(t *testing.T) {
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.MySQL(t), dispatchQueue)
@@ -213,6 +214,9 @@ func TestUnsortedAccessStaysConsistent(t *testing.T) {
 	checksOf(t, res)
 	if res.Operations["CancelOrder"].Count+res.Operations["ChangeOrder"].Count == 0 {
 		t.Error("no ChangeOrder or CancelOrder ran")
+	}
+	if res.Operations["ScheduleWorkOrder"].Count == 0 {
+		t.Error("no ScheduleWorkOrder ran")
 	}
 }
 

@@ -131,20 +131,20 @@ func (b *bean) sendUnsent(ctx context.Context, number int64) error {
 
 // receive is the supplier domain's receipt of a delivery: the PO's lines
 // are settled and the parts go into inventory. A delivery received twice
-// changes nothing the second time.
-func (b *bean) receive(ctx context.Context, d emulator.Delivery) error {
+// changes nothing the second time; applied says whether this one did.
+func (b *bean) receive(ctx context.Context, d emulator.Delivery) (applied bool, err error) {
 	a := b.app
 	tx, err := b.begin(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	po, err := tx.Find(a.purchaseOrder, container.Key{A: d.PONumber})
 	if err != nil {
-		return fail(tx, err, nil)
+		return false, fail(tx, err, nil)
 	}
 	if po.Int(poStatus) == poReceived {
 		tx.Rollback()
-		return nil
+		return false, nil
 	}
 	lines := slices.Clone(d.Lines)
 	if !a.unsorted {
@@ -154,21 +154,24 @@ func (b *bean) receive(ctx context.Context, d emulator.Delivery) error {
 	for _, dl := range lines {
 		l, err := tx.Find(a.poLine, container.Key{A: d.PONumber, B: int64(dl.Line)})
 		if err != nil {
-			return fail(tx, err, nil)
+			return false, fail(tx, err, nil)
 		}
 		qty := l.Int(polBalance)
 		l.SetInt(polBalance, 0)
 		l.SetTime(polDelDate, now)
 		inv, err := tx.Find(a.inventory, container.Key{A: l.Int(polPart)})
 		if err != nil {
-			return fail(tx, err, nil)
+			return false, fail(tx, err, nil)
 		}
 		inv.SetInt(inQty, inv.Int(inQty)+qty)
 		inv.SetInt(inOrdered, inv.Int(inOrdered)-qty)
 		inv.SetTime(inActDate, now)
 	}
 	po.SetInt(poStatus, poReceived)
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // partID is a wire part id as the schema's key; a malformed one sorts

@@ -106,7 +106,7 @@ func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
 					}
 				}
 			}
-			checks, err := r.Check(ctx, succeeded)
+			checks, err := r.Check(ctx, workload.Outcomes{Succeeded: succeeded})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
 					})
 				}
 				wg.Wait()
-				checks, err := run.Check(ctx, succeeded)
+				checks, err := run.Check(ctx, workload.Outcomes{Succeeded: succeeded})
 				if err != nil {
 					t.Fatal(err)
 				}

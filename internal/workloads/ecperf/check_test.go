@@ -1,0 +1,205 @@
+package ecperf
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
+)
+
+// loadedDB is a database of dsn loaded at Ir 1, with sessions for one
+// server thread and cfg's agents.
+func loadedDB(t *testing.T, dsn string, cfg config.Run) *store.DB {
+	t.Helper()
+	db := storetest.Open(t, dsn, store.Options{Threads: 1 + New().Info().AgentThreads(cfg)})
+	if _, err := load(context.Background(), db, workload.LoadParams{Scale: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// startApp starts ECperf on db as the runner does, without terminals: the
+// test drives the beans, Stop and Check itself. Stop is also a cleanup.
+func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
+	t.Helper()
+	ctx := context.Background()
+	settings := map[string]container.Settings{}
+	for _, typ := range entityTypes {
+		var err error
+		if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Config: cfg, Entities: settings, Dir: t.TempDir(), Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := run.(*app)
+	t.Cleanup(func() { a.Stop(ctx) })
+	return a
+}
+
+// Each of the four checks fails on a database corrupted on purpose, with a
+// detail that names what is wrong; the others keep passing. Every case
+// starts a run (the checks' baseline), corrupts, and checks, then repairs.
+func TestChecksCatchCorruption(t *testing.T) {
+	none := make([]int64, numOps)
+	pop := populationAt(1)
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		cfg := config.New("ecperf", config.Defaults{})
+		cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
+		db := loadedDB(t, dsn, cfg)
+		q := loadQuerier{t: t, db: db}
+		now := time.Now().UTC()
+		part := q.int("SELECT MIN(in_p_id) FROM m_inventory")
+		wo := q.int("SELECT MIN(wo_number) FROM m_workorder")
+		order := q.int("SELECT MIN(o_id) FROM o_orders")
+
+		cases := []struct {
+			name string
+			// before runs while the run's agents and emulator are up.
+			before  func(t *testing.T, a *app)
+			corrupt func()
+			repair  func()
+			// failing names the checks that must fail, each with a piece
+			// of its detail; passing, pieces of the details of checks that
+			// must pass.
+			failing, passing map[string]string
+		}{
+			{name: "untouched", passing: map[string]string{
+				"po-sent-exactly-once":    "0 POs committed, 0 at the emulator; 0 committed but never sent []",
+				"deliveries-applied-once": "0 POs unsent and 0 awaiting delivery",
+				"orders-match-terminals":  fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders", pop.Orders, pop.Orders, pop.Orders),
+				"work-orders-completed":   "0 work orders completed in the run, 0 CompleteWorkOrder",
+			}},
+			{
+				name: "a committed PO never sent",
+				corrupt: func() {
+					q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900001, 1, 1, ?, ?)", int64(poUnsent), now)
+				},
+				repair: func() { q.exec("DELETE FROM s_purchase_order WHERE po_number = 900001") },
+				failing: map[string]string{
+					"po-sent-exactly-once":    "1 committed but never sent [900001]",
+					"deliveries-applied-once": "1 POs unsent and 0 awaiting delivery",
+				},
+			},
+			{
+				name: "a PO at the emulator that the database lacks",
+				before: func(t *testing.T, a *app) {
+					// As from a sync transaction that sent, then aborted. Its
+					// lead time outlasts the test: no delivery is attempted.
+					doc := emulator.PO{PONumber: 900002, SupplierID: 1, SiteID: 1, Lines: []emulator.POLine{{Line: 1, PartID: "1", Qty: 1, LeadTime: 100_000}}}
+					if err := a.dispatch.send(ctx, doc); err != nil {
+						t.Fatal(err)
+					}
+				},
+				failing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 1 sent by transactions that then aborted [900002]"},
+			},
+			{
+				// The database has it sent; the emulator does not list it
+				// (it restarted): sent all the same, but never delivered.
+				name: "a sent PO never delivered",
+				corrupt: func() {
+					q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900003, 1, 1, ?, ?)", int64(poSent), now)
+				},
+				repair:  func() { q.exec("DELETE FROM s_purchase_order WHERE po_number = 900003") },
+				failing: map[string]string{"deliveries-applied-once": "0 POs unsent and 1 awaiting delivery"},
+				passing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 0 sent by transactions that then aborted []; 0 resent and answered duplicate (idempotent receiver); 1 sent but unknown to the emulator [900003]"},
+			},
+			{
+				// The bug this check had: a delivered PO the emulator's
+				// record lacks is not "never sent".
+				name: "a delivered PO the emulator forgot",
+				corrupt: func() {
+					q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900004, 1, 1, ?, ?)", int64(poReceived), now)
+				},
+				repair:  func() { q.exec("DELETE FROM s_purchase_order WHERE po_number = 900004") },
+				passing: map[string]string{"po-sent-exactly-once": "1 POs committed, 0 at the emulator; 0 committed but never sent []", "deliveries-applied-once": "0 POs unsent and 0 awaiting delivery"},
+			},
+			{
+				name:    "a part's quantity on order changed",
+				corrupt: func() { q.exec("UPDATE m_inventory SET in_ordered = in_ordered + 7 WHERE in_p_id = ?", part) },
+				repair:  func() { q.exec("UPDATE m_inventory SET in_ordered = in_ordered - 7 WHERE in_p_id = ?", part) },
+				failing: map[string]string{"deliveries-applied-once": "1 parts whose quantity on order differs from their open PO lines"},
+			},
+			{
+				name: "an order nobody placed",
+				corrupt: func() {
+					q.exec("INSERT INTO o_orders (o_id, o_c_id, o_ol_cnt, o_discount, o_total, o_status, o_entry_date, o_ship_date) " +
+						"SELECT 900005, o_c_id, 0, o_discount, o_total, o_status, o_entry_date, o_ship_date FROM o_orders WHERE o_id = " + fmt.Sprint(order))
+				},
+				repair: func() { q.exec("DELETE FROM o_orders WHERE o_id = 900005") },
+				failing: map[string]string{"orders-match-terminals": fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders whose line count differs from their lines; 0 large orders",
+					pop.Orders+1, pop.Orders, pop.Orders)},
+			},
+			{
+				name:    "an order's line count off",
+				corrupt: func() { q.exec("UPDATE o_orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_id = ?", order) },
+				repair:  func() { q.exec("UPDATE o_orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_id = ?", order) },
+				failing: map[string]string{"orders-match-terminals": "; 1 orders whose line count differs from their lines; 0 large orders"},
+			},
+			{
+				name: "a large order of a cancelled order",
+				corrupt: func() {
+					q.exec("INSERT INTO m_largeorder (lo_id, lo_o_id, lo_ol_id, lo_assembly_id, lo_qty, lo_due_date) VALUES (900006, 900006, 1, 1, 30, ?)", now)
+				},
+				repair:  func() { q.exec("DELETE FROM m_largeorder WHERE lo_id = 900006") },
+				failing: map[string]string{"orders-match-terminals": "; 0 orders whose line count differs from their lines; 1 large orders of cancelled orders"},
+			},
+			{
+				name: "a work order completed by no line",
+				corrupt: func() {
+					q.exec("INSERT INTO m_workorder (wo_number, wo_o_id, wo_ol_id, wo_status, wo_assembly_id, wo_orig_qty, wo_comp_qty, wo_due_date, wo_start_date) "+
+						"SELECT 900007, wo_o_id, wo_ol_id, ?, wo_assembly_id, wo_orig_qty, wo_orig_qty, wo_due_date, wo_start_date FROM m_workorder WHERE wo_number = ?", int64(woCompleted), wo)
+				},
+				repair:  func() { q.exec("DELETE FROM m_workorder WHERE wo_number = 900007") },
+				failing: map[string]string{"work-orders-completed": "1 work orders completed in the run, 0 CompleteWorkOrder by the lines"},
+			},
+		}
+		for _, tc := range cases {
+			t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+				a := startApp(t, db, cfg)
+				if tc.before != nil {
+					tc.before(t, a)
+				}
+				if err := a.Stop(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if tc.corrupt != nil {
+					tc.corrupt()
+				}
+				if tc.repair != nil {
+					defer tc.repair()
+				}
+				checks, err := a.Check(ctx, workload.Outcomes{Succeeded: none})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(checks) != 4 {
+					t.Fatalf("%d checks, want 4: %+v", len(checks), checks)
+				}
+				for _, c := range checks {
+					piece, fails := tc.failing[c.Name]
+					if c.Passed == fails {
+						t.Errorf("%s: passed %v, want %v: %s", c.Name, c.Passed, !fails, c.Detail)
+					}
+					if p, ok := tc.passing[c.Name]; ok {
+						piece = p
+					}
+					if !strings.Contains(c.Detail, piece) {
+						t.Errorf("%s: detail %q\nwant it to contain %q", c.Name, c.Detail, piece)
+					}
+				}
+			})
+		}
+	})
+}
