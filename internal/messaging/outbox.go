@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
@@ -188,6 +189,9 @@ func (o *Outbox) relay(ctx context.Context, ids []int64) error {
 	var perr error
 	for _, id := range ids {
 		s := strconv.FormatInt(id, 10)
+		// Fault tests kill the process here: the row is committed, its
+		// message not yet published.
+		failpoint.Hit(ctx, "outbox-publish")
 		dup, err := o.q.Publish(ctx, o.prefix+s, []byte(s))
 		if err != nil {
 			perr = fmt.Errorf("messaging: outbox %s: %w", o.table, err)
