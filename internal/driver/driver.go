@@ -309,8 +309,11 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 			if retries == 0 {
 				return false, false // never started: nothing to record
 			}
-			// Stopped between attempts: the operation failed with its
-			// last attempt's error, and is recorded as such.
+			// Stopped between attempts, waiting for a thread: the
+			// operation failed with its last attempt's error, and is
+			// recorded as such, the wait as queue time.
+			finished = time.Since(r.started)
+			queue += finished - asked
 			stopping = true
 			break
 		}
@@ -349,7 +352,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Finished: r.phases.measured(finished),
 		Aborts:   aborts,
 	})
-	return outcome == metrics.Error || outcome == metrics.InDoubt, !stopping
+	return outcome.Failed(), !stopping
 }
 
 // outcomeOf classifies an operation's final error.

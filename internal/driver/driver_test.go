@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -312,4 +313,50 @@ func TestAbortsCountedByCause(t *testing.T) {
 	if op.Aborts != want || op.Retries != 12 || op.Successes != 3 {
 		t.Errorf("aborts %+v, retries %d, successes %d; want %+v, 12, 3", op.Aborts, op.Retries, op.Successes, want)
 	}
+}
+
+// An operation's latency is the sum of its queue time, its service time
+// and the pauses before its retries, to the microsecond; a commit in doubt
+// is a failure of its own, never completed and never retried.
+func TestLatencyIsQueueServiceAndBackoff(t *testing.T) {
+	mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+	synctest.Test(t, func(t *testing.T) {
+		// Two clients on one server thread, each attempt 10 ms, the
+		// first two attempts of every operation deadlocked.
+		f := &fakeTarget{work: 10 * time.Millisecond, fail: func(_, attempt int) error {
+			if attempt%3 != 0 {
+				return errDeadlock
+			}
+			return nil
+		}}
+		rec := metrics.NewRecorder([]string{"op"}, 1)
+		if _, err := Run(context.Background(), Config{Iterations: 2, MaxRetries: 5, ServerThreads: 1}, clients(2, mix), f, rec); err != nil {
+			t.Fatal(err)
+		}
+		o := rec.Snapshot().Ops[0]
+		if o.Successes != 4 || o.Retries != 8 || o.Backoff.Count() != 4 {
+			t.Fatalf("%d successes, %d retries, %d backoff samples; want 4, 8, 4", o.Successes, o.Retries, o.Backoff.Count())
+		}
+		// The histograms keep 3 significant digits (32 µs at 40 ms), so
+		// the means agree to 30 µs; the backoff itself is larger.
+		q, sv, b := o.Queue.Summary().Mean, o.Service.Summary().Mean, o.Backoff.Summary().Mean
+		if mean := o.Latency.Summary().Mean; math.Abs(mean-(q+sv+b)) > 0.03 || b < 0.05 {
+			t.Errorf("latency mean %.3f ms; queue %.3f + service %.3f + backoff %.3f = %.3f ms", mean, q, sv, b, q+sv+b)
+		}
+		if math.Abs(sv-30) > 0.03 {
+			t.Errorf("service %.3f ms, want 30 (three attempts of 10 ms)", sv)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTarget{fail: func(int, int) error { return store.Classified(store.ErrInDoubt, errors.New("EOF")) }}
+		rec := metrics.NewRecorder([]string{"op"}, 1)
+		if _, err := Run(context.Background(), Config{Iterations: 3, MaxRetries: 5}, clients(1, mix), f, rec); err != nil {
+			t.Fatal(err)
+		}
+		snap := rec.Snapshot()
+		o := snap.Ops[0]
+		if o.InDoubt != 3 || o.Errors != 0 || o.Count() != 0 || o.Completed != 0 || o.Retries != 0 || snap.InDoubt[0] != 3 {
+			t.Errorf("in doubt %d (whole run %d), errors %d, completed %d/%d, retries %d; want 3 in doubt, nothing else", o.InDoubt, snap.InDoubt[0], o.Errors, o.Count(), o.Completed, o.Retries)
+		}
+	})
 }

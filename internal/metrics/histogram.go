@@ -42,6 +42,13 @@ func (h *Histogram) Record(d time.Duration) {
 	h.h.RecordValue(us) // cannot fail: us is within range
 }
 
+// recordZeros adds n samples of zero.
+func (h *Histogram) recordZeros(n int64) {
+	if n > 0 {
+		h.h.RecordValues(0, n) // cannot fail: 0 is within range
+	}
+}
+
 // Merge adds o's samples to h.
 func (h *Histogram) Merge(o *Histogram) { h.h.Merge(o.h) }
 

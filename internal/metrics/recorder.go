@@ -24,9 +24,9 @@ const (
 	InDoubt
 )
 
-// failed reports whether the outcome is a failure the client saw (not a
+// Failed reports whether the outcome is a failure the client saw (not a
 // completed transaction).
-func (o Outcome) failed() bool { return o == Error || o == InDoubt }
+func (o Outcome) Failed() bool { return o == Error || o == InDoubt }
 
 // Sample is one finished operation.
 type Sample struct {
@@ -131,10 +131,14 @@ type opRecord struct {
 	successes, business, errors, inDoubt, retries int64
 	// completed: successes and business outcomes that finished in the
 	// steady state, whenever they were meant to start.
-	completed                        int64
-	aborts                           Aborts
-	latency, queue, service, backoff *Histogram
-	errorLatency                     *Histogram // allocated on the first failure
+	completed               int64
+	aborts                  Aborts
+	latency, queue, service *Histogram
+	// backoff holds the non-zero pauses before retries, allocated on the
+	// first; the snapshot adds the zeros of operations without retries,
+	// so that the hot path records nothing for them.
+	backoff      *Histogram
+	errorLatency *Histogram // allocated on the first failure
 }
 
 func newShard(ops int, s *series) *Shard {
@@ -143,7 +147,6 @@ func newShard(ops int, s *series) *Shard {
 		sh.ops[i].latency = NewHistogram()
 		sh.ops[i].queue = NewHistogram()
 		sh.ops[i].service = NewHistogram()
-		sh.ops[i].backoff = NewHistogram()
 	}
 	return sh
 }
@@ -156,7 +159,7 @@ func (s *Shard) Record(x Sample) {
 		s.flushSecond()
 		s.sec = sec
 	}
-	if x.Outcome.failed() {
+	if x.Outcome.Failed() {
 		s.secErrors++
 	} else {
 		s.secOps++
@@ -166,7 +169,7 @@ func (s *Shard) Record(x Sample) {
 	if x.Outcome == Success {
 		o.everSucceeded++
 	}
-	if x.Finished && !x.Outcome.failed() {
+	if x.Finished && !x.Outcome.Failed() {
 		o.completed++
 	}
 	if x.Outcome == InDoubt {
@@ -185,14 +188,19 @@ func (s *Shard) Record(x Sample) {
 		case InDoubt:
 			o.inDoubt++
 		}
-		if x.Outcome.failed() {
+		if x.Outcome.Failed() {
 			if o.errorLatency == nil {
 				o.errorLatency = NewHistogram()
 			}
 			o.errorLatency.Record(e2e)
 		} else {
 			o.latency.Record(e2e)
-			o.backoff.Record(x.Backoff)
+			if x.Backoff > 0 {
+				if o.backoff == nil {
+					o.backoff = NewHistogram()
+				}
+				o.backoff.Record(x.Backoff)
+			}
 			if x.Split {
 				o.queue.Record(x.Queue)
 				o.service.Record(x.Service)
@@ -201,7 +209,7 @@ func (s *Shard) Record(x Sample) {
 	}
 	s.mu.Unlock()
 	s.done.Add(1)
-	if x.Outcome.failed() {
+	if x.Outcome.Failed() {
 		s.failed.Add(1)
 	}
 }

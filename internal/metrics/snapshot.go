@@ -95,12 +95,18 @@ func (r *Recorder) Snapshot() Snapshot {
 			dst.Latency.Merge(src.latency)
 			dst.Queue.Merge(src.queue)
 			dst.Service.Merge(src.service)
-			dst.Backoff.Merge(src.backoff)
+			if src.backoff != nil {
+				dst.Backoff.Merge(src.backoff)
+			}
 			if src.errorLatency != nil {
 				dst.ErrorLatency.Merge(src.errorLatency)
 			}
 		}
 		sh.mu.Unlock()
+	}
+	for i := range snap.Ops {
+		o := &snap.Ops[i]
+		o.Backoff.recordZeros(o.Latency.Count() - o.Backoff.Count())
 	}
 	r.series.mu.Lock()
 	defer r.series.mu.Unlock()
