@@ -84,8 +84,8 @@ result file (tierbench/result/v1 JSON).`,
 // resultFile is where a run's result goes, made sure of before the run.
 type resultFile struct {
 	path string
-	// reserved: the file was created empty for this run (a default name),
-	// to be removed if the run writes no result.
+	// reserved: the file was created empty for this run, to be removed
+	// if the run writes no result.
 	reserved bool
 }
 
@@ -95,12 +95,13 @@ type resultFile struct {
 // run started in the same second has it already, so no two runs share one.
 func reserveResult(cfg config.Run) (*resultFile, error) {
 	if cfg.Out != "" {
+		_, statErr := os.Stat(cfg.Out)
 		f, err := os.OpenFile(cfg.Out, os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, config.Usage(fmt.Errorf("--out %s: the result cannot be written there: %v", cfg.Out, errors.Unwrap(err)))
 		}
 		f.Close()
-		return &resultFile{path: cfg.Out}, nil
+		return &resultFile{path: cfg.Out, reserved: errors.Is(statErr, os.ErrNotExist)}, nil
 	}
 	if err := os.MkdirAll("results", 0o755); err != nil {
 		return nil, infra(fmt.Errorf("results directory: %w (give --out FILE elsewhere)", err))

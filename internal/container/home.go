@@ -32,9 +32,11 @@ type Home struct {
 	// is dropped when its transaction ends (it may predate the write).
 	writing map[Key]int32
 
-	// commits counts the transactions that committed a write to the type,
-	// each before it released its exclusive locks: a finder's rows read
-	// before a lock was taken are current only if none committed since.
+	// commits counts the instances of the type whose writes committed
+	// under exclusive concurrency, each before its transaction released
+	// its locks: a finder's rows read before a lock was taken are current
+	// only if none committed since. Other strategies do not need it, and
+	// do not pay for the shared counter.
 	commits atomic.Int64
 
 	keys keySource
@@ -54,7 +56,7 @@ func newHome(t *Type, s Settings) *Home {
 // fresh reports whether a cached instance's data can serve a find without
 // reading the database. Called with h.mu held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
-	if !i.valid || (len(h.writing) > 0 && h.writing[i.key] > 0) {
+	if !i.valid || h.beingWritten(i.key) {
 		return false
 	}
 	switch h.s.CommitOption {
@@ -132,7 +134,7 @@ func (h *Home) release(i *Instance, committed bool, now time.Time) {
 		return
 	}
 	i.dirty, i.created, i.stored = 0, false, false
-	if !committed || h.s.CommitOption == OptionB || i.stale || h.writing[i.key] > 0 {
+	if !committed || h.s.CommitOption == OptionB || i.stale || h.beingWritten(i.key) {
 		i.valid = false
 	}
 	i.stale = false
@@ -150,6 +152,13 @@ func (h *Home) release(i *Instance, committed bool, now time.Time) {
 		i.cached, i.valid = true, false
 	}
 	h.idle.pushFront(i)
+}
+
+// beingWritten reports whether a private instance's write of key is being
+// committed. The length test spares the common case, no such write, a
+// hash of the key on every find and release. Called with h.mu held.
+func (h *Home) beingWritten(key Key) bool {
+	return len(h.writing) > 0 && h.writing[key] > 0
 }
 
 // beginWrite records that private instance i is about to commit a write

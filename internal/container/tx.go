@@ -512,7 +512,7 @@ func (tx *Tx) Commit() error {
 		if i.stored && i.home.sql.optimistic {
 			i.version++ // as the store's SET version = version + 1 did
 		}
-		if i.stored || i.created || i.removed {
+		if i.home.s.Concurrency == Exclusive && (i.stored || i.created || i.removed) {
 			i.home.commits.Add(1) // before finish releases the locks
 		}
 	}

@@ -120,8 +120,8 @@ type Summary struct {
 // Failure says what stopped a run that could not finish, when, and what it
 // did to the figures.
 type Failure struct {
-	// Phase is where the run was: open, load, start, warm-up, run, drain,
-	// checks.
+	// Phase is where the run was: load, start (the workload's start,
+	// warm-up included), run, drain, checks.
 	Phase string    `json:"phase"`
 	At    time.Time `json:"at"`
 	// AtS is seconds since the clients started; absent before they did.

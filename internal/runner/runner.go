@@ -173,8 +173,8 @@ type state struct {
 	rep    driver.Report
 	checks []workload.Check
 	ents   []workload.EntityStats
-	// driven: the driver ran (rep and rec are filled in).
-	driven bool
+	// snap is the recorder's content once the driver has returned.
+	snap *metrics.Snapshot
 	// interruptedIn is the phase an interrupt stopped.
 	interruptedIn string
 }
@@ -259,7 +259,8 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	if err != nil {
 		return s.fail(ctx, phaseRun, err, "nothing was measured")
 	}
-	s.driven = true
+	snap := s.rec.Snapshot()
+	s.snap = &snap
 	if outage != nil {
 		s.rep.Interrupted = false // not the user's doing: a failure
 		return s.fail(ctx, phaseRun, outage.err, outage.effect(s))
@@ -287,7 +288,6 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	failpoint.Hit(ctx, "checks")
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
-	snap := s.rec.Snapshot()
 	s.checks, err = run.Check(checkCtx, workload.Outcomes{Succeeded: snap.Succeeded, InDoubt: snap.InDoubt})
 	if err != nil {
 		return s.fail(ctx, phaseChecks, fmt.Errorf("consistency checks could not run: %w", err),
@@ -311,11 +311,8 @@ func (s *state) fail(ctx context.Context, phase string, err error, effect string
 		return s.result(nil), nil
 	}
 	f := &result.Failure{Phase: phase, At: time.Now().UTC().Truncate(time.Millisecond), Error: err.Error(), Effect: effect}
-	if s.driven || phase == phaseRun {
+	if !s.rep.Started.IsZero() {
 		at := math.Round(time.Since(s.rep.Started).Seconds()*10) / 10
-		if s.rep.Started.IsZero() {
-			at = 0
-		}
 		f.AtS = &at
 	}
 	return s.result(f), err
@@ -328,8 +325,8 @@ func (s *state) result(f *result.Failure) *result.Result {
 		started = s.began
 	}
 	var snap metrics.Snapshot
-	if s.rec != nil {
-		snap = s.rec.Snapshot()
+	if s.snap != nil {
+		snap = *s.snap
 	}
 	return result.Build(result.Inputs{
 		Version:       s.r.Version,
@@ -450,20 +447,23 @@ func threads(cfg config.Run, info workload.Info) int {
 func (r *Runner) open(ctx context.Context, cfg config.Run, info workload.Info) (*store.DB, error) {
 	iso, _ := store.ParseIsolation(cfg.Isolation) // validated
 	n := threads(cfg, info)
-	// The server's connection limit is read over one connection first: a
-	// pool opened with too many would fail, part-way, on its own.
-	probe, err := r.Backends.Open(ctx, cfg.DB, store.Options{Isolation: iso})
 	var ue *store.UsageError
-	if errors.As(err, &ue) {
-		return nil, config.Usage(ue.Err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	err = fitsConnectionLimit(ctx, probe, cfg, n)
-	probe.Close()
-	if err != nil {
-		return nil, err
+	if dsn, _ := store.ParseDSN(cfg.DB); dsn.Dialect != store.SQLite { // validated
+		// The server's connection limit is read over one connection
+		// first: a pool opened with too many would fail, part-way, on
+		// its own.
+		probe, err := r.Backends.Open(ctx, cfg.DB, store.Options{Isolation: iso})
+		if errors.As(err, &ue) {
+			return nil, config.Usage(ue.Err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = fitsConnectionLimit(ctx, probe, cfg, info, n)
+		probe.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
 		// One connection per server thread: the middle tier never runs
@@ -480,7 +480,7 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, info workload.Info) (
 // fitsConnectionLimit refuses, before anything runs, a run that needs more
 // connections than the server admits: it would fail part-way with "too many
 // clients".
-func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, threads int) error {
+func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info workload.Info, threads int) error {
 	limit, how, err := db.ConnectionLimit(ctx)
 	if err != nil || limit == 0 {
 		return err
@@ -490,8 +490,8 @@ func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, thre
 		return nil
 	}
 	agents := ""
-	if extra := threads - min(cfg.ServerThreads, cfg.Clients); extra > 0 && cfg.ServerThreads <= cfg.Clients {
-		agents = fmt.Sprintf(" + %d for the workload's agents", extra)
+	if info.AgentThreads != nil {
+		agents = fmt.Sprintf(" + %d for the workload's agents", info.AgentThreads(cfg))
 	}
 	return config.Usage(fmt.Errorf("--server-threads %d needs %d database connections (one per server thread%s, and one shared), but %s admits %d (%s): lower --server-threads, or raise the server's max_connections",
 		cfg.ServerThreads, need, agents, db.Version(), limit, how))

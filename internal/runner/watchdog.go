@@ -28,8 +28,9 @@ type outage struct {
 
 func (o *outage) effect(s *state) string {
 	_, failed := s.rec.Completed()
-	return fmt.Sprintf("from the loss at %s (%.1f s into the run) the clients' operations failed: %d of them, counted as errors or in doubt; the run was ended %.0f s later and its rates cover the steady state up to then",
-		o.began.UTC().Format(time.TimeOnly), o.began.Sub(s.rep.Started).Seconds(), failed-o.failedBefore, OutageGrace.Seconds())
+	ended := s.rep.Started.Add(s.rep.Elapsed)
+	return fmt.Sprintf("from the loss at %s (%.1f s into the run) the clients' operations failed: %d of them, counted as errors or in doubt; the run was ended %.1f s later and its rates cover the steady state up to then",
+		o.began.UTC().Format(time.TimeOnly), o.began.Sub(s.rep.Started).Seconds(), failed-o.failedBefore, ended.Sub(o.began).Seconds())
 }
 
 // watchdog watches a run's database for an outage.

@@ -198,7 +198,7 @@ func (b *Backends) Open(ctx context.Context, dsn string, opts Options) (*DB, err
 	version, err := be.ServerVersion(ctx)
 	if err != nil {
 		be.Close()
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, d, be.Classify(err))
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, d, err)
 	}
 	db := &DB{backend: be, dsn: d, version: version}
 	db.shared = newSession(be.Shared(), db)
