@@ -18,7 +18,7 @@ import (
 // port, user root without a password, database test. Kill, Start and
 // Restart are called from the test's goroutine; DSN and PID from any.
 type MariaDBServer struct {
-	srv  server
+	server
 	port int
 }
 
@@ -61,7 +61,7 @@ func MariaDB(t testing.TB, args ...string) *MariaDBServer {
 		t.Fatalf("testsvc: %s: %v\n%s", install, err, out)
 	}
 	m := &MariaDBServer{}
-	m.srv = server{
+	m.server = server{
 		t: t, name: "mariadbd", dir: dir, logPath: filepath.Join(dir, "mariadb.log"), cred: cred,
 		command: func() (string, []string) {
 			return bin, append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp,
@@ -72,17 +72,7 @@ func MariaDB(t testing.TB, args ...string) *MariaDBServer {
 		},
 		ready: m.ready,
 	}
-	t.Cleanup(m.Kill)
-	for attempt := 1; ; attempt++ {
-		m.port = FreePort(t)
-		err := m.srv.start()
-		if err == nil {
-			break
-		}
-		if attempt == 3 || !portInUse(err, m.srv.logTail()) {
-			t.Fatal(err)
-		}
-	}
+	m.startFirst(func() { m.port = FreePort(t) })
 	return m
 }
 
@@ -110,26 +100,3 @@ func (m *MariaDBServer) DSN() string {
 
 // Port the server listens on.
 func (m *MariaDBServer) Port() int { return m.port }
-
-// PID of the running server, 0 when it is down.
-func (m *MariaDBServer) PID() int { return m.srv.pid() }
-
-// Kill sends the server SIGKILL and reaps it; its clients see their
-// connections reset. Killing a server that is down does nothing.
-func (m *MariaDBServer) Kill() { m.srv.kill() }
-
-// Start starts the server again on the same data directory and port (it
-// recovers from the crash first) and waits until it accepts connections.
-func (m *MariaDBServer) Start() {
-	m.srv.t.Helper()
-	if err := m.srv.start(); err != nil {
-		m.srv.t.Fatal(err)
-	}
-}
-
-// Restart is Kill then Start.
-func (m *MariaDBServer) Restart() {
-	m.srv.t.Helper()
-	m.Kill()
-	m.Start()
-}

@@ -15,7 +15,7 @@ import (
 // temporary directory. Kill, Start and Restart are called from the test's
 // goroutine; URL and PID from any.
 type NATSServer struct {
-	srv      server
+	server
 	port     int
 	httpPort int
 	// http probes /healthz on a fresh connection each time: a kept-alive
@@ -35,7 +35,7 @@ func NATS(t testing.TB) *NATSServer {
 	}
 	dir := serverDir(t, "tierbench-nats-", nil)
 	n := &NATSServer{http: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
-	n.srv = server{
+	n.server = server{
 		t: t, name: "nats-server", dir: dir, logPath: filepath.Join(dir, "nats.log"),
 		command: func() (string, []string) {
 			return bin, []string{"-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-m", strconv.Itoa(n.httpPort),
@@ -43,17 +43,7 @@ func NATS(t testing.TB) *NATSServer {
 		},
 		ready: n.healthy,
 	}
-	t.Cleanup(n.Kill)
-	for attempt := 1; ; attempt++ {
-		n.port, n.httpPort = FreePort(t), FreePort(t)
-		err := n.srv.start()
-		if err == nil {
-			break
-		}
-		if attempt == 3 || !portInUse(err, n.srv.logTail()) {
-			t.Fatal(err)
-		}
-	}
+	n.startFirst(func() { n.port, n.httpPort = FreePort(t), FreePort(t) })
 	return n
 }
 
@@ -84,26 +74,3 @@ func (n *NATSServer) healthy(ctx context.Context) error {
 
 // URL of the server's client port, nats://127.0.0.1:PORT.
 func (n *NATSServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
-
-// PID of the running server, 0 when it is down.
-func (n *NATSServer) PID() int { return n.srv.pid() }
-
-// Kill sends the server SIGKILL and reaps it. Killing a server that is
-// down does nothing.
-func (n *NATSServer) Kill() { n.srv.kill() }
-
-// Start starts the server again on the same ports and store directory and
-// waits until it is healthy.
-func (n *NATSServer) Start() {
-	n.srv.t.Helper()
-	if err := n.srv.start(); err != nil {
-		n.srv.t.Fatal(err)
-	}
-}
-
-// Restart is Kill then Start.
-func (n *NATSServer) Restart() {
-	n.srv.t.Helper()
-	n.Kill()
-	n.Start()
-}

@@ -16,7 +16,7 @@ import (
 // authentication for user postgres. Kill, Start and Restart are called
 // from the test's goroutine; DSN and PID from any.
 type PG struct {
-	srv  server
+	server
 	bin  string
 	data string
 	port int
@@ -45,7 +45,7 @@ func Postgres(t testing.TB) *PG {
 	if err != nil {
 		t.Fatalf("testsvc: initdb: %v\n%s", err, out)
 	}
-	pg.srv = server{
+	pg.server = server{
 		t: t, name: "postgres", dir: dir, logPath: filepath.Join(dir, "postgres.log"), cred: cred,
 		command: func() (string, []string) {
 			return filepath.Join(bin, "postgres"), []string{
@@ -66,17 +66,7 @@ func Postgres(t testing.TB) *PG {
 			return err
 		},
 	}
-	t.Cleanup(pg.Kill)
-	for attempt := 1; ; attempt++ {
-		pg.port = FreePort(t)
-		err := pg.srv.start()
-		if err == nil {
-			break
-		}
-		if attempt == 3 || !portInUse(err, pg.srv.logTail()) {
-			t.Fatal(err)
-		}
-	}
+	pg.startFirst(func() { pg.port = FreePort(t) })
 	return pg
 }
 
@@ -109,28 +99,3 @@ func (pg *PG) DSN() string {
 
 // Port the server listens on.
 func (pg *PG) Port() int { return pg.port }
-
-// PID of the running postmaster, 0 when it is down.
-func (pg *PG) PID() int { return pg.srv.pid() }
-
-// Kill crashes the server: the postmaster is stopped, its processes (one
-// per connection, and its helpers) and then itself are sent SIGKILL by
-// PID. It returns once all of them are gone; their clients see their
-// connections reset. Killing a server that is down does nothing.
-func (pg *PG) Kill() { pg.srv.kill() }
-
-// Start starts the server again on the same data directory and port (it
-// recovers from the crash first) and waits until it accepts connections.
-func (pg *PG) Start() {
-	pg.srv.t.Helper()
-	if err := pg.srv.start(); err != nil {
-		pg.srv.t.Fatal(err)
-	}
-}
-
-// Restart is Kill then Start.
-func (pg *PG) Restart() {
-	pg.srv.t.Helper()
-	pg.Kill()
-	pg.Start()
-}

@@ -139,6 +139,48 @@ func (d *daemon) exited() bool {
 // start starts the server and waits until it is ready; a server that
 // exits first, or is not ready within startTimeout, is killed and its log
 // tail returned in the error.
+// PID of the running server, 0 when it is down.
+func (s *server) PID() int { return s.pid() }
+
+// Kill crashes the server: it and the processes it started are sent
+// SIGKILL by PID, and reaped. Its clients see their connections reset.
+// Killing a server that is down does nothing.
+func (s *server) Kill() { s.kill() }
+
+// Start starts the server again on the same data directory and port (it
+// recovers from the crash first) and waits until it accepts connections.
+func (s *server) Start() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// Restart is Kill then Start.
+func (s *server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	s.Start()
+}
+
+// startFirst starts the server for the first time, its ports picked by
+// pick; a port another process took meanwhile is picked again, twice at
+// most. The server is killed when the test ends.
+func (s *server) startFirst(pick func()) {
+	s.t.Helper()
+	s.t.Cleanup(s.Kill)
+	for attempt := 1; ; attempt++ {
+		pick()
+		err := s.start()
+		if err == nil {
+			return
+		}
+		if attempt == 3 || !portInUse(err, s.logTail()) {
+			s.t.Fatal(err)
+		}
+	}
+}
+
 func (s *server) start() error {
 	s.mu.Lock()
 	if s.cur != nil {
