@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help build test test-race bench bench-pgbench bench-container lint clean
+.PHONY: help build test test-race bench bench-pgbench bench-container bench-rubis lint proto proto-tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -27,9 +27,30 @@ bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIE
 bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs direct SQL (env: DSN ROUNDS ITERATIONS)
 	BIN=./bin/tierbench bench/container/run.sh
 
+bench-rubis: build ## RUBiS pages/s: wrk vs tierbench drive on ViewItem and a search (env: DSN SCALE CONNS SECONDS_PER_RUN ROUNDS THREADS)
+	BIN=./bin/tierbench bench/rubis/run.sh
+
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
 	$(GO) vet ./...
+
+# The remote interfaces are declared once, in .proto files; the generated Go
+# is committed, and CI checks it is what these tools generate.
+PROTOC_VERSION     ?= 3.21.12
+PROTOC_GEN_GO      ?= v1.36.12
+PROTOC_GEN_GO_GRPC ?= v1.6.2
+GOBIN_DIR          := $(shell $(GO) env GOPATH)/bin
+
+proto-tools: ## install protoc (Debian's protobuf-compiler) and the pinned Go generators
+	@command -v protoc >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null; }
+	@protoc --version | grep -qx 'libprotoc $(PROTOC_VERSION)' || \
+	  { echo "protoc $$(protoc --version): the generated code is committed from libprotoc $(PROTOC_VERSION) (its version is in every .pb.go); install that one"; exit 1; }
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO)
+	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC)
+
+proto: ## regenerate the Go of every .proto (see proto-tools)
+	PATH="$(GOBIN_DIR):$$PATH" $(GO) generate $$(grep -rl --include=gen.go 'go:generate protoc' . | xargs -n1 dirname | sort -u)
 
 clean: ## remove build output and default result files
 	rm -rf bin results

@@ -16,21 +16,14 @@ import (
 // count runs a COUNT(*) query on the database file.
 func count(t *testing.T, dsn, sql string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	db, err := storetest.Backends().Open(ctx, dsn, store.Options{})
+	// Closed at once, not at the test's end: a child process is to use
+	// the file next.
+	db, err := storetest.Backends().Open(context.Background(), store.MustParseDSN(dsn), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := db.Prepare(ctx, store.Statement{Name: "count", SQL: sql})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	if err := db.QueryRow(ctx, s).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Querier{T: t, DB: db}.Int(sql)
 }
 
 // ECperf with queue dispatch, SIGKILLed after a ScheduleWorkOrder committed

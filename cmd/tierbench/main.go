@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/internal/store/sqlite"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf"
+	"github.com/tierbench/tierbench/internal/workloads/rubis"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
@@ -44,7 +45,7 @@ func run() int {
 			return cli.ExitInfra
 		}
 	}
-	workloads, err := workload.NewRegistry(stockonline.New(), ecperf.New())
+	workloads, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tierbench:", err)
 		return cli.ExitInfra

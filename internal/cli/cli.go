@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/runner"
@@ -107,9 +109,9 @@ them correctly and writes versioned JSON results.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(flagProblem(err)) })
 	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version}
-	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newEmulatorCmd())
+	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newServeCmd(env, r), newDriveCmd(env, r), newEmulatorCmd())
 	return root
 }
 
@@ -129,4 +131,32 @@ func workloadArg(env *Env) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// flagProblem says what is wrong with a flag's value in the words the
+// configuration file's refusals use: the flag, the value, what is allowed.
+func flagProblem(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	name, value := iv.GetFlag().Name, iv.GetValue()
+	// pflag's own values fail with strconv's words; ours say what is
+	// allowed already.
+	if reflect.TypeOf(iv.GetFlag().Value).Elem().PkgPath() != reflect.TypeOf(pflag.FlagSet{}).PkgPath() {
+		return errors.New(config.Keyed(name, value, errors.Unwrap(iv)))
+	}
+	switch iv.GetFlag().Value.Type() {
+	case "int":
+		return fmt.Errorf("--%s %q: want a whole number", name, value)
+	case "uint64":
+		return fmt.Errorf("--%s %q: want a whole number, 0 or more", name, value)
+	case "float64":
+		return fmt.Errorf("--%s %q: want a number", name, value)
+	case "duration":
+		return fmt.Errorf("--%s %q: want a duration (examples: 500ms, 30s, 5m)", name, value)
+	case "bool":
+		return fmt.Errorf("--%s %q: want true or false", name, value)
+	}
+	return errors.New(config.Keyed(name, value, errors.Unwrap(iv)))
 }

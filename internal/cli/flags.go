@@ -3,13 +3,16 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/store"
+	wl "github.com/tierbench/tierbench/internal/workload"
 )
 
 // runFlags binds the flags shared by load and run; their names are the
@@ -20,42 +23,77 @@ type runFlags struct {
 	fs     *pflag.FlagSet
 }
 
-func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
+// addFileFlag binds -f; every command's flags begin with it.
+func addFileFlag(fs *pflag.FlagSet, f *runFlags) {
 	f.fs = fs
-	v := &f.values
 	fs.StringVarP(&f.file, "file", "f", "", "YAML file of configuration keys (the flag names); flags override it")
-	fs.StringVar(&v.DB, "db", "", "database: "+store.DSNForms+" (default sqlite, a fresh temporary file)")
-	fs.IntVar(&v.Scale, "scale", 0, "population scale factor (default 1, the reference's population)")
-	fs.Uint64Var(&v.Seed, "seed", 0, "seed of the population and of every client's random stream (default 1)")
-	fs.IntVar(&v.IR, "ir", 0, "ECperf's injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules)")
-	fs.StringVar(&v.Isolation, "isolation", "", "transaction isolation: "+store.IsolationLevels+" (default read-committed; SQLite is always serializable)")
 }
 
-func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
-	addConnectionFlags(fs, f)
+// addPopulationFlags binds --scale and --seed: which population a command
+// works on.
+func addPopulationFlags(fs *pflag.FlagSet, f *runFlags) {
+	v := &f.values
+	fs.IntVar(&v.Scale, "scale", 0, "population scale factor (default 1, the reference's population)")
+	fs.Uint64Var(&v.Seed, "seed", 0, "seed of the population and of every client's random stream (default 1)")
+}
+
+// addDatabaseFlags binds --db and --isolation.
+func addDatabaseFlags(fs *pflag.FlagSet, f *runFlags) {
+	v := &f.values
+	fs.Var(&v.DB, "db", "database: "+store.DSNForms+" (default sqlite, a fresh temporary file)")
+	fs.Var(&v.Isolation, "isolation", "transaction isolation: "+store.IsolationLevels+" (default read-committed; SQLite is always serializable)")
+}
+
+// addConnectionFlags binds what load and run share: the file, the
+// population and the database.
+func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
+	addFileFlag(fs, f)
+	addPopulationFlags(fs, f)
+	addDatabaseFlags(fs, f)
+	fs.IntVar(&f.values.IR, "ir", 0, "ECperf's injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules)")
+}
+
+// addTierFlags binds the middle tier's flags: what `serve` runs with too.
+func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
+	v := &f.values
+	fs.IntVar(&v.ServerThreads, "server-threads", 0, "transactions the middle tier runs at once; more clients queue (default: the workload's, 10 for stockonline)")
+	fs.Var(&v.Persistence, "persistence", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL) (default cmp)")
+	fs.Var(&v.CommitOption, "commit-option", "entity container commit option: A (cache data), B (cache identity), C (pool), D (A with --refresh-interval) (default C)")
+	fs.Var(&v.Cache, "cache", "ready cache size per entity type: N, or P% of the type's rows, followed as they grow or shrink (default 0)")
+	fs.Var(&v.Pool, "pool", "pool size per entity type: N or P% (default 20%)")
+	fs.Var(&v.Concurrency, "concurrency", "entity concurrency: database, exclusive, optimistic, readonly (default exclusive under commit option A or D, database under B or C)")
+	fs.DurationVar((*time.Duration)(&v.RefreshInterval), "refresh-interval", 0, "how long commit option D trusts cached data (default 10s)")
+	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
+	fs.StringVar(&v.Style, "style", "", "RUBiS: how the middle tier is built: servlets (SQL in the web tier), session (session beans on a business tier, SQL), facade (session facade over entity beans on a business tier), local (facade and entity beans in the web tier's process) (default: servlets under --persistence direct, local under cmp or bmp)")
+	fs.StringVar(&v.Protocol, "protocol", "", "RUBiS: how the web tier calls the business tier under --style session or facade: http (HTTP/1.1, JSON) or grpc (HTTP/2, protobuf) (default http)")
+	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout")
+}
+
+// addLoadGenFlags binds what the driver applies: the clients, how long,
+// and what the result must meet; `run` and `drive` share them.
+func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	v := &f.values
 	fs.IntVar(&v.Clients, "clients", 0, "concurrent clients (default: the workload's, 100 for stockonline)")
-	fs.IntVar(&v.ServerThreads, "server-threads", 0, "transactions the middle tier runs at once; more clients queue (default: the workload's, 10 for stockonline)")
 	fs.IntVar(&v.Iterations, "iterations", 0, "iterations of the mix per client (default: the workload's, 10 for stockonline)")
 	fs.DurationVar((*time.Duration)(&v.Duration), "duration", 0, "run for this long instead of a number of iterations (e.g. 30s)")
 	fs.DurationVar((*time.Duration)(&v.RampUp), "ramp-up", 0, "leading time not measured")
 	fs.DurationVar((*time.Duration)(&v.RampDown), "ramp-down", 0, "trailing time not measured (needs --duration)")
-	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
-	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
 	fs.Var(&v.MaxErrorRate, "max-error-rate", "the run fails (exit 1) when more than this share of its operations end in an error or in doubt (default 1%)")
-	fs.StringVar(&v.Persistence, "persistence", "", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL) (default cmp)")
-	fs.StringVar(&v.CommitOption, "commit-option", "", "entity container commit option: A (cache data), B (cache identity), C (pool), D (A with --refresh-interval) (default C)")
-	fs.StringVar(&v.Cache, "cache", "", "ready cache size per entity type: N, or P% of the type's rows at the end of the run (default 0)")
-	fs.StringVar(&v.Pool, "pool", "", "pool size per entity type: N or P% (default 20%)")
-	fs.StringVar(&v.Concurrency, "concurrency", "", "entity concurrency: database, exclusive, optimistic, readonly (default database)")
-	fs.DurationVar((*time.Duration)(&v.RefreshInterval), "refresh-interval", 0, "how long commit option D trusts cached data (default 10s)")
-	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
-	fs.StringArrayVar(&v.Entity, "entity", nil, "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout")
-	fs.BoolVar(&v.Warmup, "warmup", false, "warm the container's caches before the run by reading the warmed types (Stock-Online: Account, Item, Holding)")
-	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.Out, "out", "", "result file (default results/WORKLOAD-TIME.json)")
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
+	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only) (default bidding)")
+	fs.Float64Var(&v.ThinkScale, "think-scale", 0, "RUBiS: multiply the browsers' think time, negative exponential of mean 7 s (default 1; 0.01 for short runs, 0 for none)")
+}
 
+func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
+	addConnectionFlags(fs, f)
+	addTierFlags(fs, f)
+	addLoadGenFlags(fs, f)
+	v := &f.values
+	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
+	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
+	fs.BoolVar(&v.Warmup, "warmup", false, "warm the container's caches before the run by reading the warmed types (Stock-Online: Account, Item, Holding)")
+	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.PODispatch, "po-dispatch", "", "ECperf: how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender) (default sync)")
 	fs.StringVar(&v.Broker, "broker", "", "ECperf queue dispatch: NATS URL, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)")
 	fs.StringVar(&v.Emulator, "emulator", "", "ECperf: URL of a Supplier Emulator started with `tierbench emulator` (default: one in-process)")
@@ -89,6 +127,9 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 			}
 		}
 	}
+	if info.Mix.Kind == wl.Chosen && slices.Contains(set, "think-time") {
+		return cfg, config.Usage(fmt.Errorf("--think-time does not apply to %s: its clients think as the reference's do (see --think-scale)", workload))
+	}
 	if err := config.CheckKeys(workload, set); err != nil {
 		return cfg, config.Usage(err)
 	}
@@ -98,9 +139,35 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 	cfg.Overlay(&f.values, set)
 	// A workload measured over time by default (ECperf) runs a number of
 	// iterations instead when that is all the user asked for.
+	// Its default ramp-up goes too: it would leave the short run unmeasured.
 	if slices.Contains(set, "iterations") && !slices.Contains(set, "duration") {
 		cfg.Duration, cfg.RampDown = 0, 0
+		if !slices.Contains(set, "ramp-up") {
+			cfg.RampUp = 0
+		}
 	}
 	cfg.Normalize()
 	return cfg, nil
 }
+
+// settingsFlag is --entity, repeatable: each value parsed as it is given.
+type settingsFlag []container.Setting
+
+func (f *settingsFlag) Set(s string) error {
+	v, err := container.ParseSetting(s)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, v)
+	return nil
+}
+
+func (f *settingsFlag) String() string {
+	out := make([]string, len(*f))
+	for i, s := range *f {
+		out[i] = s.String()
+	}
+	return strings.Join(out, ",")
+}
+
+func (f *settingsFlag) Type() string { return "NAME.key=value" }

@@ -22,7 +22,7 @@ func newLoadCmd(env *Env, r *runner.Runner) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.DB == "sqlite" {
+			if cfg.DB.Temp {
 				return config.Usage(fmt.Errorf("--db sqlite is a temporary file removed when the command ends; to load a database that stays, give --db sqlite:PATH, postgres://… or mysql://…"))
 			}
 			rep, version, err := r.Load(cmd.Context(), cfg)

@@ -45,40 +45,48 @@ result file (tierbench/result/v1 JSON).`,
 			if err := r.Validate(cfg); err != nil {
 				return err
 			}
-			resFile, err := reserveResult(cfg)
-			if err != nil {
-				return err
-			}
-			run := *r
-			var progress *progressLine
-			if env.StdoutIsTerminal && !cfg.Quiet {
-				run.Started = func(p runner.Progress) { progress = startProgress(out, p) }
-			}
-			res, err := run.Run(cmd.Context(), cfg)
-			progress.stop()
-			if res == nil {
-				resFile.discard()
-				return infra(err)
-			}
-			// Whatever happened, what was measured is shown and kept.
-			result.WriteSummary(out, res)
-			if werr := resFile.write(res); werr != nil {
-				return infra(errors.Join(err, werr))
-			}
-			fmt.Fprintf(out, "result: %s\n", resFile.path)
-			if err != nil {
-				return infra(err)
-			}
-			if !res.Summary.Passed {
-				return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", res.Verdict())}
-			}
-			return nil
+			return measure(env, out, r, cfg, func(run *runner.Runner) (*result.Result, error) {
+				return run.Run(cmd.Context(), cfg)
+			})
 		},
 	}
 	addRunFlags(cmd.Flags(), f)
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command to this file (for tuning tierbench itself)")
 	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a Go allocation profile of the whole command to this file (for tuning tierbench itself)")
 	return cmd
+}
+
+// measure performs a run (run or drive) with a progress line, prints its
+// summary and writes its result file; the error carries the exit code.
+func measure(env *Env, out io.Writer, r *runner.Runner, cfg config.Run, do func(*runner.Runner) (*result.Result, error)) error {
+	resFile, err := reserveResult(cfg)
+	if err != nil {
+		return err
+	}
+	run := *r
+	var progress *progressLine
+	if env.StdoutIsTerminal && !cfg.Quiet {
+		run.Started = func(p runner.Progress) { progress = startProgress(out, p) }
+	}
+	res, err := do(&run)
+	progress.stop()
+	if res == nil {
+		resFile.discard()
+		return infra(err)
+	}
+	// Whatever happened, what was measured is shown and kept.
+	result.WriteSummary(out, res)
+	if werr := resFile.write(res); werr != nil {
+		return infra(errors.Join(err, werr))
+	}
+	fmt.Fprintf(out, "result: %s\n", resFile.path)
+	if err != nil {
+		return infra(err)
+	}
+	if !res.Summary.Passed {
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", res.Verdict())}
+	}
+	return nil
 }
 
 // resultFile is where a run's result goes, made sure of before the run.

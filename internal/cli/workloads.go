@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -27,12 +29,17 @@ func newWorkloadsCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(w, "  operations:  %s\n", strings.Join(info.Operations, ", "))
 				fmt.Fprintf(w, "  mix:         %s\n", describeMix(info))
 				fmt.Fprintf(w, "  metric:      %s\n", info.Metric.Name)
-				if d := info.Defaults; info.Grouped {
-					fmt.Fprintf(w, "  defaults:    terminals from --ir (see the README), %d server threads, duration %v, ramp-up %v, ramp-down %v\n", d.ServerThreads, d.Duration, d.RampUp, d.RampDown)
-				} else {
-					fmt.Fprintf(w, "  defaults:    %d clients, %d server threads, %d iterations\n", d.Clients, d.ServerThreads, d.Iterations)
+				d := info.Defaults
+				terminals := fmt.Sprintf("%d clients", d.Clients)
+				if info.Grouped {
+					terminals = "terminals from --ir (see the README)"
 				}
-				fmt.Fprintf(w, "  persistence: %s\n", strings.Join(info.Persistence, ", "))
+				length := fmt.Sprintf("%d iterations", d.Iterations)
+				if d.Duration > 0 {
+					length = fmt.Sprintf("duration %v, ramp-up %v, ramp-down %v", d.Duration, d.RampUp, d.RampDown)
+				}
+				fmt.Fprintf(w, "  defaults:    %s, %d server threads, %s\n", terminals, d.ServerThreads, length)
+				fmt.Fprintf(w, "  persistence: %s (default %s)\n", container.JoinPersistence(info.Persistence), config.New(info.Name, d).Persistence)
 			}
 			return nil
 		},
@@ -52,6 +59,9 @@ func describeMix(info workload.Info) string {
 			s += fmt.Sprintf(" (each after its paired %s)", info.Operations[first])
 		}
 		parts = append(parts, s)
+	}
+	if m.Kind == workload.Chosen {
+		return m.Description
 	}
 	if m.Kind == workload.Deck {
 		return fmt.Sprintf("deck of %d per iteration, shuffled: %s", m.Size(), strings.Join(parts, ", "))

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,15 +19,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
 // Run configures one run of a workload.
 type Run struct {
 	Workload string `yaml:"workload" json:"workload"`
-	// DB is the DSN; see store.DSNForms.
-	DB    string `yaml:"db" json:"db"`
-	Scale int    `yaml:"scale" json:"scale"`
+	// DB is the database; see store.DSNForms. Written out, its password
+	// is masked.
+	DB    store.DSN `yaml:"db" json:"db"`
+	Scale int       `yaml:"scale" json:"scale"`
 	// Clients, ServerThreads and Iterations default to the workload's
 	// reference values.
 	Clients       int      `yaml:"clients" json:"clients"`
@@ -41,22 +43,24 @@ type Run struct {
 	Retries       int      `yaml:"retries" json:"retries"`
 	// MaxErrorRate is the share of failed operations (errors and commits
 	// in doubt) above which a run does not pass.
-	MaxErrorRate Percent `yaml:"max-error-rate" json:"max-error-rate"`
-	Persistence  string  `yaml:"persistence" json:"persistence"`
-	Isolation    string  `yaml:"isolation" json:"isolation"`
+	MaxErrorRate Percent               `yaml:"max-error-rate" json:"max-error-rate"`
+	Persistence  container.Persistence `yaml:"persistence" json:"persistence"`
+	Isolation    store.Isolation       `yaml:"isolation" json:"isolation"`
 	// The entity container's settings for every type; Entity overrides
 	// them per type as NAME.key=value.
-	CommitOption    string   `yaml:"commit-option" json:"commit-option"`
-	Cache           string   `yaml:"cache" json:"cache"`
-	Pool            string   `yaml:"pool" json:"pool"`
-	Concurrency     string   `yaml:"concurrency" json:"concurrency"`
-	RefreshInterval Duration `yaml:"refresh-interval" json:"refresh-interval"`
-	LockTimeout     Duration `yaml:"lock-timeout" json:"lock-timeout"`
-	Entity          []string `yaml:"entity" json:"entity"`
-	Warmup          bool     `yaml:"warmup" json:"warmup"`
-	NoLoad          bool     `yaml:"no-load" json:"no-load"`
-	Out             string   `yaml:"out" json:"out"`
-	Quiet           bool     `yaml:"quiet" json:"quiet"`
+	CommitOption container.CommitOption `yaml:"commit-option" json:"commit-option"`
+	Cache        container.Size         `yaml:"cache" json:"cache"`
+	Pool         container.Size         `yaml:"pool" json:"pool"`
+	// Concurrency empty: each entity type's follows its commit option
+	// (exclusive under A and D, database under B and C).
+	Concurrency     container.Concurrency `yaml:"concurrency" json:"concurrency"`
+	RefreshInterval Duration              `yaml:"refresh-interval" json:"refresh-interval"`
+	LockTimeout     Duration              `yaml:"lock-timeout" json:"lock-timeout"`
+	Entity          []container.Setting   `yaml:"entity" json:"entity"`
+	Warmup          bool                  `yaml:"warmup" json:"warmup"`
+	NoLoad          bool                  `yaml:"no-load" json:"no-load"`
+	Out             string                `yaml:"out" json:"out"`
+	Quiet           bool                  `yaml:"quiet" json:"quiet"`
 
 	// ECperf's settings (the other workloads ignore them).
 	// IR is the injection rate, ECperf's name for the scale: when set it
@@ -85,11 +89,37 @@ type Run struct {
 	// UnsortedAccess touches entities in the original, unsorted order
 	// (the deadlocks of the paper) instead of key order.
 	UnsortedAccess bool `yaml:"unsorted-access" json:"unsorted-access,omitempty"`
+	// Mix is RUBiS's transition table: bidding, browsing, or the path of
+	// a table in the original client's format (the workload checks it).
+	Mix string `yaml:"mix" json:"mix,omitempty"`
+	// ThinkScale multiplies RUBiS's think times (mean 7 s): below 1 for
+	// short runs, 0 for none.
+	ThinkScale float64 `yaml:"think-scale" json:"think-scale,omitempty"`
+
+	// Style is how the middle tier is built (RUBiS: servlets, session,
+	// facade, local, entity; see Styles); empty: by --persistence, direct
+	// = servlets, the container = local.
+	Style string `yaml:"style" json:"style,omitempty"`
+	// Protocol carries the calls between the web and the business tier:
+	// http or grpc (internal/remote).
+	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
+	// persistenceGiven: a flag or the -f file set Persistence, so a style
+	// on the container does not replace it (Normalize).
+	persistenceGiven bool
+
 	// POSenders is the pool of agents that send POs under poller and
 	// queue dispatch (the message-driven beans): at most this many sends
 	// are under way at once, each a database session.
 	POSenders int `yaml:"po-senders" json:"po-senders,omitempty"`
 }
+
+// Styles are the values of --style: the implementation styles of Cecchet
+// et al. (OOPSLA 2002).
+var Styles = []string{"servlets", "session", "facade", "local", "entity"}
+
+// RemoteStyles are the styles with a remote boundary between the web and
+// the business tier.
+var RemoteStyles = []string{"session", "facade", "entity"}
 
 // PODispatchModes are the values of --po-dispatch.
 var PODispatchModes = []string{"sync", "poller", "queue"}
@@ -99,7 +129,16 @@ func (r *Run) Normalize() {
 	if r.IR > 0 {
 		r.Scale = r.IR
 	}
+	// A style on the container without a persistence of the user's runs
+	// on CMP, the seed's entity beans.
+	if r.Style != "" && !directStyle(r.Style) && !r.persistenceGiven && !r.Persistence.Container() {
+		r.Persistence = container.CMP
+	}
 }
+
+// directStyle: the style's business logic is SQL written by hand, not
+// the entity container.
+func directStyle(style string) bool { return style == "servlets" || style == "session" }
 
 // Defaults a workload brings: its reference's run settings.
 type Defaults struct {
@@ -108,88 +147,171 @@ type Defaults struct {
 	Iterations    int
 	// Duration and RampUp, for workloads measured over time (ECperf).
 	Duration, RampUp, RampDown time.Duration
+	// Persistence, when set, replaces the container's CMP as the default
+	// (RUBiS: the PHP version's direct SQL, the seed's baseline).
+	Persistence container.Persistence
 }
-
-// Persistence strategies tierbench knows (not all are built yet; the
-// workload says which it implements).
-var PersistenceStrategies = []string{"cmp", "bmp", "bmp-checked", "direct"}
 
 // New is the default configuration of a workload.
 func New(workload string, d Defaults) Run {
 	return Run{
-		Workload:        workload,
-		DB:              "sqlite",
-		Scale:           1,
-		Clients:         d.Clients,
-		ServerThreads:   d.ServerThreads,
-		Iterations:      d.Iterations,
-		Duration:        Duration(d.Duration),
-		RampUp:          Duration(d.RampUp),
-		RampDown:        Duration(d.RampDown),
-		PODispatch:      "sync",
-		POSenders:       16,
-		CycleScale:      1,
-		Receiver:        "127.0.0.1:0",
-		Seed:            1,
-		Retries:         5,
-		MaxErrorRate:    1,
-		Persistence:     "cmp",
-		Isolation:       string(store.ReadCommitted),
-		CommitOption:    "C",
-		Cache:           "0",
-		Pool:            "20%",
-		Concurrency:     "database",
+		Workload:      workload,
+		DB:            store.DSN{Dialect: store.SQLite, Temp: true},
+		Scale:         1,
+		Clients:       d.Clients,
+		ServerThreads: d.ServerThreads,
+		Iterations:    d.Iterations,
+		Duration:      Duration(d.Duration),
+		RampUp:        Duration(d.RampUp),
+		RampDown:      Duration(d.RampDown),
+		PODispatch:    "sync",
+		Mix:           "bidding",
+		Protocol:      "http",
+		ThinkScale:    1,
+		POSenders:     16,
+		CycleScale:    1,
+		Receiver:      "127.0.0.1:0",
+		Seed:          1,
+		Retries:       5,
+		MaxErrorRate:  1,
+		Persistence:   cmp.Or(d.Persistence, container.CMP),
+		Isolation:     store.ReadCommitted,
+		CommitOption:  container.OptionC,
+		Pool:          container.Size{Percent: 20, Relative: true},
+		// Concurrency is left empty: each entity type's follows its commit
+		// option (container.Resolve).
 		RefreshInterval: Duration(10 * time.Second),
 		LockTimeout:     Duration(time.Second),
 	}
 }
 
-// LoadFile overlays the keys a YAML file sets; unknown keys are errors.
+// LoadFile overlays the keys a YAML file sets. Each value is parsed as
+// its flag's is, and a refusal names the key and its line; unknown keys
+// are refused.
 func (r *Run) LoadFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("-f %s: %w", path, err)
 	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("-f %s: %s", path, oneLine.Replace(fmt.Sprintf(format, args...)))
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	var doc yaml.Node
 	// A file of comments alone sets nothing (the decoder says EOF).
-	if err := dec.Decode(r); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("-f %s: %s", path, yamlProblem(err))
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return nil
+	} else if err != nil {
+		return fail("%s", yamlProblem(err))
+	}
+	next := *r
+	if err := next.setKeys(doc.Content[0], fail); err != nil {
+		return err
 	}
 	// A document after the first would be ignored, its keys unchecked.
 	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("-f %s: more than one YAML document (---); a run configuration is one", path)
+		return fail("more than one YAML document (---); a run configuration is one")
+	}
+	*r = next
+	return nil
+}
+
+// setKeys sets the keys of a YAML mapping.
+func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return fail("line %d: want keys and their values (clients: 20), one per line", root.Line)
+	}
+	fields := fieldsByKey(reflect.ValueOf(r).Elem())
+	// The keys first: a misspelt one is the likelier mistake, and would
+	// explain a refused value.
+	seen := make(map[string]int)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if _, ok := fields[k.Value]; k.Kind != yaml.ScalarNode || !ok {
+			return fail("line %d: unknown key %s (keys are the flag names: %s)", k.Line, k.Value, strings.Join(Keys(), ", "))
+		}
+		if line, dup := seen[k.Value]; dup {
+			return fail("line %d: %s given again (first on line %d)", k.Line, k.Value, line)
+		}
+		seen[k.Value] = k.Line
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		field := fields[k.Value]
+		if k.Value == "persistence" {
+			r.persistenceGiven = true
+		}
+		if n := v; (n.Kind == yaml.ScalarNode && n.Tag == "!!null") || (n.Kind == yaml.AliasNode && n.Alias != nil && n.Alias.Tag == "!!null") {
+			return fail("line %d: %s has no value (leave the key out to keep the default)", k.Line, k.Value)
+		}
+		// Decoded into a fresh value: a list replaces the default's.
+		fresh := reflect.New(field.Type())
+		if err := v.Decode(fresh.Interface()); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				return fail("line %d: --%s %q: want %s", v.Line, k.Value, v.Value, kindName(field.Type()))
+			}
+			return fail("line %d: %s", v.Line, Keyed(k.Value, v.Value, errors.New(yamlProblem(err))))
+		}
+		field.Set(fresh.Elem())
 	}
 	return nil
 }
 
-// unknownField matches yaml.v3's "field x not found in type config.Run".
-var unknownField = regexp.MustCompile(`field (.+) not found in type \S+`)
+// fieldsByKey maps the configuration keys to r's fields.
+func fieldsByKey(r reflect.Value) map[string]reflect.Value {
+	t := r.Type()
+	out := make(map[string]reflect.Value, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		out[t.Field(i).Tag.Get("yaml")] = r.Field(i)
+	}
+	return out
+}
+
+// kindName says what a field's values look like.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int:
+		return "a whole number"
+	case reflect.Uint64:
+		return "a whole number, 0 or more"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list, as [Item.concurrency=readonly, Account.cache=50%]"
+	}
+	return "a single value"
+}
+
+// Keyed puts the key (flag) and value in front of a refusal of the
+// value, unless the refusal names them already ("--db …", "\"x\" is not …").
+func Keyed(key, value string, err error) string {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "--"+key):
+		return msg
+	case strings.HasPrefix(msg, `"`):
+		return "--" + key + " " + msg
+	}
+	return fmt.Sprintf("--%s %q: %s", key, value, msg)
+}
 
 // oneLine escapes the line breaks of keys and values that yaml.v3's
 // messages quote as written.
 var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
-// yamlProblem puts a YAML error on one line, naming an unknown key as such
-// and listing the keys there are.
+// yamlProblem is a YAML error without the package's prefix.
 func yamlProblem(err error) string {
 	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return oneLine.Replace(strings.TrimPrefix(err.Error(), "yaml: "))
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
 	}
-	msgs := make([]string, len(te.Errors))
-	unknown := false
-	for i, m := range te.Errors {
-		msgs[i] = unknownField.ReplaceAllStringFunc(oneLine.Replace(m), func(s string) string {
-			unknown = true
-			return "unknown key " + unknownField.FindStringSubmatch(s)[1]
-		})
-	}
-	out := strings.Join(msgs, "; ")
-	if unknown {
-		out += " (keys are the flag names: " + strings.Join(Keys(), ", ") + ")"
-	}
-	return out
+	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
 // Keys lists the configuration keys.
@@ -213,18 +335,18 @@ func (r *Run) Overlay(src *Run, keys []string) {
 				dst.Field(i).Set(from.Field(i))
 			}
 		}
+		if key == "persistence" {
+			r.persistenceGiven = true
+		}
 	}
 }
 
 // Validate returns every problem, each naming the field, the value and
 // what is allowed. persistence lists what the workload implements.
-func (r *Run) Validate(persistence []string) []error {
+func (r *Run) Validate(persistence []container.Persistence) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if _, err := store.ParseDSN(r.DB); err != nil {
-		errs = append(errs, err)
-	}
 	if r.Scale < 1 {
 		bad("--scale %d: must be at least 1 (1 is the paper's population)", r.Scale)
 	}
@@ -261,27 +383,8 @@ func (r *Run) Validate(persistence []string) []error {
 	if r.MaxErrorRate < 0 || r.MaxErrorRate > 100 {
 		bad("--max-error-rate %v: must be from 0%% to 100%%", r.MaxErrorRate)
 	}
-	if _, err := store.ParseIsolation(r.Isolation); err != nil {
-		bad("--isolation %v", err)
-	}
-	switch {
-	case slices.Contains(persistence, r.Persistence):
-	case slices.Contains(PersistenceStrategies, r.Persistence):
-		bad("--persistence %s: not available for this workload yet; available: %s", r.Persistence, strings.Join(persistence, ", "))
-	default:
-		bad("--persistence %q: allowed: %s", r.Persistence, strings.Join(PersistenceStrategies, ", "))
-	}
-	if _, err := container.ParseCommitOption(r.CommitOption); err != nil {
-		bad("--commit-option %v", err)
-	}
-	if _, err := container.ParseConcurrency(r.Concurrency); err != nil {
-		bad("--concurrency %v", err)
-	}
-	if _, err := container.ParseSize(r.Cache); err != nil {
-		bad("--cache %v", err)
-	}
-	if _, err := container.ParseSize(r.Pool); err != nil {
-		bad("--pool %v", err)
+	if !slices.Contains(persistence, r.Persistence) {
+		bad("--persistence %s: not available for this workload yet; available: %s", r.Persistence, container.JoinPersistence(persistence))
 	}
 	if r.RefreshInterval <= 0 {
 		bad("--refresh-interval %v: must be positive", r.RefreshInterval)
@@ -289,13 +392,8 @@ func (r *Run) Validate(persistence []string) []error {
 	if r.LockTimeout <= 0 {
 		bad("--lock-timeout %v: must be positive", r.LockTimeout)
 	}
-	if r.Warmup && r.Persistence == "direct" {
+	if r.Warmup && !r.Persistence.Container() {
 		bad("--warmup warms the entity container's caches, and --persistence direct has none: use cmp, bmp or bmp-checked, or drop --warmup")
-	}
-	for _, e := range r.Entity {
-		if _, _, _, err := ParseEntity(e); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	if r.IR < 0 {
 		bad("--ir %d: must be at least 1 (the injection rate)", r.IR)
@@ -315,6 +413,15 @@ func (r *Run) Validate(persistence []string) []error {
 	if err := r.validateReceiver(); err != nil {
 		errs = append(errs, err)
 	}
+	if !(r.ThinkScale >= 0 && r.ThinkScale <= 100) {
+		bad("--think-scale %v: must be from 0 to 100 (1 = the original's 7 s mean, 0 = no think time)", r.ThinkScale)
+	}
+	if err := r.validateStyle(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := remote.ParseProtocol(r.Protocol); err != nil {
+		bad("--%v", err)
+	}
 	if !(r.CycleScale > 0 && r.CycleScale <= 100) {
 		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", r.CycleScale)
 	}
@@ -327,7 +434,8 @@ var workloadKeys = map[string][]string{
 	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf"}, "emulator": {"ecperf"},
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
-	"warmup": {"stockonline"},
+	"warmup": {"stockonline"}, "mix": {"rubis"}, "think-scale": {"rubis"},
+	"style": {"rubis"}, "protocol": {"rubis"},
 }
 
 // CheckKeys refuses keys (flags given, or keys of the -f file) that the
@@ -340,6 +448,41 @@ func CheckKeys(workload string, keys []string) error {
 	}
 	if slices.Contains(keys, "duration") && slices.Contains(keys, "iterations") {
 		return errors.New("--duration and --iterations both given: a run is bounded by one of them")
+	}
+	return nil
+}
+
+// StyleOf is the run's style: --style, or the one --persistence implies.
+func (r *Run) StyleOf() string {
+	switch {
+	case r.Style != "":
+		return r.Style
+	case r.Persistence.Container():
+		return "local"
+	}
+	return "servlets"
+}
+
+// validateStyle: a style names where the business logic runs and over
+// what, so it fixes the persistence's kind: SQL written by hand (servlets,
+// session) or the entity container (facade, local, entity).
+func (r *Run) validateStyle() error {
+	if r.Style == "" {
+		return nil
+	}
+	if !slices.Contains(Styles, r.Style) {
+		return fmt.Errorf("--style %q: allowed: %s", r.Style, strings.Join(Styles, ", "))
+	}
+	if r.Style == "entity" {
+		return errors.New("--style entity (entity beans called field by field from the web tier) is not built yet; the styles that are: servlets, session, facade, local")
+	}
+	direct := directStyle(r.Style)
+	if direct == r.Persistence.Container() {
+		want := "direct"
+		if !direct {
+			want = "cmp or bmp"
+		}
+		return fmt.Errorf("--style %s runs on --persistence %s, not %s", r.Style, want, r.Persistence)
 	}
 	return nil
 }
@@ -377,19 +520,9 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ParseEntity splits an --entity NAME.key=value.
-func ParseEntity(s string) (name, key, value string, err error) {
-	lhs, value, ok := strings.Cut(s, "=")
-	name, key, dot := strings.Cut(lhs, ".")
-	if !ok || !dot || name == "" || key == "" || value == "" {
-		return "", "", "", fmt.Errorf("--entity %q: write NAME.key=value, e.g. Item.concurrency=readonly; keys: %s", s, container.SettingKeys)
-	}
-	return name, key, value, nil
-}
-
-// Container is the run's container settings before any type's overrides.
-func (r *Run) Container() container.Raw {
-	return container.Raw{
+// Container is the run's container settings before any type's own.
+func (r *Run) Container() container.Settings {
+	return container.Settings{
 		CommitOption: r.CommitOption, Cache: r.Cache, Pool: r.Pool, Persistence: r.Persistence,
 		Concurrency: r.Concurrency, Refresh: time.Duration(r.RefreshInterval), LockTimeout: time.Duration(r.LockTimeout),
 	}

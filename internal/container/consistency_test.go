@@ -2,9 +2,11 @@ package container_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 )
 
@@ -171,4 +173,82 @@ func TestRolledBackPrivateCopyIsNeverRead(t *testing.T) {
 		}
 		tx.Commit()
 	})
+}
+
+// A transaction reads what the database held when its snapshot was taken
+// (at repeatable read, its first statement), which can be older than a
+// write committed while it ran. Under A and D such data must not stay in
+// the cache for the transactions after it. Here the writer's own cached
+// instance is evicted before the older transaction loads the row, so no
+// instance of the identity is in the cache while the write commits: only
+// the container's numbering of committed writes can tell that the data
+// loaded afterwards is old.
+func TestDataOlderThanACommittedWriteIsNotCached(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"postgres", storetest.Postgres}, {"mysql", storetest.MySQL}} {
+		for _, opt := range []container.CommitOption{container.OptionA, container.OptionD} {
+			for _, c := range []container.Concurrency{container.Exclusive, container.Optimistic} {
+				t.Run(fmt.Sprintf("%s/%s/%s", b.name, opt, c), func(t *testing.T) {
+					s := settings(opt, 2, 2)
+					s.Concurrency = c
+					f := newFixtureAt(t, b.dsn(t), 3, s, store.RepeatableRead)
+					find := func(tx *container.Tx, key int64) int64 {
+						t.Helper()
+						a, err := tx.Find(f.h, container.Key{A: key})
+						if err != nil {
+							t.Fatal(err)
+						}
+						return a.Int(fCredit)
+					}
+					old, err := f.ctr.BeginReadOnly(ctx, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer old.Rollback() // if the test stops early: an open snapshot holds MariaDB's table
+					find(old, 3)         // the snapshot: account 1 holds 100
+
+					w, err := f.ctr.Begin(ctx, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					a, err := w.Find(f.h, container.Key{A: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					a.SetInt(fCredit, 150)
+					if err := w.Commit(); err != nil {
+						t.Fatal(err)
+					}
+					// Account 2, found on another thread, evicts account 1's idle
+					// cached instance.
+					other, err := f.ctr.BeginReadOnly(ctx, 2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					find(other, 2)
+					if err := other.Commit(); err != nil {
+						t.Fatal(err)
+					}
+
+					if got := find(old, 1); got != initialCredit(1) {
+						t.Fatalf("the old transaction read %d, want its snapshot's %d (the test's premise)", got, initialCredit(1))
+					}
+					if err := old.Commit(); err != nil {
+						t.Fatal(err)
+					}
+					r, err := f.ctr.BeginReadOnly(ctx, 2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Rollback()
+					if got := find(r, 1); got != 150 {
+						t.Errorf("a transaction begun after the write read %d, want 150: the older transaction's data stayed in the cache", got)
+					}
+				})
+			}
+		}
+	}
 }

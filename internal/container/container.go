@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tierbench/tierbench/internal/store"
 )
@@ -23,6 +24,10 @@ type Container struct {
 	autocommitReads bool
 	// waits serialises the deadlock check of exclusive lock waits.
 	waits sync.Mutex
+	// writes numbers the committed transactions that wrote instances
+	// whose homes keep data across transactions (commit options A and D)
+	// or lock (exclusive); see Home.lastWrite.
+	writes atomic.Int64
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,
@@ -44,6 +49,11 @@ func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]S
 		}
 		if err := h.initKeys(ctx, db); err != nil {
 			return nil, fmt.Errorf("container: %s keys: %w", t.Name, err)
+		}
+		if h.relativeSizes() {
+			if err := h.countRows(ctx, db); err != nil {
+				return nil, fmt.Errorf("container: %s rows: %w", t.Name, err)
+			}
 		}
 		c.homes = append(c.homes, h)
 	}
@@ -103,7 +113,7 @@ func (c *Container) Warm(ctx context.Context, h *Home) error {
 		return err
 	}
 	defer tx.Rollback()
-	seen := h.commits.Load()
+	seen := h.lastWrite.Load()
 	if err := tx.readRows(h, h.sql.all, nil, true); err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ CREATE TABLE acct (id BIGINT PRIMARY KEY, name VARCHAR(32) NOT NULL, credit BIGI
 INSERT INTO acct (id, name, credit) VALUES (1, 'one', 100), (2, 'two', 200), (3, 'three', 300), (4, 'four', 400), (5, 'five', 500);`
 
 func settings(opt container.CommitOption, cache, pool int) container.Settings {
-	return container.Settings{CommitOption: opt, CacheSize: cache, PoolSize: pool, Persistence: container.CMP,
+	return container.Settings{CommitOption: opt, Cache: container.Size{N: cache}, Pool: container.Size{N: pool}, Persistence: container.CMP,
 		Concurrency: container.Exclusive, Refresh: time.Hour, LockTimeout: time.Second}
 }
 
@@ -52,7 +52,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, dsn string, threads int, s container.Settings) fixture {
 	t.Helper()
-	db := storetest.Open(t, dsn, store.Options{Threads: threads})
+	return newFixtureAt(t, dsn, threads, s, "")
+}
+
+// newFixtureAt is newFixture at an isolation level ("": the default).
+func newFixtureAt(t testing.TB, dsn string, threads int, s container.Settings, iso store.Isolation) fixture {
+	t.Helper()
+	db := storetest.Open(t, dsn, store.Options{Threads: threads, Isolation: iso})
 	if err := db.ExecScript(context.Background(), schema); err != nil {
 		t.Fatal(err)
 	}
@@ -306,26 +312,96 @@ func TestFindersCreateAndRemove(t *testing.T) {
 }
 
 func TestRejectedCombinationSaysWhy(t *testing.T) {
-	run := container.Raw{CommitOption: "A", Cache: "100%", Pool: "20%", Persistence: "cmp", Concurrency: "database", Refresh: time.Second, LockTimeout: time.Second}
-	_, err := container.Resolve(run, account(), nil, 4000)
+	run := container.Settings{CommitOption: container.OptionA, Cache: container.Size{Percent: 100, Relative: true}, Pool: container.Size{Percent: 20, Relative: true},
+		Persistence: container.CMP, Concurrency: container.Database, Refresh: time.Second, LockTimeout: time.Second}
+	_, err := container.Resolve(run, account(), nil)
 	if err == nil || !strings.Contains(err.Error(), "would lose updates") || !strings.Contains(err.Error(), "exclusive or optimistic") {
 		t.Fatalf("A with database concurrency: %v; want a rejection that says why and what to use", err)
 	}
-	run.Concurrency = "exclusive"
-	s, err := container.Resolve(run, account(), container.Overrides{"pool": "10"}, 4000)
-	if err != nil || s.CacheSize != 4000 || s.PoolSize != 10 {
-		t.Errorf("resolve: %+v, %v; want cache 4000 (100%% of 4000 rows), pool 10", s, err)
+	run.Concurrency = container.Exclusive
+	pool10 := mustSetting(t, "Account.pool=10")
+	other := mustSetting(t, "Item.pool=7")
+	s, err := container.Resolve(run, account(), []container.Setting{pool10, other})
+	if err != nil || s.Cache != run.Cache || s.Pool != (container.Size{N: 10}) {
+		t.Errorf("resolve: %+v, %v; want the run's cache and the Account pool of 10 (the Item setting is another type's)", s, err)
+	}
+	preset := account()
+	preset.Preset.CommitOption = container.OptionC
+	if s, _ := container.Resolve(run, preset, nil); s.CommitOption != container.OptionC {
+		t.Errorf("a type's preset commit option C: resolved to %s", s.CommitOption)
+	}
+	if s, _ := container.Resolve(run, preset, []container.Setting{mustSetting(t, "Account.commit-option=B")}); s.CommitOption != container.OptionB {
+		t.Errorf("the user's setting over a type's preset: resolved to %s, want B", s.CommitOption)
 	}
 	notUpdated := account()
 	notUpdated.Updated = false
-	run.Concurrency = "database"
-	if _, err := container.Resolve(run, notUpdated, nil, 10); err != nil {
+	run.Concurrency = container.Database
+	if _, err := container.Resolve(run, notUpdated, nil); err != nil {
 		t.Errorf("A with database concurrency on a type that is never updated: %v, want accepted", err)
 	}
-	for _, bad := range []container.Overrides{{"commit-option": "E"}, {"cache": "lots"}, {"colour": "red"}, {"concurrency": "readonly"}} {
-		if _, err := container.Resolve(run, account(), bad, 10); err == nil {
-			t.Errorf("override %v accepted", bad)
+	if _, err := container.Resolve(run, account(), []container.Setting{mustSetting(t, "Account.concurrency=readonly")}); err == nil {
+		t.Error("readonly concurrency on an updated type accepted")
+	}
+	// None given: each type's commit option decides, also one set for
+	// that type alone.
+	run.CommitOption, run.Concurrency = container.OptionC, ""
+	for _, tt := range []struct {
+		user []container.Setting
+		want container.Concurrency
+	}{
+		{nil, container.Database},
+		{[]container.Setting{mustSetting(t, "Account.commit-option=A")}, container.Exclusive},
+		{[]container.Setting{mustSetting(t, "Account.commit-option=D")}, container.Exclusive},
+		{[]container.Setting{mustSetting(t, "Account.commit-option=B")}, container.Database},
+		{[]container.Setting{mustSetting(t, "Account.commit-option=A"), mustSetting(t, "Account.concurrency=optimistic")}, container.Optimistic},
+	} {
+		if s, err := container.Resolve(run, account(), tt.user); err != nil || s.Concurrency != tt.want {
+			t.Errorf("no concurrency given, %v: %s (%v), want %s", tt.user, s.Concurrency, err, tt.want)
 		}
+	}
+}
+
+func mustSetting(t *testing.T, s string) container.Setting {
+	t.Helper()
+	v, err := container.ParseSetting(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A setting is parsed once, when it is given: every bad one is refused
+// there, naming what was wrong and what is allowed.
+func TestSettingsAreRefusedWhenGiven(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Account.commit-option=E", "allowed: A, B, C, D"},
+		{"Account.cache=lots", "percentage"},
+		{"Account.pool=-1", "not a size"},
+		{"Account.colour=red", "no setting colour"},
+		{"Account.persistence=direct", "a run's persistence"},
+		{"Account.concurrency=eventual", "allowed: database"},
+		{"Account.lock-timeout=0s", "not a positive duration"},
+		{"Account.refresh-interval=soon", "not a positive duration"},
+		{"Account=1", "NAME.key=value"},
+		{".cache=1", "NAME.key=value"},
+		{"Account.cache=", "NAME.key=value"},
+	} {
+		if _, err := container.ParseSetting(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseSetting(%q) = %v, want an error containing %q", tt.in, err, tt.want)
+		}
+	}
+	s := mustSetting(t, "Account.refresh-interval=2s")
+	if text, _ := s.MarshalText(); string(text) != "Account.refresh-interval=2s" {
+		t.Errorf("the setting reads back as %q", text)
+	}
+	var back container.Setting
+	if err := back.UnmarshalText([]byte("Account.lock-timeout=250ms")); err != nil || back.Type != "Account" || back.Key != "lock-timeout" {
+		t.Errorf("UnmarshalText: %+v, %v", back, err)
+	}
+	run := settings(container.OptionA, 1, 1)
+	r, _ := container.Resolve(run, account(), []container.Setting{s, back})
+	if r.Refresh != 2*time.Second || r.LockTimeout != 250*time.Millisecond {
+		t.Errorf("resolved refresh %v, lock timeout %v; want 2s, 250ms", r.Refresh, r.LockTimeout)
 	}
 }
 
@@ -506,4 +582,89 @@ func TestExclusiveDeadlockIsDetectedAtOnce(t *testing.T) {
 			t.Errorf("deadlocks counted: %d, want 1", d)
 		}
 	})
+}
+
+// A size in percent follows the type's rows: counted when the container
+// starts, then moved by each create and remove it commits (and not by one
+// rolled back). A run bounded by time and one bounded by iterations thus
+// resolve it the same way.
+func TestPercentSizesFollowTheRows(t *testing.T) {
+	ctx := context.Background()
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		s := settings(container.OptionC, 0, 0)
+		s.Cache = container.Size{Percent: 50, Relative: true}
+		s.Pool = container.Size{Percent: 40, Relative: true}
+		f := newFixture(t, dsn, 1, s)
+		sizes := func(rows int64, cache, pool int) {
+			t.Helper()
+			st := f.h.Stats()
+			if st.Rows != rows || st.CacheSize != cache || st.PoolSize != pool {
+				t.Fatalf("rows %d, cache %d, pool %d; want %d, %d, %d", st.Rows, st.CacheSize, st.PoolSize, rows, cache, pool)
+			}
+		}
+		sizes(5, 3, 2) // 50% of 5 rounds to 3, 40% is 2
+		create := func(from, to int64, commit bool) {
+			t.Helper()
+			tx, _ := f.ctr.Begin(ctx, 0)
+			for k := from; k <= to; k++ {
+				i, err := tx.Create(f.h, container.Key{A: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				i.SetString(fName, "n")
+			}
+			if !commit {
+				tx.Rollback()
+				return
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		create(6, 10, true)
+		sizes(10, 5, 4)
+		create(11, 20, false)
+		sizes(10, 5, 4)
+		tx, _ := f.ctr.Begin(ctx, 0)
+		for k := int64(1); k <= 5; k++ {
+			i, err := tx.Find(f.h, container.Key{A: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.Remove(i)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		sizes(5, 3, 2)
+		if n := queryInt(t, f.db, "SELECT COUNT(*) FROM acct"); n != 5 {
+			t.Fatalf("%d rows in the table, want 5: the count above must be the table's", n)
+		}
+	})
+}
+
+// A transaction whose begin fails (its context already done) leaves
+// nothing held: on SQLite the writer lock taken at begin is released, so
+// the next transaction runs instead of waiting for ever (a leak that hung
+// ECperf's runs when an agent's context ended as it began).
+func TestFailedBeginHoldsNothing(t *testing.T) {
+	f := newFixture(t, storetest.SQLite(t), 2, settings(container.OptionC, 0, 10))
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if tx, err := f.ctr.Begin(done, 0); err == nil {
+		tx.Rollback()
+		t.Fatal("Begin with a cancelled context succeeded; the test needs it to fail")
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	tx, err := f.ctr.Begin(ctx, 1)
+	if err != nil {
+		t.Fatalf("the next Begin: %v (the failed one kept the writer lock)", err)
+	}
+	if _, err := tx.Find(f.h, container.Key{A: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }

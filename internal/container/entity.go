@@ -58,13 +58,6 @@ type Finder struct {
 	Many bool
 }
 
-// Population sizes a type's table for sizes given in percent: rows at the
-// end of a run = PerScale × scale + PerIteration × clients × iterations.
-type Population struct {
-	PerScale     int64
-	PerIteration int64
-}
-
 // Type is an entity type's deployment descriptor.
 type Type struct {
 	Name  string
@@ -81,10 +74,8 @@ type Type struct {
 	// Updated: the workload changes existing instances (not only creates
 	// and reads them). Lost updates are possible only on updated types.
 	Updated bool
-	// Defaults override the run's settings for this type, as the
-	// reference does (Stock-Online fixes Transaction to option C).
-	Defaults   Overrides
-	Population Population
+	// Preset sets some of the type's settings over the run's.
+	Preset Preset
 }
 
 // check validates a declaration; errors are programmer errors.

@@ -32,12 +32,28 @@ type Home struct {
 	// is dropped when its transaction ends (it may predate the write).
 	writing map[Key]int32
 
-	// commits counts the instances of the type whose writes committed
-	// under exclusive concurrency, each before its transaction released
-	// its locks: a finder's rows read before a lock was taken are current
-	// only if none committed since. Other strategies do not need it, and
-	// do not pay for the shared counter.
-	commits atomic.Int64
+	// rows is the type's row count as the container knows it (counted at
+	// start when a size is a percentage, then moved by the creates and
+	// removes it commits); cacheCap and poolCap are the sizes resolved
+	// against it.
+	rows              int64
+	cacheCap, poolCap int
+
+	// lastWrite is the number (Container.writes) of the newest committed
+	// write of an instance of the type, set before its transaction
+	// releases its instances and locks. Data read from the database by a
+	// transaction is current only if no write committed since the
+	// transaction began (a finder's rows are read before their instances
+	// are taken; a snapshot may be older than the statement): under a
+	// caching commit option, such data stays in the cache only if
+	// lastWrite has not moved past the transaction's start; under
+	// exclusive concurrency, a finder's rows read before the lock are
+	// loaded again if it has moved since the query. Strategies that need
+	// neither do not pay for the shared counter.
+	lastWrite atomic.Int64
+	// numbersWrites: the type keeps data across transactions (A, D) or
+	// locks (exclusive), so its writes move lastWrite.
+	numbersWrites bool
 
 	keys keySource
 	st   counters
@@ -50,7 +66,60 @@ func (h *Home) Type() *Type { return h.t }
 func (h *Home) Settings() Settings { return h.s }
 
 func newHome(t *Type, s Settings) *Home {
-	return &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32)}
+	h := &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32),
+		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive}
+	h.setRows(0)
+	return h
+}
+
+// noteWrite records write number n of an instance of the type. Writers
+// committing at once may note out of order; lastWrite only moves forward.
+func (h *Home) noteWrite(n int64) {
+	for {
+		last := h.lastWrite.Load()
+		if n <= last || h.lastWrite.CompareAndSwap(last, n) {
+			return
+		}
+	}
+}
+
+// relativeSizes reports whether a size follows the type's rows, which
+// must then be counted.
+func (h *Home) relativeSizes() bool { return h.s.Cache.Relative || h.s.Pool.Relative }
+
+// countRows reads the type's row count, which sizes in percent resolve
+// against.
+func (h *Home) countRows(ctx context.Context, db *store.DB) error {
+	s, err := db.Prepare(ctx, store.Statement{Name: h.t.Name + "-rows", SQL: "SELECT COUNT(*) FROM " + h.t.Table})
+	if err != nil {
+		return err
+	}
+	rows, err := db.Query(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var n int64
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.setRows(n)
+	h.mu.Unlock()
+	return nil
+}
+
+// setRows moves the row count and the sizes that follow it. A smaller
+// size takes effect as instances leave: nothing is evicted for it. Called
+// with h.mu held (or before the home is shared).
+func (h *Home) setRows(n int64) {
+	h.rows = n
+	h.cacheCap, h.poolCap = h.s.Cache.Of(n), h.s.Pool.Of(n)
 }
 
 // fresh reports whether a cached instance's data can serve a find without
@@ -98,7 +167,7 @@ func (h *Home) passivate(i *Instance) {
 	i.owner, i.valid, i.dirty, i.created, i.removed = nil, false, 0, false, false
 	i.version, i.stored, i.stale = 0, false, false
 	clear(i.vals)
-	if len(h.pool) < h.s.PoolSize {
+	if len(h.pool) < h.poolCap {
 		h.pool = append(h.pool, i)
 		h.peakPooled = max(h.peakPooled, int64(len(h.pool)))
 		return
@@ -109,7 +178,7 @@ func (h *Home) passivate(i *Instance) {
 // makeRoom reports whether one more instance fits in the cache, evicting
 // the least recently used idle one if need be. Called with h.mu held.
 func (h *Home) makeRoom() bool {
-	if len(h.cache) < h.s.CacheSize {
+	if len(h.cache) < h.cacheCap {
 		return true
 	}
 	if h.idle.tail == nil {
@@ -118,14 +187,24 @@ func (h *Home) makeRoom() bool {
 	victim := h.idle.tail
 	h.idle.remove(victim)
 	h.passivate(victim)
-	return len(h.cache) < h.s.CacheSize
+	return len(h.cache) < h.cacheCap
 }
 
 // release ends a transaction's ownership of i and applies the commit
 // option (committed) or forgets its data (rolled back). Called with h.mu
 // held.
-func (h *Home) release(i *Instance, committed bool, now time.Time) {
+//
+// outdated: the owner read i's data from the database, and a write of the
+// type committed after the owner began: the data may predate it.
+func (h *Home) release(i *Instance, committed, outdated bool, now time.Time) {
 	i.owner = nil
+	if committed && i.created != i.removed && h.relativeSizes() {
+		if i.created {
+			h.setRows(h.rows + 1)
+		} else {
+			h.setRows(h.rows - 1)
+		}
+	}
 	if i.writing {
 		h.endWrite(i)
 	}
@@ -133,8 +212,8 @@ func (h *Home) release(i *Instance, committed bool, now time.Time) {
 		h.passivate(i)
 		return
 	}
-	i.dirty, i.created, i.stored = 0, false, false
-	if !committed || h.s.CommitOption == OptionB || i.stale || h.beingWritten(i.key) {
+	i.dirty, i.created, i.stored, i.loaded = 0, false, false, false
+	if !committed || h.s.CommitOption == OptionB || i.stale || outdated || h.beingWritten(i.key) {
 		i.valid = false
 	}
 	i.stale = false
@@ -207,6 +286,7 @@ func (h *Home) Stats() Stats {
 		Creates: c.creates.Load(), Removes: c.removes.Load(), Instantiations: c.instantiations.Load(),
 		Activations: c.activations.Load(), Passivations: c.passivations.Load(), Discards: c.discards.Load(),
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
+		CacheSize: h.cacheCap, PoolSize: h.poolCap, Rows: h.rows,
 		LockWaits: c.lockWaits.Load(), LockTimeouts: c.lockTimeouts.Load(), Deadlocks: c.deadlocks.Load(), Conflicts: c.conflicts.Load(),
 	}
 }

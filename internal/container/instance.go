@@ -34,6 +34,10 @@ type Instance struct {
 	// while this cached one was in a transaction, so its data must not
 	// outlive that transaction.
 	stale bool
+	// loaded: its owner read its data from the database (a load or a
+	// finder's row), which may be older than a write committed since the
+	// owner began; see Home.lastWrite.
+	loaded bool
 }
 
 // Key of the instance.

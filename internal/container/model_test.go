@@ -189,11 +189,11 @@ func (log *modelLog) check(t *testing.T, db *store.DB) []string {
 // that the container accepts for an updated type.
 func acceptedStrategies(t *testing.T) []container.Settings {
 	var out []container.Settings
-	for _, opt := range []string{"A", "B", "C", "D"} {
-		for _, p := range []string{"cmp", "bmp", "bmp-checked"} {
-			for _, c := range []string{"database", "exclusive", "optimistic"} {
-				raw := container.Raw{CommitOption: opt, Cache: "2", Pool: "2", Persistence: p, Concurrency: c, Refresh: time.Hour, LockTimeout: 2 * time.Second}
-				s, err := container.Resolve(raw, account(), nil, 5)
+	for _, opt := range []container.CommitOption{container.OptionA, container.OptionB, container.OptionC, container.OptionD} {
+		for _, p := range []container.Persistence{container.CMP, container.BMP, container.BMPChecked} {
+			for _, c := range []container.Concurrency{container.Database, container.Exclusive, container.Optimistic} {
+				run := container.Settings{CommitOption: opt, Cache: container.Size{N: 2}, Pool: container.Size{N: 2}, Persistence: p, Concurrency: c, Refresh: time.Hour, LockTimeout: 2 * time.Second}
+				s, err := container.Resolve(run, account(), nil)
 				if err != nil {
 					continue // rejected: it would lose updates
 				}

@@ -2,6 +2,7 @@ package container
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,18 @@ func (o CommitOption) String() string { return string(o) }
 // caches reports whether the option keeps data across transactions.
 func (o CommitOption) caches() bool { return o == OptionA || o == OptionD }
 
+// DefaultConcurrency is the concurrency a run gets when none is given:
+// exclusive for the options that cache data across transactions (A, D),
+// which assume, as the EJB specification does, that the container is the
+// database's only writer and keeps its copies right by locking them;
+// the database's own for B and C, which reload every transaction.
+func (o CommitOption) DefaultConcurrency() Concurrency {
+	if o.caches() {
+		return Exclusive
+	}
+	return Database
+}
+
 // Persistence is how instances reach the database.
 type Persistence string
 
@@ -41,7 +54,13 @@ const (
 	BMP Persistence = "bmp"
 	// BMPChecked: BMP that skips unmodified instances at store.
 	BMPChecked Persistence = "bmp-checked"
+	// Direct is no container at all: the workload's hand-written SQL. It
+	// is a run's choice, never an entity type's.
+	Direct Persistence = "direct"
 )
+
+// Container reports whether the entity container runs the workload.
+func (p Persistence) Container() bool { return p != Direct }
 
 // Concurrency is how concurrent transactions on one identity are kept from
 // losing updates.
@@ -63,11 +82,12 @@ const (
 	ReadOnly Concurrency = "readonly"
 )
 
-// Settings of one entity type, resolved: sizes are absolute.
+// Settings of one entity type. Sizes given in percent follow the type's
+// rows as the run goes (see Size).
 type Settings struct {
 	CommitOption CommitOption
-	CacheSize    int
-	PoolSize     int
+	Cache        Size
+	Pool         Size
 	Persistence  Persistence
 	Concurrency  Concurrency
 	Refresh      time.Duration
@@ -83,6 +103,11 @@ const (
 	SettingKeys = "commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout"
 )
 
+// The parse functions and the text methods below are how settings enter
+// the program: as flags (Set), YAML keys and result files (UnmarshalText).
+// Their errors start with the value, quoted, so that the caller can put
+// the flag or key in front.
+
 // ParseCommitOption accepts A, B, C or D.
 func ParseCommitOption(s string) (CommitOption, error) {
 	if len(s) == 1 && strings.Contains("ABCD", s) {
@@ -91,14 +116,60 @@ func ParseCommitOption(s string) (CommitOption, error) {
 	return 0, fmt.Errorf("%q is not a commit option; allowed: %s", s, CommitOptions)
 }
 
-// ParsePersistence accepts the container's strategies.
-func ParsePersistence(s string) (Persistence, error) {
+func (o CommitOption) MarshalText() ([]byte, error) { return []byte{byte(o)}, nil }
+
+func (o *CommitOption) UnmarshalText(b []byte) error { return o.Set(string(b)) }
+
+// Set parses a flag's value.
+func (o *CommitOption) Set(s string) (err error) {
+	*o, err = ParseCommitOption(s)
+	return err
+}
+
+// Type names the flag's value in help.
+func (o *CommitOption) Type() string { return "A|B|C|D" }
+
+// ParsePersistence accepts the container's strategies, and direct when
+// run is set (the run's choice; a type's cannot be direct).
+func ParsePersistence(s string, run bool) (Persistence, error) {
 	switch p := Persistence(s); p {
 	case CMP, BMP, BMPChecked:
 		return p, nil
+	case Direct:
+		if run {
+			return p, nil
+		}
+		return "", fmt.Errorf("%q is a run's persistence, not one entity type's; allowed: %s", s, Persistences)
+	}
+	if run {
+		return "", fmt.Errorf("%q is not a persistence strategy; allowed: %s, direct", s, Persistences)
 	}
 	return "", fmt.Errorf("%q is not a container persistence strategy; allowed: %s", s, Persistences)
 }
+
+func (p Persistence) String() string { return string(p) }
+
+// JoinPersistence lists strategies for a message.
+func JoinPersistence(ps []Persistence) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (p Persistence) MarshalText() ([]byte, error) { return []byte(p), nil }
+
+func (p *Persistence) UnmarshalText(b []byte) error { return p.Set(string(b)) }
+
+// Set parses a run's persistence (--persistence).
+func (p *Persistence) Set(s string) (err error) {
+	*p, err = ParsePersistence(s, true)
+	return err
+}
+
+// Type names the flag's value in help.
+func (p *Persistence) Type() string { return "strategy" }
 
 // ParseConcurrency accepts the container's strategies.
 func ParseConcurrency(s string) (Concurrency, error) {
@@ -109,8 +180,35 @@ func ParseConcurrency(s string) (Concurrency, error) {
 	return "", fmt.Errorf("%q is not a concurrency strategy; allowed: %s", s, Concurrencies)
 }
 
-// Size is a cache or pool size: absolute, or a percentage of the type's
-// rows at the end of the run (Brebner & Ran's Table 4 convention).
+func (c Concurrency) String() string { return string(c) }
+
+func (c Concurrency) MarshalText() ([]byte, error) { return []byte(c), nil }
+
+// UnmarshalText reads a strategy; empty is none given (the run's default
+// then follows its commit option, see CommitOption.DefaultConcurrency).
+func (c *Concurrency) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = ""
+		return nil
+	}
+	return c.Set(string(b))
+}
+
+// Set parses a flag's value.
+func (c *Concurrency) Set(s string) (err error) {
+	*c, err = ParseConcurrency(s)
+	return err
+}
+
+// Type names the flag's value in help.
+func (c *Concurrency) Type() string { return "strategy" }
+
+// Size is a cache or pool size: a count, or a percentage of the type's
+// rows. A percentage follows the rows as the run goes: counted when the
+// container starts, then moved by every create and remove it commits, so
+// that it means the same in a timed run as in one of a number of
+// iterations, and at the end of the run it is Brebner & Ran's Table 4
+// convention, a share of the rows at the end.
 type Size struct {
 	N        int
 	Percent  float64
@@ -121,24 +219,24 @@ type Size struct {
 func ParseSize(s string) (Size, error) {
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f < 0 {
-			return Size{}, fmt.Errorf("%q is not a size; give a count (1000) or a percentage of the rows at the end of the run (20%%)", s)
+		if err != nil || !(f >= 0) || math.IsInf(f, 0) {
+			return Size{}, fmt.Errorf("%q is not a size; give a count (1000) or a percentage of the type's rows (20%%)", s)
 		}
 		return Size{Percent: f, Relative: true}, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return Size{}, fmt.Errorf("%q is not a size; give a count (1000) or a percentage of the rows at the end of the run (20%%)", s)
+		return Size{}, fmt.Errorf("%q is not a size; give a count (1000) or a percentage of the type's rows (20%%)", s)
 	}
 	return Size{N: n}, nil
 }
 
-// Of resolves the size against the rows a type will have.
+// Of resolves the size against the rows a type has.
 func (s Size) Of(rows int64) int {
 	if !s.Relative {
 		return s.N
 	}
-	return int(float64(rows)*s.Percent/100 + 0.5)
+	return int(float64(max(rows, 0))*s.Percent/100 + 0.5)
 }
 
 func (s Size) String() string {
@@ -148,69 +246,117 @@ func (s Size) String() string {
 	return strconv.Itoa(s.N)
 }
 
-// Overrides are settings given as text (a type's defaults, or the user's
-// --entity NAME.key=value), by key.
-type Overrides map[string]string
+func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Raw is the run's settings as text, before a type's overrides apply.
-type Raw struct {
-	CommitOption, Cache, Pool, Persistence, Concurrency string
-	Refresh, LockTimeout                                time.Duration
+func (s *Size) UnmarshalText(b []byte) error { return s.Set(string(b)) }
+
+// Set parses a flag's value.
+func (s *Size) Set(v string) (err error) {
+	*s, err = ParseSize(v)
+	return err
 }
 
-// Resolve gives a type's settings: the run's, then the type's defaults,
-// then the user's overrides for it; sizes against rows.
-func Resolve(run Raw, t *Type, user Overrides, rows int64) (Settings, error) {
-	r := run
-	for _, o := range []Overrides{t.Defaults, user} {
-		for k, v := range o {
-			switch k {
-			case "commit-option":
-				r.CommitOption = v
-			case "cache":
-				r.Cache = v
-			case "pool":
-				r.Pool = v
-			case "persistence":
-				r.Persistence = v
-			case "concurrency":
-				r.Concurrency = v
-			case "refresh-interval", "lock-timeout":
-				d, err := time.ParseDuration(v)
-				if err != nil || d <= 0 {
-					return Settings{}, fmt.Errorf("--entity %s.%s=%s: not a positive duration (examples: 500ms, 5s)", t.Name, k, v)
-				}
-				if k == "lock-timeout" {
-					r.LockTimeout = d
-				} else {
-					r.Refresh = d
-				}
-			default:
-				return Settings{}, fmt.Errorf("--entity %s.%s: no such setting; allowed: %s", t.Name, k, SettingKeys)
-			}
+// Type names the flag's value in help.
+func (s *Size) Type() string { return "N|P%" }
+
+// Preset is what an entity type's declaration sets over the run's
+// settings, as the reference does (Stock-Online fixes Transaction to
+// option C); the user's --entity still overrides it. Zero fields leave
+// the run's.
+type Preset struct {
+	CommitOption CommitOption
+}
+
+// Setting is one container setting of one entity type, --entity
+// NAME.key=value, parsed once.
+type Setting struct {
+	Type string
+	Key  string
+	// value holds the parsed value in the field Key names.
+	value Settings
+	text  string
+}
+
+// ParseSetting parses NAME.key=value.
+func ParseSetting(s string) (Setting, error) {
+	lhs, text, ok := strings.Cut(s, "=")
+	name, key, dot := strings.Cut(lhs, ".")
+	if !ok || !dot || name == "" || key == "" || text == "" {
+		return Setting{}, fmt.Errorf("%q: write NAME.key=value, e.g. Item.concurrency=readonly; keys: %s", s, SettingKeys)
+	}
+	out := Setting{Type: name, Key: key, text: text}
+	v := &out.value
+	var err error
+	switch key {
+	case "commit-option":
+		v.CommitOption, err = ParseCommitOption(text)
+	case "cache":
+		v.Cache, err = ParseSize(text)
+	case "pool":
+		v.Pool, err = ParseSize(text)
+	case "persistence":
+		v.Persistence, err = ParsePersistence(text, false)
+	case "concurrency":
+		v.Concurrency, err = ParseConcurrency(text)
+	case "refresh-interval", "lock-timeout":
+		d, perr := time.ParseDuration(text)
+		if perr != nil || d <= 0 {
+			return Setting{}, fmt.Errorf("%q: %s is not a positive duration (examples: 500ms, 5s)", s, text)
+		}
+		v.Refresh, v.LockTimeout = d, d
+	default:
+		return Setting{}, fmt.Errorf("%q: no setting %s; keys: %s", s, key, SettingKeys)
+	}
+	if err != nil {
+		return Setting{}, fmt.Errorf("%q: %w", s, err)
+	}
+	return out, nil
+}
+
+func (s Setting) String() string { return s.Type + "." + s.Key + "=" + s.text }
+
+func (s Setting) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func (s *Setting) UnmarshalText(b []byte) (err error) {
+	*s, err = ParseSetting(string(b))
+	return err
+}
+
+// apply sets the one field the setting names.
+func (s Setting) apply(to *Settings) {
+	switch s.Key {
+	case "commit-option":
+		to.CommitOption = s.value.CommitOption
+	case "cache":
+		to.Cache = s.value.Cache
+	case "pool":
+		to.Pool = s.value.Pool
+	case "persistence":
+		to.Persistence = s.value.Persistence
+	case "concurrency":
+		to.Concurrency = s.value.Concurrency
+	case "refresh-interval":
+		to.Refresh = s.value.Refresh
+	case "lock-timeout":
+		to.LockTimeout = s.value.LockTimeout
+	}
+}
+
+// Resolve gives a type's settings: the run's, then the type's preset,
+// then the user's settings of that type, in order.
+func Resolve(run Settings, t *Type, user []Setting) (Settings, error) {
+	s := run
+	if t.Preset.CommitOption != 0 {
+		s.CommitOption = t.Preset.CommitOption
+	}
+	for _, u := range user {
+		if u.Type == t.Name {
+			u.apply(&s)
 		}
 	}
-	var s Settings
-	var err error
-	if s.CommitOption, err = ParseCommitOption(r.CommitOption); err != nil {
-		return s, fmt.Errorf("%s commit option: %w", t.Name, err)
+	if s.Concurrency == "" { // none given: the type's commit option decides
+		s.Concurrency = s.CommitOption.DefaultConcurrency()
 	}
-	if s.Persistence, err = ParsePersistence(r.Persistence); err != nil {
-		return s, fmt.Errorf("%s persistence: %w", t.Name, err)
-	}
-	if s.Concurrency, err = ParseConcurrency(r.Concurrency); err != nil {
-		return s, fmt.Errorf("%s concurrency: %w", t.Name, err)
-	}
-	cache, err := ParseSize(r.Cache)
-	if err != nil {
-		return s, fmt.Errorf("%s cache: %w", t.Name, err)
-	}
-	pool, err := ParseSize(r.Pool)
-	if err != nil {
-		return s, fmt.Errorf("%s pool: %w", t.Name, err)
-	}
-	s.CacheSize, s.PoolSize = cache.Of(rows), pool.Of(rows)
-	s.Refresh, s.LockTimeout = r.Refresh, r.LockTimeout
 	return s, s.safe(t)
 }
 
@@ -218,6 +364,8 @@ func Resolve(run Raw, t *Type, user Overrides, rows int64) (Settings, error) {
 // saying why and what to use instead.
 func (s Settings) safe(t *Type) error {
 	switch {
+	case !s.Persistence.Container():
+		return fmt.Errorf("%s: persistence %s has no entity container; allowed: %s", t.Name, s.Persistence, Persistences)
 	case s.CommitOption.caches() && s.Concurrency == Database && t.Updated:
 		return fmt.Errorf("%s: commit option %s with database concurrency would lose updates: %s keeps %s's data across transactions without holding the database's locks, so a transaction could write back data another one changed since. Use --concurrency exclusive or optimistic, or commit option B or C",
 			t.Name, s.CommitOption, s.CommitOption, t.Name)

@@ -22,6 +22,12 @@ type Stats struct {
 	LockTimeouts   int64 `json:"lock_timeouts"`
 	Deadlocks      int64 `json:"deadlocks"`
 	Conflicts      int64 `json:"conflicts"`
+	// CacheSize and PoolSize are the sizes at the end: a percentage
+	// resolved against Rows, the type's rows as the container counted
+	// them (counted only when a size is a percentage, 0 otherwise).
+	CacheSize int   `json:"-"`
+	PoolSize  int   `json:"-"`
+	Rows      int64 `json:"rows,omitempty"`
 }
 
 // HitRate is the share of finds served from the ready cache without a

@@ -47,6 +47,9 @@ type Tx struct {
 	readOnly bool
 	stx      *store.Tx
 	active   bool
+	// seen is Container.writes when the transaction began: a write
+	// numbered above it committed while the transaction ran.
+	seen int64
 
 	enlisted []*Instance
 	held     []heldLock
@@ -85,7 +88,7 @@ func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, 
 	if tx.active {
 		return nil, fmt.Errorf("container: thread %d began a transaction inside another", thread)
 	}
-	tx.ctx, tx.readOnly, tx.active = ctx, readOnly, true
+	tx.ctx, tx.readOnly, tx.active, tx.seen = ctx, readOnly, true, c.writes.Load()
 	if !readOnly && c.db.SingleWriter() {
 		// Take the database's writer lock before any of the container's:
 		// the other order lets two transactions deadlock across the two.
@@ -94,7 +97,9 @@ func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, 
 			err = tx.stx.Start(ctx)
 		}
 		if err != nil {
-			tx.finish(false)
+			// Rolled back, not just finished: a store transaction left
+			// open would keep the writer lock for ever.
+			tx.Rollback()
 			return nil, err
 		}
 	}
@@ -289,7 +294,7 @@ func (tx *Tx) load(i *Instance, find bool) error {
 	if err := q.QueryRow(tx.ctx, load, tx.args...).Scan(tx.dest...); err != nil {
 		return notFound(err)
 	}
-	i.valid, i.loadedAt = true, time.Now()
+	i.valid, i.loaded, i.loadedAt = true, true, time.Now()
 	h.st.loads.Add(1)
 	return nil
 }
@@ -335,6 +340,9 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		if err := tx.readRows(h, keys, args, false); err != nil {
 			return buf, err
 		}
+		// Each key is then found on its own, so that the hits it may
+		// score stay a share of the finds.
+		h.st.finds.Add(int64(len(tx.keys)))
 		for _, k := range tx.keys {
 			i := tx.enlistedOf(h, k)
 			if i == nil {
@@ -360,7 +368,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 	if locking {
 		rows = f.rowsLocking
 	}
-	seen := h.commits.Load()
+	seen := h.lastWrite.Load()
 	if err := tx.readRows(h, rows, args, true); err != nil {
 		return buf, err
 	}
@@ -423,8 +431,8 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 }
 
 // fromRow resolves a finder row (CMP) to an instance: already enlisted,
-// cached with valid data, or loaded from the row itself. seen is h.commits
-// before the finder's query ran.
+// cached with valid data, or loaded from the row itself. seen is
+// h.lastWrite before the finder's query ran.
 func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error) {
 	if i := tx.enlistedOf(h, k); i != nil {
 		return i, nil
@@ -436,7 +444,7 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 		// The row was read before the lock was held: if a write to the
 		// type committed since, it may be older than the database, and
 		// the instance is loaded again under the lock.
-		if h.commits.Load() != seen {
+		if h.lastWrite.Load() != seen {
 			return tx.takeAndLoad(h, k, false)
 		}
 	}
@@ -446,7 +454,7 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 		if h.t.Version != "" {
 			i.version = row[len(h.t.Fields)].I
 		}
-		i.valid, i.loadedAt = true, time.Now()
+		i.valid, i.loaded, i.loadedAt = true, true, time.Now()
 		h.st.loads.Add(1)
 	}
 	return i, nil
@@ -508,12 +516,16 @@ func (tx *Tx) Commit() error {
 		tx.finish(false)
 		return err
 	}
+	var write int64 // the transaction's number among committed writes, taken once
 	for _, i := range tx.enlisted {
 		if i.stored && i.home.sql.optimistic {
 			i.version++ // as the store's SET version = version + 1 did
 		}
-		if i.home.s.Concurrency == Exclusive && (i.stored || i.created || i.removed) {
-			i.home.commits.Add(1) // before finish releases the locks
+		if h := i.home; h.numbersWrites && (i.stored || i.created || i.removed) {
+			if write == 0 {
+				write = tx.ctr.writes.Add(1)
+			}
+			h.noteWrite(write) // before finish releases the instances and locks
 		}
 	}
 	tx.finish(true)
@@ -645,8 +657,11 @@ func (tx *Tx) finish(committed bool) {
 	now := time.Now()
 	for _, i := range tx.enlisted {
 		h := i.home
+		// The data this transaction read is kept only if no write of the
+		// type committed after it began; what it wrote is the newest.
+		outdated := i.loaded && !i.stored && !i.created && h.lastWrite.Load() > tx.seen
 		h.mu.Lock()
-		h.release(i, committed, now)
+		h.release(i, committed, outdated, now)
 		h.mu.Unlock()
 	}
 	for _, l := range tx.held {

@@ -146,16 +146,25 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 	for gi, g := range groups {
 		for range g.Clients {
 			id := len(terminals)
-			terminals = append(terminals, &terminal{
+			client := target.NewClient(gi, id, stream(cfg.Seed, id, streamWorkload))
+			if _, ok := client.(workload.Chooser); ok != (g.Mix.Kind == workload.Chosen) {
+				return Report{}, fmt.Errorf("driver: group %s: a chosen mix needs clients that choose (workload.Chooser), and only it", g.Name)
+			}
+			t := &terminal{
 				id:     id,
-				client: target.NewClient(gi, id, stream(cfg.Seed, id, streamWorkload)),
-				dealer: newDealer(g.Mix),
+				client: client,
 				pacing: g.Pacing,
-				deal:   stream(cfg.Seed, id, streamDeck),
-				pace:   stream(cfg.Seed, id, streamPacing),
 				jitter: stream(cfg.Seed, id, streamJitter),
 				shard:  rec.Shard(id),
-			})
+			}
+			// A client that chooses needs no deck and no pacing stream:
+			// with thousands of browsers they would be memory for nothing.
+			if g.Mix.Kind != workload.Chosen {
+				t.dealer = newDealer(g.Mix)
+				t.deal = stream(cfg.Seed, id, streamDeck)
+				t.pace = stream(cfg.Seed, id, streamPacing)
+			}
+			terminals = append(terminals, t)
 		}
 	}
 	r.started = time.Now()
@@ -215,6 +224,10 @@ type terminal struct {
 }
 
 func (r *run) terminal(ctx context.Context, t *terminal) {
+	if c, ok := t.client.(workload.Chooser); ok {
+		r.chooser(ctx, t, c)
+		return
+	}
 	t.steps = make([]workload.Step, 0, t.dealer.size())
 	first := true
 	for iter := 0; r.phases.stop > 0 || iter < r.cfg.Iterations; iter++ {
@@ -242,6 +255,24 @@ func (r *run) terminal(ctx context.Context, t *terminal) {
 	}
 }
 
+// chooser runs a client that chooses its operations: one per iteration,
+// each after the pause the client asks for.
+func (r *run) chooser(ctx context.Context, t *terminal, c workload.Chooser) {
+	for iter := 0; r.phases.stop > 0 || iter < r.cfg.Iterations; iter++ {
+		op, pause := c.Next()
+		if !r.pause(ctx, t, pause) {
+			return
+		}
+		intended := time.Since(r.started)
+		if (r.phases.stop > 0 && intended >= r.phases.stop) || ctx.Err() != nil {
+			return
+		}
+		if _, ok := r.do(ctx, t, workload.Step{Op: op, Pair: -1}, intended); !ok {
+			return
+		}
+	}
+}
+
 // skip passes over steps a failure left nothing to act on: they are not
 // run, and under cycle pacing their time slots pass, so the terminal keeps
 // its cadence.
@@ -262,7 +293,7 @@ func (t *terminal) skip(steps []workload.Step) {
 func (r *run) schedule(ctx context.Context, t *terminal, step workload.Step, first bool) (time.Duration, bool) {
 	switch t.pacing.Kind {
 	case workload.Think:
-		if !first && !t.sleep(ctx, t.pacing.Mean) {
+		if !first && !r.pause(ctx, t, t.pacing.Mean) {
 			return 0, false
 		}
 	case workload.Cycle:
@@ -406,6 +437,19 @@ func (r *run) release(thread int) {
 	if r.threads != nil {
 		r.threads <- thread
 	}
+}
+
+// pause is a terminal's think time before its next operation. false: the
+// run is stopping, or the pause would end when it has stopped: a timed
+// run's clients start nothing at or after its end, so the terminal thinks
+// until the end and no longer (not for the rest of a think time, up to
+// 70 s for RUBiS's, that leads nowhere).
+func (r *run) pause(ctx context.Context, t *terminal, d time.Duration) bool {
+	if left := r.phases.stop - time.Since(r.started); r.phases.stop > 0 && d >= left {
+		t.sleep(ctx, left)
+		return false
+	}
+	return t.sleep(ctx, d)
 }
 
 // sleep waits d unless ctx ends first; false when it did. The terminal's

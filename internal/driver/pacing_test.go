@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -225,4 +226,114 @@ func TestFailedSequenceStepSkipsTheRestOfItsIteration(t *testing.T) {
 			t.Errorf("schedule errors %d, updates %d, completes %d; want 1, 4, 2", snap.Ops[0].Errors, snap.Ops[1].Count(), snap.Ops[2].Count())
 		}
 	})
+}
+
+// chooserClient chooses op k%3 after a pause of k×100 ms.
+type chooserClient struct {
+	timedClient
+	k int
+}
+
+func (c *chooserClient) Next() (int, time.Duration) {
+	c.k++
+	return c.k % 3, time.Duration(c.k) * 100 * time.Millisecond
+}
+
+type chooserTarget struct{ *timedTarget }
+
+func (f chooserTarget) NewClient(group, id int, rng *rand.Rand) workload.Client {
+	return &chooserClient{timedClient: f.timedTarget.NewClient(group, id, rng).(timedClient)}
+}
+
+// A client that chooses its operations gets them run in its order, each
+// after the pause it asked for, which is not part of its latency.
+func TestChooserRunsItsOwnChoicesAfterItsPauses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newTimedTarget(10 * time.Millisecond)
+		groups := []workload.Group{{Name: "browsers", Clients: 2, Mix: workload.Mix{Kind: workload.Chosen}}}
+		rec := metrics.NewRecorder([]string{"a", "b", "c"}, 1)
+		if _, err := Run(context.Background(), Config{Iterations: 4, Seed: 1}, groups, chooserTarget{f}, rec); err != nil {
+			t.Fatal(err)
+		}
+		for id := range 2 {
+			if !slices.Equal(f.ops[id], []int{1, 2, 0, 1}) {
+				t.Errorf("terminal %d ran %v, want its choices 1, 2, 0, 1", id, f.ops[id])
+			}
+			// Pauses 100, 200, 300, 400 ms, each operation 10 ms.
+			want := []time.Duration{100, 310, 620, 1030}
+			for i := range want {
+				want[i] *= time.Millisecond
+			}
+			if !slices.Equal(f.starts[id], want) {
+				t.Errorf("terminal %d started at %v, want %v", id, f.starts[id], want)
+			}
+		}
+		snap := rec.Snapshot()
+		if snap.Succeeded[1] != 4 || snap.Succeeded[2] != 2 || snap.Succeeded[0] != 2 {
+			t.Errorf("recorded %v, want 2 a, 4 b, 2 c", snap.Succeeded)
+		}
+		if max := snap.Ops[1].Latency.Quantile(1); max > 11*time.Millisecond {
+			t.Errorf("latency up to %v: the pause counted in it", max)
+		}
+	})
+}
+
+// A timed run ends at its duration, not after the clients' pauses that
+// would end later (before, a RUBiS run of 20 s with 7 s think times lasted
+// 65 s).
+func TestPausesPastTheEndAreNotWaited(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		groups []workload.Group
+		target Target
+	}{
+		{"chooser", []workload.Group{{Name: "browsers", Clients: 2, Mix: workload.Mix{Kind: workload.Chosen}}}, longPauses{newTimedTarget(time.Millisecond)}},
+		{"think time", []workload.Group{{Name: "clients", Clients: 2, Mix: oneOp, Pacing: workload.Pacing{Kind: workload.Think, Mean: time.Minute}}}, newTimedTarget(time.Millisecond)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := metrics.NewRecorder([]string{"a", "b", "c"}, 1)
+				began := time.Now()
+				if _, err := Run(context.Background(), Config{Duration: 5 * time.Second, Seed: 1}, tt.groups, tt.target, rec); err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(began); took != 5*time.Second {
+					t.Errorf("a 5 s run took %v: want its duration, not the pauses ending after it", took)
+				}
+			})
+		})
+	}
+}
+
+// longPauses chooses operation 0 after a pause of a minute (none first).
+type longPauses struct{ f *timedTarget }
+
+func (l longPauses) NewClient(group, id int, rng *rand.Rand) workload.Client {
+	return &longPause{timedClient: l.f.NewClient(group, id, rng).(timedClient)}
+}
+
+type longPause struct {
+	timedClient
+	n int
+}
+
+func (c *longPause) Next() (int, time.Duration) {
+	c.n++
+	if c.n == 1 {
+		return 0, 0
+	}
+	return 0, time.Minute
+}
+
+func TestChosenMixNeedsChoosers(t *testing.T) {
+	rec := metrics.NewRecorder([]string{"a"}, 1)
+	f := newTimedTarget(0)
+	_, err := Run(context.Background(), Config{Iterations: 1}, []workload.Group{{Name: "g", Clients: 1, Mix: workload.Mix{Kind: workload.Chosen}}}, f, rec)
+	if err == nil || !strings.Contains(err.Error(), "workload.Chooser") {
+		t.Errorf("a chosen mix with clients that do not choose: %v, want the refusal naming workload.Chooser", err)
+	}
+	_, err = Run(context.Background(), Config{Iterations: 1}, []workload.Group{{Name: "g", Clients: 1, Mix: oneOp}}, chooserTarget{f}, rec)
+	if err == nil || !strings.Contains(err.Error(), "workload.Chooser") {
+		t.Errorf("choosing clients on a dealt mix: %v, want the refusal naming workload.Chooser", err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -32,8 +33,11 @@ type Result struct {
 	Summary          Summary                `json:"summary"`
 	Operations       map[string]Operation   `json:"operations"`
 	Container        map[string]EntityStats `json:"container"`
-	Database         store.Stats            `json:"database"`
-	Checks           []workload.Check       `json:"checks"`
+	// Tiers: how the middle tier was split and its remote calls (a web
+	// workload's); absent for an in-process middle tier.
+	Tiers    *Tiers           `json:"tiers,omitempty"`
+	Database store.Stats      `json:"database"`
+	Checks   []workload.Check `json:"checks"`
 	// Terminals are the emulated clients by group: one group of
 	// --clients for most workloads, ECperf's order-entry terminals,
 	// planned lines and large-order line.
@@ -57,7 +61,10 @@ type Result struct {
 
 // Environment is the run's provenance.
 type Environment struct {
+	// DB is the database's version; empty for a drive-only run, which
+	// reaches its Target, a web site, and no database.
 	DB        string `json:"db"`
+	Target    string `json:"target,omitempty"`
 	Isolation string `json:"isolation"`
 	Go        string `json:"go"`
 	CPUs      int    `json:"cpus"`
@@ -112,6 +119,9 @@ type Summary struct {
 	// InterruptedDuring is the phase an interrupt stopped: load, start,
 	// run, drain, checks.
 	InterruptedDuring string `json:"interrupted_during,omitempty"`
+	// Unchecked says why a run has no consistency checks (a drive-only
+	// run does not reach the site's database); empty when it has them.
+	Unchecked string `json:"unchecked,omitempty"`
 	// Failure is what cut the run short (database, broker or tier lost,
 	// …); nil when it ran to its end.
 	Failure *Failure `json:"failure,omitempty"`
@@ -179,6 +189,70 @@ type Validity struct {
 	Rules               []workload.Check `json:"rules"`
 }
 
+// Tiers are the middle tier's split and what crossing it cost.
+type Tiers struct {
+	Style string `json:"style"`
+	// Protocol: empty when no call crossed a process boundary.
+	Protocol  string `json:"protocol,omitempty"`
+	Processes int    `json:"processes"`
+	// Pages: per kind of page (a web tier's script), every page it served
+	// during the run, ramps included; Total: all of them.
+	Pages []TierCalls `json:"pages"`
+	Total TierCalls   `json:"total"`
+}
+
+// TierCalls are the remote calls of some pages: totals, and per page.
+type TierCalls struct {
+	Name  string `json:"name,omitempty"`
+	Pages int64  `json:"pages"`
+	Calls int64  `json:"calls"`
+	// Failed: calls answered with an error, a business outcome (a RUBiS
+	// error page) included.
+	Failed   int64 `json:"failed"`
+	BytesOut int64 `json:"bytes_out"`
+	BytesIn  int64 `json:"bytes_in"`
+	// The calls' time as the web tier saw it, the business tier's
+	// handlers' share of it, and the rest: the layer's (serialization,
+	// network, dispatch).
+	CallMs  float64 `json:"call_ms"`
+	BeanMs  float64 `json:"bean_ms"`
+	LayerMs float64 `json:"layer_ms"`
+	// Per page.
+	CallsPerPage    float64 `json:"calls_per_page"`
+	BytesOutPerPage float64 `json:"bytes_out_per_page"`
+	BytesInPerPage  float64 `json:"bytes_in_per_page"`
+	LayerMsPerPage  float64 `json:"layer_ms_per_page"`
+}
+
+func tierCalls(name string, pages int64, c remote.Counts) TierCalls {
+	ms := func(d time.Duration) float64 { return round(d.Seconds()*1000, 3) }
+	t := TierCalls{Name: name, Pages: pages, Calls: c.Calls, Failed: c.Failed, BytesOut: c.BytesOut, BytesIn: c.BytesIn,
+		CallMs: ms(c.Call), BeanMs: ms(c.Bean), LayerMs: ms(c.Layer())}
+	if pages > 0 {
+		n := float64(pages)
+		t.CallsPerPage = round(float64(c.Calls)/n, 3)
+		t.BytesOutPerPage = round(float64(c.BytesOut)/n, 1)
+		t.BytesInPerPage = round(float64(c.BytesIn)/n, 1)
+		t.LayerMsPerPage = round(c.Layer().Seconds()*1000/n, 4)
+	}
+	return t
+}
+
+func buildTiers(in *workload.Tiers) *Tiers {
+	if in == nil {
+		return nil
+	}
+	t := &Tiers{Style: in.Style, Protocol: in.Protocol, Processes: in.Processes, Pages: []TierCalls{}}
+	var total remote.Counts
+	var pages int64
+	for _, c := range in.Calls {
+		t.Pages = append(t.Pages, tierCalls(c.Name, c.Pages, c.Counts))
+		total, pages = total.Add(c.Counts), pages+c.Pages
+	}
+	t.Total = tierCalls("", pages, total)
+	return t
+}
+
 // EntityStats are an entity type's container counters and the settings it
 // ran with.
 type EntityStats struct {
@@ -187,11 +261,16 @@ type EntityStats struct {
 	Settings EntitySettings `json:"settings"`
 }
 
-// EntitySettings are a type's resolved container settings.
+// EntitySettings are a type's container settings. Cache and Pool are the
+// sizes at the end of the run: a size given in percent (CacheSetting,
+// PoolSetting) follows the type's rows, and ends as a share of the rows
+// at the end (the entity's "rows").
 type EntitySettings struct {
 	CommitOption string `json:"commit_option"`
 	Cache        int    `json:"cache"`
 	Pool         int    `json:"pool"`
+	CacheSetting string `json:"cache_setting,omitempty"`
+	PoolSetting  string `json:"pool_setting,omitempty"`
 	Persistence  string `json:"persistence"`
 	Concurrency  string `json:"concurrency"`
 }
@@ -225,6 +304,8 @@ type Inputs struct {
 	Checks   []workload.Check
 	// Entities are the container's counters (none for direct SQL).
 	Entities []workload.EntityStats
+	// Tiers: the middle tier's split and its calls; nil: in-process.
+	Tiers *workload.Tiers
 	// Groups are the run's terminal groups.
 	Groups []workload.Group
 	// Failure, when the run could not finish.
@@ -248,9 +329,14 @@ func Build(in Inputs) *Result {
 		Checks:           in.Checks,
 		Timeseries:       []Point{},
 		OperationOrder:   in.Info.Operations,
+		Tiers:            buildTiers(in.Tiers),
 	}
 	if r.Checks == nil {
 		r.Checks = []workload.Check{}
+	}
+	if in.Environment.Target != "" && in.Environment.DB == "" {
+		r.Summary.Unchecked = "the driver reaches the site at " + in.Environment.Target +
+			", not its database; tierbench run serves the site itself and checks the database after"
 	}
 	for _, g := range in.Groups {
 		r.Terminals = append(r.Terminals, Terminals{Group: g.Name, Count: g.Clients})
@@ -263,7 +349,8 @@ func Build(in Inputs) *Result {
 		r.Container[e.Name] = EntityStats{
 			Stats:   e.Stats,
 			HitRate: round(e.Stats.HitRate(), 4),
-			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: s.CacheSize, Pool: s.PoolSize,
+			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: e.Stats.CacheSize, Pool: e.Stats.PoolSize,
+				CacheSetting: s.Cache.String(), PoolSetting: s.Pool.String(),
 				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency)},
 		}
 		r.EntityOrder = append(r.EntityOrder, e.Name)

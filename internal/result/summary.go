@@ -16,8 +16,14 @@ func WriteSummary(w io.Writer, r *Result) {
 	if c.Duration > 0 {
 		load = "duration " + c.Duration.String()
 	}
-	fmt.Fprintf(w, "%s · %s · %s · %s, %d server threads, %s · persistence %s · seed %d\n\n",
-		r.Workload, r.Environment.DB, r.Environment.Isolation, terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
+	if t := r.Environment.Target; t != "" {
+		// Driven from outside: the site's threads, persistence and
+		// database are its own, unknown here.
+		fmt.Fprintf(w, "%s · site %s · %s, %s · seed %d\n\n", r.Workload, t, terminals(r), load, r.Seed)
+	} else {
+		fmt.Fprintf(w, "%s · %s · %s · %s, %d server threads, %s · persistence %s · seed %d\n\n",
+			r.Workload, r.Environment.DB, r.Environment.Isolation, terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
+	}
 
 	queued := false
 	for _, op := range r.Operations {
@@ -83,13 +89,28 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, " (by operation, deadlock/timeout/serialization: %s)\n", strings.Join(per, ", "))
 	}
 	writeEntities(w, r)
-	d := r.Database
-	fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts",
-		d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
-	if d.ConnectionsLost > 0 || d.InDoubt > 0 {
-		fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
+	if t := r.Tiers; t != nil {
+		processes := "processes"
+		if t.Processes == 1 {
+			processes = "process"
+		}
+		fmt.Fprintf(w, "tiers: style %s, %d %s", t.Style, t.Processes, processes)
+		if t.Protocol != "" {
+			c := t.Total
+			fmt.Fprintf(w, ", calls over %s: %.2f per page, %.0f B out and %.0f B in per page, %.3f ms per page in the layer (%d calls, %d answered with an error)",
+				t.Protocol, c.CallsPerPage, c.BytesOutPerPage, c.BytesInPerPage, c.LayerMsPerPage, c.Calls, c.Failed)
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
+	if r.Environment.DB != "" {
+		d := r.Database
+		fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts",
+			d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
+		if d.ConnectionsLost > 0 || d.InDoubt > 0 {
+			fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
+		}
+		fmt.Fprintln(w)
+	}
 	if f := r.Summary.Failure; f != nil {
 		at := ""
 		if f.AtS != nil {
@@ -99,7 +120,11 @@ func WriteSummary(w io.Writer, r *Result) {
 	} else if r.Summary.Interrupted {
 		fmt.Fprintln(w, "interrupted: operations under way were allowed to finish; the checks below cover them")
 	}
-	WriteChecks(w, r.Checks)
+	if u := r.Summary.Unchecked; u != "" && len(r.Checks) == 0 {
+		fmt.Fprintln(w, "checks: not run: "+u)
+	} else {
+		WriteChecks(w, r.Checks)
+	}
 	if r.Validity != nil {
 		writeVerdicts(w, "validity", r.Validity.Rules)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -50,8 +51,8 @@ func fixture() *Result {
 		Database:    store.Stats{Statements: 205, Transactions: 3, Commits: 1, Rollbacks: 2},
 		Entities: []workload.EntityStats{{
 			Name:     "Thing",
-			Settings: container.Settings{CommitOption: container.OptionA, CacheSize: 100, PoolSize: 20, Persistence: container.CMP, Concurrency: container.Exclusive},
-			Stats:    container.Stats{Finds: 200, CacheHits: 150, Loads: 50, Stores: 10, Activations: 50, Passivations: 5, PeakReady: 60, PeakPooled: 5, ReadyAtEnd: 55, PooledAtEnd: 5, LockWaits: 3},
+			Settings: container.Settings{CommitOption: container.OptionA, Cache: container.Size{N: 100}, Pool: container.Size{Percent: 20, Relative: true}, Persistence: container.CMP, Concurrency: container.Exclusive},
+			Stats:    container.Stats{Finds: 200, CacheHits: 150, Loads: 50, Stores: 10, Activations: 50, Passivations: 5, PeakReady: 60, PeakPooled: 5, ReadyAtEnd: 55, PooledAtEnd: 5, LockWaits: 3, CacheSize: 100, PoolSize: 20, Rows: 100},
 		}},
 		Checks: []workload.Check{
 			{Name: "rows-match", Passed: true, Detail: "102 rows"},
@@ -149,5 +150,31 @@ func TestSummaryNamesTheTerminals(t *testing.T) {
 				t.Errorf("result has %d terminal groups, want %d", len(r.Terminals), len(tc.groups))
 			}
 		})
+	}
+}
+
+// TestTiers: the remote calls of each kind of page add up in the total,
+// per page figures divide by the pages, and the summary shows them.
+func TestTiers(t *testing.T) {
+	in := &workload.Tiers{Style: "session", Protocol: "grpc", Processes: 1, Calls: []workload.RemoteCalls{
+		{Name: "/PHP/ViewItem.php", Pages: 4, Counts: remote.Counts{Calls: 4, BytesOut: 80, BytesIn: 4000, Call: 4 * time.Millisecond, Bean: 3 * time.Millisecond}},
+		{Name: "/PHP/index.html", Pages: 4},
+	}}
+	tiers := buildTiers(in)
+	want := TierCalls{Pages: 8, Calls: 4, BytesOut: 80, BytesIn: 4000, CallMs: 4, BeanMs: 3, LayerMs: 1,
+		CallsPerPage: 0.5, BytesOutPerPage: 10, BytesInPerPage: 500, LayerMsPerPage: 0.125}
+	if tiers.Total != want || len(tiers.Pages) != 2 || tiers.Pages[0].CallsPerPage != 1 {
+		t.Errorf("tiers %+v\nwant total %+v", tiers, want)
+	}
+	r := fixture()
+	r.Tiers = tiers
+	var buf bytes.Buffer
+	WriteSummary(&buf, r)
+	line := "tiers: style session, 1 process, calls over grpc: 0.50 per page, 10 B out and 500 B in per page, 0.125 ms per page in the layer (4 calls, 0 answered with an error)\n"
+	if !strings.Contains(buf.String(), line) {
+		t.Errorf("summary:\n%s\nwant the line %q", buf.String(), line)
+	}
+	if buildTiers(nil) != nil {
+		t.Error("an in-process middle tier has a tiers section")
 	}
 }

@@ -68,26 +68,30 @@ func writeMarker(ctx context.Context, db *store.DB, cfg config.Run) error {
 	return nil
 }
 
+// anyScale, as cfg.Scale, accepts a load at whatever scale.
+const anyScale = 0
+
 // checkMarker refuses a database that has no complete load of the
-// workload at the configured scale (for --no-load).
-func checkMarker(ctx context.Context, db *store.DB, cfg config.Run) (marker, error) {
+// workload at the configured scale; who is what needs one (--no-load,
+// serve), for the message.
+func checkMarker(ctx context.Context, db *store.DB, cfg config.Run, who string) (marker, error) {
 	var m marker
-	load := fmt.Sprintf("tierbench load %s --db %s --scale %d", cfg.Workload, store.Redact(cfg.DB), cfg.Scale)
+	load := fmt.Sprintf("tierbench load %s --db %s --scale %d", cfg.Workload, cfg.DB, max(cfg.Scale, 1))
 	p, err := db.Prepare(ctx, markerRead)
 	if err == nil {
 		err = db.QueryRow(ctx, p, cfg.Workload).Scan(&m.scale, &m.seed, &m.version, &m.completedAt)
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return m, config.Usage(fmt.Errorf("--no-load: the database holds no complete load of %s (never loaded, or a load was cut short, leaving it incomplete); load it first: %s", cfg.Workload, load))
+		return m, config.Usage(fmt.Errorf("%s: the database holds no complete load of %s (never loaded, or a load was cut short, leaving it incomplete); load it first: %s", who, cfg.Workload, load))
 	case err != nil:
 		// No marker table: never loaded by tierbench (or by one older than
 		// the marker).
-		return m, config.Usage(fmt.Errorf("--no-load: the database has no tierbench load marker, so it is not known to hold a complete %s population; load it first: %s", cfg.Workload, load))
+		return m, config.Usage(fmt.Errorf("%s: the database has no tierbench load marker, so it is not known to hold a complete %s population; load it first: %s", who, cfg.Workload, load))
 	case m.version != markerVersion:
-		return m, config.Usage(fmt.Errorf("--no-load: the database was loaded with schema version %d, this tierbench has %d; load it again: %s", m.version, markerVersion, load))
-	case m.scale != int64(cfg.Scale):
-		return m, config.Usage(fmt.Errorf("--no-load: the database holds %s at scale %d, the run asks for scale %d; give --scale %d, or load it again: %s", cfg.Workload, m.scale, cfg.Scale, m.scale, load))
+		return m, config.Usage(fmt.Errorf("%s: the database was loaded with schema version %d, this tierbench has %d; load it again: %s", who, m.version, markerVersion, load))
+	case cfg.Scale != anyScale && m.scale != int64(cfg.Scale):
+		return m, config.Usage(fmt.Errorf("%s: the database holds %s at scale %d, the run asks for scale %d; give --scale %d, or load it again: %s", who, cfg.Workload, m.scale, cfg.Scale, m.scale, load))
 	}
 	return m, nil
 }

@@ -85,7 +85,7 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
-	db, err := r.open(ctx, cfg, w.Info())
+	db, err := r.open(ctx, cfg, w)
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
@@ -144,28 +144,33 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
-	db, err := r.open(ctx, cfg, info)
+	db, err := r.open(ctx, cfg, w)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	if cfg.NoLoad {
-		if _, err := checkMarker(ctx, db, cfg); err != nil {
+		if _, err := checkMarker(ctx, db, cfg, "--no-load"); err != nil {
 			return nil, err
 		}
 	}
-	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now()}
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w)}
 	return s.run(ctx, w, entities)
 }
 
 // state is one run under way: what a result needs, gathered as the run
 // goes, so that a result can be built at whatever point it stops.
 type state struct {
-	r      *Runner
-	cfg    config.Run
-	info   workload.Info
-	db     *store.DB
-	began  time.Time
+	r     *Runner
+	cfg   config.Run
+	info  workload.Info
+	db    *store.DB
+	began time.Time
+	// web: the clients reach the middle tier over HTTP, whose server
+	// threads queue them; the driver admits them all.
+	web bool
+	// target is the site a drive-only run drives (db is then nil).
+	target string
 	loaded *workload.LoadReport
 	groups []workload.Group
 	rec    *metrics.Recorder
@@ -173,6 +178,7 @@ type state struct {
 	rep    driver.Report
 	checks []workload.Check
 	ents   []workload.EntityStats
+	tiers  *workload.Tiers
 	// snap is the recorder's content once the driver has returned.
 	snap *metrics.Snapshot
 	// interruptedIn is the phase an interrupt stopped.
@@ -197,11 +203,19 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	defer os.RemoveAll(dir)
 	run, err := w.Start(ctx, db, workload.RunParams{
 		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup,
-		Config: cfg, Dir: dir, Threads: cfg.ServerThreads,
+		Config: cfg, Dir: dir, Threads: cfg.ServerThreads, Listen: listenLoopback,
 	})
 	if err != nil {
 		return s.fail(ctx, phaseStart, fmt.Errorf("start %s: %w", info.Name, err), "nothing was measured")
 	}
+	return s.drive(ctx, run)
+}
+
+// drive runs the workload's clients to the end, stops its agents and
+// checks the database (when the run has one).
+func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, error) {
+	cfg, info, db := s.cfg, s.info, s.db
+	var err error
 	// The run's agents stop before the checks, or, when the run fails on
 	// the way, on return.
 	stopAgents := func(context.Context) error { return nil }
@@ -220,7 +234,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	}
 
 	dcfg := driver.Config{
-		ServerThreads: cfg.ServerThreads,
+		ServerThreads: s.serverThreads(),
 		Iterations:    cfg.Iterations,
 		Duration:      time.Duration(cfg.Duration),
 		RampUp:        time.Duration(cfg.RampUp),
@@ -232,7 +246,9 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	var stage atomic.Value // a string: what the run does once the driver is done
 	clients := driver.Clients(s.groups)
 	s.rec = metrics.NewRecorder(info.Operations, driver.Shards(clients))
-	s.before = db.Stats()
+	if db != nil {
+		s.before = db.Stats()
+	}
 	if s.r.Started != nil {
 		p := Progress{Began: time.Now(), Completed: s.rec.Completed, Duration: dcfg.Duration, Stage: func() string {
 			st, _ := stage.Load().(string)
@@ -253,17 +269,24 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	driveCtx, stopDriving := context.WithCancelCause(ctx)
 	defer stopDriving(nil)
 	failpoint.Hit(ctx, "run")
-	watch := watchDatabase(driveCtx, db, OutageGrace, func() int64 { _, f := s.rec.Completed(); return f }, stopDriving)
+	failed := func() int64 { _, f := s.rec.Completed(); return f }
+	var watched tier
+	if db != nil {
+		watched = databaseTier(db)
+	} else {
+		watched = siteTier(s.target, failed)
+	}
+	watch := watchTier(driveCtx, watched, OutageGrace, failed, stopDriving)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
-	outage := watch.stop()
+	lost := watch.stop() // the tier gone for good
 	if err != nil {
 		return s.fail(ctx, phaseRun, err, "nothing was measured")
 	}
 	snap := s.rec.Snapshot()
 	s.snap = &snap
-	if outage != nil {
+	if lost != nil {
 		s.rep.Interrupted = false // not the user's doing: a failure
-		return s.fail(ctx, phaseRun, outage.err, outage.effect(s))
+		return s.fail(ctx, phaseRun, lost.err, lost.effect(s))
 	}
 	if ctx.Err() != nil {
 		s.interruptedIn = phaseRun
@@ -299,6 +322,10 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	if er, ok := run.(workload.EntityRun); ok {
 		s.ents = er.EntityStats()
 	}
+	if tr, ok := run.(workload.TieredRun); ok {
+		t := tr.Tiers()
+		s.tiers = &t
+	}
 	return s.result(nil), nil
 }
 
@@ -330,9 +357,9 @@ func (s *state) result(f *result.Failure) *result.Result {
 	}
 	return result.Build(result.Inputs{
 		Version:       s.r.Version,
-		Config:        redacted(s.cfg),
+		Config:        s.cfg,
 		Info:          s.info,
-		Environment:   environment(s.db),
+		Environment:   environment(s.db, s.target),
 		Load:          s.loaded,
 		Started:       started,
 		Elapsed:       s.rep.Elapsed,
@@ -340,13 +367,39 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Interrupted:   s.rep.Interrupted || s.interruptedIn != "",
 		InterruptedIn: s.interruptedIn,
 		Snapshot:      snap,
-		Queued:        s.cfg.ServerThreads < driver.Clients(s.groups),
-		Database:      s.db.Stats().Sub(s.before),
+		Queued:        s.serverThreads() > 0 && s.serverThreads() < driver.Clients(s.groups),
+		Database:      s.database(),
 		Checks:        s.checks,
 		Entities:      s.ents,
+		Tiers:         s.tiers,
 		Groups:        s.groups,
 		Failure:       f,
 	})
+}
+
+// serverThreads is the driver's admission limit: --server-threads for an
+// in-process middle tier; none for a web one, whose clients queue in the
+// site (and, driving a remote site, in whatever it runs on).
+func (s *state) serverThreads() int {
+	if s.web {
+		return 0
+	}
+	return s.cfg.ServerThreads
+}
+
+// database is what the run's statements cost the database: nothing known
+// when the driver has no database.
+func (s *state) database() store.Stats {
+	if s.db == nil {
+		return store.Stats{}
+	}
+	return s.db.Stats().Sub(s.before)
+}
+
+// isWeb reports whether w's clients reach it over HTTP.
+func isWeb(w workload.Workload) bool {
+	_, ok := w.(workload.Web)
+	return ok
 }
 
 // groupsOf is the run's terminal groups: its own (ECperf), or --clients
@@ -363,34 +416,23 @@ func groupsOf(run workload.Run, cfg config.Run, info workload.Info) []workload.G
 }
 
 // entitySettings resolves each entity type's container settings: the
-// run's, the type's own defaults, then the user's --entity overrides; sizes
-// in percent against the rows the type will have at the end of the run
-// (for a timed run, the rows at its start). Nil for direct persistence.
+// run's, the type's preset, then the user's --entity settings of it. Nil
+// for direct persistence.
 func entitySettings(cfg config.Run, info workload.Info) (map[string]container.Settings, error) {
-	overrides := make(map[string]container.Overrides)
 	for _, e := range cfg.Entity {
-		name, key, value, err := config.ParseEntity(e)
-		if err != nil {
-			return nil, err
+		if !slices.ContainsFunc(info.Entities, func(t *container.Type) bool { return t.Name == e.Type }) {
+			return nil, fmt.Errorf("--entity %s: %s has no entity type %s; it has %s", e, info.Name, e.Type, entityNames(info))
 		}
-		if !slices.ContainsFunc(info.Entities, func(t *container.Type) bool { return t.Name == name }) {
-			return nil, fmt.Errorf("--entity %s: %s has no entity type %s; it has %s", e, info.Name, name, entityNames(info))
-		}
-		if overrides[name] == nil {
-			overrides[name] = make(container.Overrides)
-		}
-		overrides[name][key] = value
 	}
-	if cfg.Persistence == "direct" {
-		if len(overrides) > 0 {
+	if !cfg.Persistence.Container() {
+		if len(cfg.Entity) > 0 {
 			return nil, fmt.Errorf("--entity applies to the entity container; --persistence direct has none (use cmp, bmp or bmp-checked)")
 		}
 		return nil, nil
 	}
 	out := make(map[string]container.Settings)
 	for _, t := range info.Entities {
-		rows := t.Population.PerScale*int64(cfg.Scale) + t.Population.PerIteration*int64(cfg.Clients)*int64(cfg.Iterations)
-		s, err := container.Resolve(cfg.Container(), t, overrides[t.Name], rows)
+		s, err := container.Resolve(cfg.Container(), t, cfg.Entity)
 		if err != nil {
 			return nil, err
 		}
@@ -425,30 +467,38 @@ func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 	if err != nil {
 		return nil, config.Usage(err)
 	}
-	if errs := cfg.Validate(w.Info().Persistence); len(errs) > 0 {
+	info := w.Info()
+	errs := cfg.Validate(info.Persistence)
+	if info.Validate != nil {
+		errs = append(errs, info.Validate(cfg)...)
+	}
+	if len(errs) > 0 {
 		return nil, config.Usage(errors.Join(errs...))
 	}
 	return w, nil
 }
 
 // threads is the database sessions a run needs: one per server thread
-// (fewer when there are fewer clients), plus the workload's agents'.
-func threads(cfg config.Run, info workload.Info) int {
+// (fewer when there are fewer clients, except for a web site, which
+// serves whoever comes), plus the workload's agents'.
+func threads(cfg config.Run, w workload.Workload) int {
+	info := w.Info()
 	agents := 0
 	if info.AgentThreads != nil {
 		agents = info.AgentThreads(cfg)
 	}
-	if info.Grouped {
+	if info.Grouped || isWeb(w) {
 		return cfg.ServerThreads + agents
 	}
 	return driver.Threads(cfg.Clients, cfg.ServerThreads) + agents
 }
 
-func (r *Runner) open(ctx context.Context, cfg config.Run, info workload.Info) (*store.DB, error) {
-	iso, _ := store.ParseIsolation(cfg.Isolation) // validated
-	n := threads(cfg, info)
+func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload) (*store.DB, error) {
+	iso := cfg.Isolation
+	info := w.Info()
+	n := threads(cfg, w)
 	var ue *store.UsageError
-	if dsn, _ := store.ParseDSN(cfg.DB); dsn.Dialect != store.SQLite { // validated
+	if cfg.DB.Dialect != store.SQLite {
 		// The server's connection limit is read over one connection
 		// first: a pool opened with too many would fail, part-way, on
 		// its own.
@@ -497,21 +547,20 @@ func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info
 		cfg.ServerThreads, need, agents, db.Version(), limit, how))
 }
 
-func redacted(cfg config.Run) config.Run {
-	cfg.DB = store.Redact(cfg.DB)
-	return cfg
-}
-
-func environment(db *store.DB) result.Environment {
+// environment is the run's provenance: the database it ran on, or, for a
+// drive-only run, the site it drove.
+func environment(db *store.DB, target string) result.Environment {
 	host, _ := os.Hostname()
 	env := result.Environment{
-		DB:        db.Version(),
-		Isolation: string(db.Isolation()),
-		Go:        runtime.Version(),
-		CPUs:      runtime.NumCPU(),
-		OS:        runtime.GOOS,
-		Arch:      runtime.GOARCH,
-		Host:      host,
+		Target: target,
+		Go:     runtime.Version(),
+		CPUs:   runtime.NumCPU(),
+		OS:     runtime.GOOS,
+		Arch:   runtime.GOARCH,
+		Host:   host,
+	}
+	if db != nil {
+		env.DB, env.Isolation = db.Version(), string(db.Isolation())
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		env.Modules = make(map[string]string)

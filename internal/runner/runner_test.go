@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
@@ -32,7 +34,7 @@ func stockOnlineConfig(t *testing.T, r *Runner, dsn string) config.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DB = dsn
+	cfg.DB = store.MustParseDSN(dsn)
 	return cfg
 }
 
@@ -47,7 +49,7 @@ func TestStockOnlineSmallRunOnEveryBackend(t *testing.T) {
 		r := newRunner(t)
 		cfg := stockOnlineConfig(t, r, dsn)
 		cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
-		cfg.Persistence = "direct"
+		cfg.Persistence = container.Direct
 		res, err := r.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +177,15 @@ func TestStockOnlineOnTheContainerOnEveryBackend(t *testing.T) {
 				r := newRunner(t)
 				cfg := stockOnlineConfig(t, r, dsn)
 				cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
-				cfg.Persistence, cfg.CommitOption, cfg.Cache, cfg.Concurrency, cfg.Warmup = c.persistence, c.option, c.cache, c.concurrency, c.warmup
+				for _, set := range []struct {
+					v     pflagValue
+					value string
+				}{{&cfg.Persistence, c.persistence}, {&cfg.CommitOption, c.option}, {&cfg.Cache, c.cache}, {&cfg.Concurrency, c.concurrency}} {
+					if err := set.v.Set(set.value); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cfg.Warmup = c.warmup
 				res, err := r.Run(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -229,11 +239,10 @@ func TestContainerSettingsErrorsAreUsageErrors(t *testing.T) {
 		change func(*config.Run)
 		want   string
 	}{
-		{func(c *config.Run) { c.CommitOption, c.Concurrency = "A", "database" }, "would lose updates"},
-		{func(c *config.Run) { c.Entity = []string{"Portfolio.cache=10"} }, "no entity type Portfolio; it has Account, Item, Holding, Transaction"},
-		{func(c *config.Run) { c.Entity = []string{"Account.concurrency=readonly"} }, "the workload updates Account"},
-		{func(c *config.Run) { c.Entity = []string{"Item.colour=red"} }, "no such setting"},
-		{func(c *config.Run) { c.Persistence, c.Entity = "direct", []string{"Item.cache=10"} }, "--persistence direct has none"},
+		{func(c *config.Run) { c.CommitOption, c.Concurrency = container.OptionA, container.Database }, "would lose updates"},
+		{func(c *config.Run) { c.Entity = settings(t, "Portfolio.cache=10") }, "no entity type Portfolio; it has Account, Item, Holding, Transaction"},
+		{func(c *config.Run) { c.Entity = settings(t, "Account.concurrency=readonly") }, "the workload updates Account"},
+		{func(c *config.Run) { c.Persistence, c.Entity = container.Direct, settings(t, "Item.cache=10") }, "--persistence direct has none"},
 	} {
 		cfg := stockOnlineConfig(t, r, storetest.SQLite(t))
 		cfg.Clients, cfg.Iterations = 2, 1
@@ -245,3 +254,20 @@ func TestContainerSettingsErrorsAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// settings parses --entity values.
+func settings(t *testing.T, values ...string) []container.Setting {
+	t.Helper()
+	var out []container.Setting
+	for _, v := range values {
+		s, err := container.ParseSetting(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// pflagValue is a setting that parses its flag's text.
+type pflagValue interface{ Set(string) error }

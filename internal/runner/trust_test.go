@@ -3,10 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -87,11 +90,11 @@ func TestFailedOperationsAreNotThroughput(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		r := newRunner(t)
 		cfg := stockOnlineConfig(t, r, dsn)
-		cfg.Clients, cfg.ServerThreads, cfg.Iterations, cfg.Persistence = 4, 2, 10, "direct"
+		cfg.Clients, cfg.ServerThreads, cfg.Iterations, cfg.Persistence = 4, 2, 10, container.Direct
 		if _, _, err := r.Load(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		db, err := r.Backends.Open(ctx, dsn, store.Options{Threads: 1})
+		db, err := r.Backends.Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,4 +167,65 @@ func TestRunsThatCannotFitAreRefusedUpFront(t *testing.T) {
 	if !usageErr(err) || !strings.Contains(err.Error(), "GiB available") {
 		t.Errorf("%d clients: %v, want a usage error saying the memory they need and the memory there is", cfg.Clients, err)
 	}
+}
+
+// A size in percent means the same in a timed run as in one of a number of
+// iterations: a share of the type's rows as they are, ending as a share
+// of the rows at the end. (A timed run used to resolve Transaction's pool
+// of 20% against the rows at its start, none, and discarded every
+// instance.)
+func TestPercentSizesResolveTheSameInTimedAndIterationRuns(t *testing.T) {
+	ctx := context.Background()
+	for _, timed := range []bool{false, true} {
+		r := newRunner(t)
+		dsn := "sqlite:" + filepath.Join(t.TempDir(), "so.db")
+		cfg := stockOnlineConfig(t, r, dsn)
+		cfg.Clients, cfg.ServerThreads = 4, 2
+		if timed {
+			cfg.Iterations, cfg.Duration = 0, config.Duration(time.Second)
+		} else {
+			cfg.Iterations = 5
+		}
+		res, err := r.Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := r.Backends.Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := queryCount(t, db, "SELECT COUNT(*) FROM StockTransaction")
+		db.Close()
+		tr := res.Container["Transaction"]
+		want := int(float64(rows)*0.2 + 0.5)
+		if rows == 0 || tr.Rows != rows || tr.Settings.Pool != want || tr.Settings.PoolSetting != "20%" {
+			t.Errorf("timed %v: %d transactions in the table; the result says rows %d, pool %d (%s); want pool %d, 20%% of them", timed, rows, tr.Rows, tr.Settings.Pool, tr.Settings.PoolSetting, want)
+		}
+		// The pool grows with the table from its first rows, so it
+		// discards only while it is smaller than the instances in use.
+		if tr.Passivations == 0 || tr.Discards*10 > tr.Passivations {
+			t.Errorf("timed %v: %d of %d passivated instances discarded; want the pool to keep nearly all", timed, tr.Discards, tr.Passivations)
+		}
+	}
+}
+
+func queryCount(t *testing.T, db *store.DB, sql string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	s, err := db.Prepare(ctx, store.Statement{Name: "count", SQL: sql})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
 }

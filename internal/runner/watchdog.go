@@ -8,10 +8,11 @@ import (
 	"github.com/tierbench/tierbench/internal/store"
 )
 
-// OutageGrace is how long the database may stay unreachable, once
-// connections to it were lost, before the run is ended as failed. A
-// restart (a few seconds) fits in it: the run goes on, the operations of
-// the outage count as errors or in doubt, and the checks reconcile them.
+// OutageGrace is how long the database (or a driven site) may stay
+// unreachable, once connections to it were lost, before the run is ended
+// as failed. A restart (a few seconds) fits in it: the run goes on, the
+// operations of the outage count as errors or in doubt, and the checks
+// reconcile them.
 const OutageGrace = 10 * time.Second
 
 // probeEvery is how often the watchdog looks at the database's counters,
@@ -33,19 +34,41 @@ func (o *outage) effect(s *state) string {
 		o.began.UTC().Format(time.TimeOnly), o.began.Sub(s.rep.Started).Seconds(), failed-o.failedBefore, ended.Sub(o.began).Seconds())
 }
 
-// watchdog watches a run's database for an outage.
+// watchdog watches a run's tier (its database, or the site a drive-only
+// run drives) for an outage.
 type watchdog struct {
 	quit chan struct{}
 	done chan *outage
 }
 
-// watchDatabase starts a watchdog: when connections are lost and the
-// database does not answer a probe for grace, it calls stop with the cause
-// and reports the outage.
-func watchDatabase(ctx context.Context, db *store.DB, grace time.Duration, failed func() int64, stop context.CancelCauseFunc) *watchdog {
+// tier is what a watchdog watches: lost counts the failures that suggest
+// it is gone, probe asks it whether it answers.
+type tier struct {
+	name  string // "the database", "the site at URL"
+	lost  func() int64
+	probe func(context.Context) error
+}
+
+// databaseTier watches db's lost connections and commits in doubt.
+func databaseTier(db *store.DB) tier {
+	return tier{
+		name: "the database",
+		lost: func() int64 { s := db.Stats(); return s.ConnectionsLost + s.InDoubt },
+		probe: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			return db.Ping(ctx)
+		},
+	}
+}
+
+// watchTier starts a watchdog: when failures appear and the tier does not
+// answer a probe for grace, it calls stop with the cause and reports the
+// outage.
+func watchTier(ctx context.Context, t tier, grace time.Duration, failed func() int64, stop context.CancelCauseFunc) *watchdog {
 	w := &watchdog{quit: make(chan struct{}), done: make(chan *outage, 1)}
 	go func() {
-		w.done <- watch(ctx, db, grace, failed, stop, w.quit)
+		w.done <- watch(ctx, t, grace, failed, stop, w.quit)
 	}()
 	return w
 }
@@ -56,11 +79,11 @@ func (w *watchdog) stop() *outage {
 	return <-w.done
 }
 
-func watch(ctx context.Context, db *store.DB, grace time.Duration, failed func() int64, stop context.CancelCauseFunc, quit <-chan struct{}) *outage {
+func watch(ctx context.Context, t tier, grace time.Duration, failed func() int64, stop context.CancelCauseFunc, quit <-chan struct{}) *outage {
 	tick := time.NewTicker(probeEvery)
 	defer tick.Stop()
-	lost := lostCount(db)
-	var down *outage // since when the database has not answered
+	lost := t.lost()
+	var down *outage // since when the tier has not answered
 	for {
 		select {
 		case <-quit:
@@ -69,34 +92,21 @@ func watch(ctx context.Context, db *store.DB, grace time.Duration, failed func()
 			return nil
 		case <-tick.C:
 		}
-		now := lostCount(db)
+		now := t.lost()
 		if now == lost && down == nil {
 			continue
 		}
 		lost = now
-		err := probe(ctx, db)
+		err := t.probe(ctx)
 		switch {
 		case err == nil:
 			down = nil
 		case down == nil:
 			down = &outage{began: time.Now(), failedBefore: failed(), err: err}
 		case time.Since(down.began) >= grace:
-			down.err = fmt.Errorf("the database was lost at %s and did not answer for %v: %w", down.began.UTC().Format(time.TimeOnly), grace, err)
+			down.err = fmt.Errorf("%s was lost at %s and did not answer for %v: %w", t.name, down.began.UTC().Format(time.TimeOnly), grace, err)
 			stop(down.err)
 			return down
 		}
 	}
-}
-
-// lostCount is how many connections were lost or commits left in doubt.
-func lostCount(db *store.DB) int64 {
-	s := db.Stats()
-	return s.ConnectionsLost + s.InDoubt
-}
-
-// probe asks the database for one row, within a second.
-func probe(ctx context.Context, db *store.DB) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	return db.Ping(ctx)
 }

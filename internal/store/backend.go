@@ -175,12 +175,8 @@ func (b *Backends) Dialects() []string {
 	return out
 }
 
-// Open parses dsn, opens its backend and checks the database answers.
-func (b *Backends) Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	d, err := ParseDSN(dsn)
-	if err != nil {
-		return nil, &UsageError{Err: err}
-	}
+// Open opens d's backend and checks the database answers.
+func (b *Backends) Open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 	open, ok := b.open[d.Dialect]
 	if !ok {
 		return nil, &UsageError{Err: fmt.Errorf("--db %s: this build has no %s backend (have %s)", d, d.Dialect, strings.Join(b.Dialects(), ", "))}

@@ -125,3 +125,35 @@ func redactText(s string) string {
 	start := len(s) - len(rest)
 	return s[:start+colon+1] + "xxxxx" + s[start+at:]
 }
+
+// MustParseDSN is ParseDSN for DSNs known to be good (tests, constants).
+func MustParseDSN(s string) DSN {
+	d, err := ParseDSN(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// MarshalText writes the DSN with its password masked: a configuration
+// written out (in a result file) never carries it.
+func (d DSN) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote; empty is no database (a
+// drive-only run's configuration).
+func (d *DSN) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*d = DSN{}
+		return nil
+	}
+	return d.Set(string(b))
+}
+
+// Set parses --db.
+func (d *DSN) Set(s string) (err error) {
+	*d, err = ParseDSN(s)
+	return err
+}
+
+// Type names the flag's value in help.
+func (d *DSN) Type() string { return "dsn" }

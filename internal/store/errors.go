@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -58,6 +59,26 @@ func Backoff(rng *rand.Rand, n int) time.Duration {
 		return time.Duration(rand.Int64N(limit))
 	}
 	return time.Duration(rng.Int64N(limit))
+}
+
+// Retry runs fn until it succeeds, fails in a way that is not Retryable,
+// or has run attempts times, pausing Backoff between runs; a done ctx ends
+// the pauses. For callers without a driver terminal to retry for them (a
+// workload's agents, a web tier's handlers); it returns fn's last error.
+func Retry(ctx context.Context, attempts int, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || !Retryable(err) || attempt >= attempts {
+			return err
+		}
+		t := time.NewTimer(Backoff(nil, attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // Retryable reports whether a transaction that failed with err may succeed

@@ -33,3 +33,18 @@ func (i Isolation) SQL() string {
 	}
 	return "READ COMMITTED"
 }
+
+func (i Isolation) String() string { return string(i) }
+
+func (i Isolation) MarshalText() ([]byte, error) { return []byte(i), nil }
+
+func (i *Isolation) UnmarshalText(b []byte) error { return i.Set(string(b)) }
+
+// Set parses --isolation.
+func (i *Isolation) Set(s string) (err error) {
+	*i, err = ParseIsolation(s)
+	return err
+}
+
+// Type names the flag's value in help.
+func (i *Isolation) Type() string { return "level" }

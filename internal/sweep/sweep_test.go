@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/sweep"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -71,7 +73,7 @@ experiments:
 		t.Fatal(err)
 	}
 	defaults := config.New("stockonline", config.Defaults{Clients: 100, ServerThreads: 10, Iterations: 10})
-	points, err := f.Points(defaults, func(c *config.Run) { c.Clients, c.Pool = 3, "99" })
+	points, err := f.Points(defaults, func(c *config.Run) { c.Clients, c.Pool = 3, container.Size{N: 99} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +81,10 @@ experiments:
 	for _, p := range points {
 		labels = append(labels, p.Label())
 		c := p.Config
-		if c.Clients != 3 || c.ServerThreads != 10 || c.CommitOption != "B" {
+		if c.Clients != 3 || c.ServerThreads != 10 || c.CommitOption != container.OptionB {
 			t.Errorf("%s: clients %d (flag), server threads %d (default), option %s (experiment)", p.Label(), c.Clients, c.ServerThreads, c.CommitOption)
 		}
-		if "cache="+c.Cache+" pool="+c.Pool != p.Label() {
+		if "cache="+c.Cache.String()+" pool="+c.Pool.String() != p.Label() {
 			t.Errorf("point %s configured cache %s, pool %s: the axes must win", p.Label(), c.Cache, c.Pool)
 		}
 	}
@@ -111,7 +113,7 @@ func TestShippedBrebnerRanSweepIsValid(t *testing.T) {
 			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
 		}
 	}
-	if c := points[23].Config; c.CommitOption != "A" || c.Concurrency != "exclusive" || c.Cache != "200%" || c.Pool != "20%" || !c.Warmup || c.Clients != 100 {
+	if c := points[23].Config; c.CommitOption != container.OptionA || c.Concurrency != container.Exclusive || c.Cache.String() != "200%" || c.Pool.String() != "20%" || !c.Warmup || c.Clients != 100 {
 		t.Errorf("experiment 4 at 200%%: %+v", c)
 	}
 }
@@ -135,7 +137,7 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
 		}
 	}
-	if c := points[51].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || !strings.HasPrefix(c.DB, "postgres://") {
+	if c := points[51].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || c.DB.Dialect != store.Postgres {
 		t.Errorf("last point: %+v", c)
 	}
 }
@@ -158,7 +160,7 @@ experiments:
 	r := newRunner(t)
 	base, _, _ := r.Config("stockonline")
 	dsn := storetest.SQLite(t)
-	points, err := f.Points(base, func(c *config.Run) { c.DB = dsn })
+	points, err := f.Points(base, func(c *config.Run) { c.DB = store.MustParseDSN(dsn) })
 	if err != nil {
 		t.Fatal(err)
 	}

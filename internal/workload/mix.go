@@ -18,6 +18,10 @@ const (
 	// schedule, then three stations 333 ms apart). A step that fails ends
 	// its iteration: the later steps act on what it should have made.
 	Sequence MixKind = "sequence"
+	// Chosen: each client chooses its own operations (its Client is a
+	// Chooser), one per iteration: RUBiS's emulated browsers walk the
+	// original client's Markov chain over the pages they receive.
+	Chosen MixKind = "chosen"
 )
 
 // Mix is the plan of operations as data.
@@ -29,6 +33,9 @@ type Mix struct {
 	// Pairs (decks only): the k-th occurrence of First precedes, and is
 	// paired with, the k-th occurrence of Second.
 	Pairs []Pair
+	// Description says how a Chosen mix chooses, for `tierbench
+	// workloads`.
+	Description string
 }
 
 // Card is an operation and its count or weight (a sequence's cards count
@@ -58,7 +65,7 @@ func (m Mix) Size() int {
 // of a weighted mix, every card of a deck or sequence.
 func (m Mix) PerIteration() int {
 	switch m.Kind {
-	case Weighted:
+	case Weighted, Chosen:
 		return 1
 	case Sequence:
 		return len(m.Cards)
@@ -69,8 +76,15 @@ func (m Mix) PerIteration() int {
 // Validate checks the mix against the workload's operation count; it is a
 // programmer error, reported at registration.
 func (m Mix) Validate(ops int) error {
-	if m.Kind != Deck && m.Kind != Weighted && m.Kind != Sequence {
-		return fmt.Errorf("mix kind %q is none of %q, %q, %q", m.Kind, Deck, Weighted, Sequence)
+	switch m.Kind {
+	case Deck, Weighted, Sequence:
+	case Chosen:
+		if len(m.Cards) > 0 || len(m.Pairs) > 0 {
+			return fmt.Errorf("a chosen mix has no cards: its clients choose")
+		}
+		return nil
+	default:
+		return fmt.Errorf("mix kind %q is none of %q, %q, %q, %q", m.Kind, Deck, Weighted, Sequence, Chosen)
 	}
 	count := make(map[int]int)
 	for _, c := range m.Cards {

@@ -2,11 +2,14 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
@@ -32,7 +35,7 @@ type Info struct {
 	Metric     Metric
 	Defaults   config.Defaults
 	// Persistence lists the strategies this workload implements.
-	Persistence []string
+	Persistence []container.Persistence
 	// Entities are the workload's entity types, for the container
 	// persistence strategies.
 	Entities []*container.Type
@@ -46,6 +49,9 @@ type Info struct {
 	// Validity are the rules a run must meet to count (ECperf's response
 	// times and mix); nil when the reference has none.
 	Validity *Validity
+	// Validate checks the workload's own settings (RUBiS's --mix) before
+	// anything runs; nil: none beyond the configuration's.
+	Validate func(config.Run) []error
 	// Setup describes the workload's own settings of a run in a few words
 	// for the summary (ECperf: "Ir 5, PO dispatch queue"); nil: none.
 	Setup func(config.Run) string
@@ -99,7 +105,7 @@ type LoadReport struct {
 // RunParams for Start.
 type RunParams struct {
 	Scale       int
-	Persistence string
+	Persistence container.Persistence
 	// Entities are the container's settings by entity type, resolved
 	// (nil for direct persistence).
 	Entities map[string]container.Settings
@@ -114,6 +120,35 @@ type RunParams struct {
 	Dir string
 	// Threads is the number of server threads (store.DB.Threads).
 	Threads int
+	// Listen serves a web workload's middle tier on a loopback port for
+	// its own clients (`tierbench run`); the runner provides it. It
+	// returns the base URL and a stop that lets requests under way finish.
+	Listen func(http.Handler) (url string, stop func(context.Context) error, err error)
+}
+
+// Web is implemented by a workload whose middle tier is a web site
+// (RUBiS): besides running whole, it can be served alone (`tierbench
+// serve`) and its emulated clients can drive any implementation of the
+// site (`tierbench drive`).
+type Web interface {
+	Workload
+	// Site readies the middle tier over db: its pages, and the checks of
+	// the database after a run.
+	Site(ctx context.Context, db *store.DB, p RunParams) (Site, error)
+	// Browsers readies the emulated clients against the site at target
+	// (a base URL). Their Run's Check has nothing to check: the site's
+	// database is not theirs.
+	Browsers(ctx context.Context, target string, p RunParams) (Run, error)
+}
+
+// Site is a web workload's middle tier, served.
+type Site interface {
+	http.Handler
+	// Check verifies the database after a run against what the clients
+	// saw.
+	Check(ctx context.Context, done Outcomes) ([]Check, error)
+	// Close releases what the site holds (prepared statements, caches).
+	Close() error
 }
 
 // Stopper is implemented by a Run with agents working beside the
@@ -130,6 +165,30 @@ type Stopper interface {
 // still waiting for, in a few words, for the progress line.
 type StopStatus interface {
 	StopStatus() string
+}
+
+// TieredRun is implemented by a Run whose middle tier is split: a web tier
+// calling a business tier over the remote layer.
+type TieredRun interface {
+	Tiers() Tiers
+}
+
+// Tiers are how a run's middle tier was built and what its remote calls
+// cost, per kind of page (every page the web tier served, ramps included).
+type Tiers struct {
+	Style string
+	// Protocol: empty when no call crossed a process boundary.
+	Protocol string
+	// Processes the run spanned: the driver's and the tiers'.
+	Processes int
+	Calls     []RemoteCalls
+}
+
+// RemoteCalls are the remote calls of one kind of page.
+type RemoteCalls struct {
+	Name  string
+	Pages int64
+	remote.Counts
 }
 
 // EntityRun is implemented by a Run on the entity container.
@@ -167,6 +226,21 @@ type Outcomes struct {
 	InDoubt []int64
 }
 
+// Reconcile judges a count that exceeds what the successful operations
+// explain by extra, when inDoubt commits of unknown outcome could explain
+// some of it: each either committed (one more) or did not. note is for a
+// check's detail ("" when none was in doubt).
+func Reconcile(extra, inDoubt int64) (ok bool, note string) {
+	if inDoubt == 0 {
+		return extra == 0, ""
+	}
+	ok = extra >= 0 && extra <= inDoubt
+	if ok {
+		return true, fmt.Sprintf("; %d in doubt, reconciled: %d of them committed", inDoubt, extra)
+	}
+	return false, fmt.Sprintf("; %d in doubt cannot explain %+d", inDoubt, extra)
+}
+
 // InDoubtOrZero is InDoubt, or zeros when there were none.
 func (o Outcomes) InDoubtOrZero() []int64 {
 	if o.InDoubt != nil {
@@ -182,6 +256,17 @@ type Client interface {
 	// on success, a *BusinessError for an outcome the workload's rules
 	// expect, or another error (retryable ones are classified by store).
 	Do(ctx context.Context, step Step) error
+}
+
+// Chooser is a Client that chooses its own operations (a Chosen mix):
+// before each, the driver asks it what to do next and how long to pause
+// first. RUBiS's browser walks the original client's Markov chain, which
+// follows the pages it receives, so only the client can know.
+type Chooser interface {
+	Client
+	// Next is the operation to run next and the pause (think time) before
+	// it.
+	Next() (op int, pause time.Duration)
 }
 
 // Step is one operation in a terminal's plan.

@@ -55,7 +55,7 @@ func TestDriverConfig(t *testing.T) {
 func TestUnreachableServer(t *testing.T) {
 	b := &store.Backends{}
 	b.Add(store.MySQL, Open)
-	_, err := b.Open(context.Background(), "mysql://root@127.0.0.1:1/test?timeout=2s", store.Options{Threads: 1})
+	_, err := b.Open(context.Background(), store.MustParseDSN("mysql://root@127.0.0.1:1/test?timeout=2s"), store.Options{Threads: 1})
 	if !errors.Is(err, store.ErrUnreachable) {
 		t.Fatalf("open of a closed port: %v, want ErrUnreachable", err)
 	}

@@ -41,7 +41,7 @@ func TestClassify(t *testing.T) {
 func TestUnreachableServer(t *testing.T) {
 	b := &store.Backends{}
 	b.Add(store.Postgres, Open)
-	_, err := b.Open(context.Background(), "postgres://root@127.0.0.1:1/test?connect_timeout=2", store.Options{Threads: 1})
+	_, err := b.Open(context.Background(), store.MustParseDSN("postgres://root@127.0.0.1:1/test?connect_timeout=2"), store.Options{Threads: 1})
 	if !errors.Is(err, store.ErrUnreachable) {
 		t.Fatalf("open of a closed port: %v, want ErrUnreachable", err)
 	}

@@ -160,7 +160,13 @@ func (t *writeTx) unlock() {
 
 func (t *writeTx) Start(ctx context.Context) error {
 	t.lock()
-	return t.Tx.Start(ctx)
+	err := t.Tx.Start(ctx)
+	if err != nil && !t.Tx.Began() {
+		// Nothing began, so nothing is to be protected: the writer lock
+		// goes now, whether or not the caller rolls back.
+		t.unlock()
+	}
+	return err
 }
 
 func (t *writeTx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {

@@ -101,7 +101,7 @@ func adminDB(t testing.TB, dsn string) *store.DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := Backends().Open(ctx, dsn, store.Options{Threads: 2})
+	db, err := Backends().Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 2})
 	if err != nil {
 		if Require() {
 			t.Fatalf("%s unreachable and TIERBENCH_REQUIRE_SERVICES=1: %v", store.Redact(dsn), err)
@@ -134,10 +134,107 @@ func env(key, def string) string {
 // Open opens dsn for a test and closes it at the end.
 func Open(t testing.TB, dsn string, opts store.Options) *store.DB {
 	t.Helper()
-	db, err := Backends().Open(context.Background(), dsn, opts)
+	db, err := Backends().Open(context.Background(), store.MustParseDSN(dsn), opts)
 	if err != nil {
 		t.Fatalf("open %s: %v", store.Redact(dsn), err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// Querier runs a test's ad hoc SQL on DB, failing the test on any error.
+type Querier struct {
+	T  testing.TB
+	DB *store.DB
+}
+
+// Stmt prepares sql.
+func (q Querier) Stmt(sql string) *store.Stmt {
+	q.T.Helper()
+	s, err := q.DB.Prepare(context.Background(), store.Statement{Name: "test", SQL: sql})
+	if err != nil {
+		q.T.Fatalf("%s: %v", sql, err)
+	}
+	return s
+}
+
+// Row runs sql for one row.
+func (q Querier) Row(sql string, args ...any) store.Row {
+	q.T.Helper()
+	return q.DB.QueryRow(context.Background(), q.Stmt(sql), args...)
+}
+
+// Int is the single integer sql returns.
+func (q Querier) Int(sql string, args ...any) int64 {
+	q.T.Helper()
+	return q.IntOf(q.Stmt(sql), args...)
+}
+
+// IntOf is Int for a statement prepared once (one polled in a loop).
+func (q Querier) IntOf(s *store.Stmt, args ...any) int64 {
+	q.T.Helper()
+	var n int64
+	if err := q.DB.QueryRow(context.Background(), s, args...).Scan(&n); err != nil {
+		q.T.Fatalf("%s: %v", s.Name(), err)
+	}
+	return n
+}
+
+// WantRows checks a load: each table of want has its number of rows, and
+// the loader's report (rows per table and in all) says the same.
+func (q Querier) WantRows(want, reported map[string]int64, reportedRows int64) {
+	q.T.Helper()
+	var total int64
+	for table, n := range want {
+		if got := q.Int("SELECT COUNT(*) FROM " + table); got != n {
+			q.T.Errorf("%s has %d rows, want %d", table, got, n)
+		}
+		if got, ok := reported[table]; !ok || got != n {
+			q.T.Errorf("report: %s %d rows (reported %t), want %d", table, got, ok, n)
+		}
+		total += n
+	}
+	if len(reported) != len(want) || reportedRows != total {
+		q.T.Errorf("report: %d tables, %d rows; want %d tables, %d rows", len(reported), reportedRows, len(want), total)
+	}
+}
+
+// Float is the single number sql returns.
+func (q Querier) Float(sql string, args ...any) float64 {
+	q.T.Helper()
+	var f float64
+	if err := q.Row(sql, args...).Scan(&f); err != nil {
+		q.T.Fatalf("%s: %v", sql, err)
+	}
+	return f
+}
+
+// Ints are the integers of the first column of sql's rows.
+func (q Querier) Ints(sql string, args ...any) []int64 {
+	q.T.Helper()
+	rows, err := q.DB.Query(context.Background(), q.Stmt(sql), args...)
+	if err != nil {
+		q.T.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			q.T.Fatalf("%s: %v", sql, err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		q.T.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
+// Exec runs sql.
+func (q Querier) Exec(sql string, args ...any) {
+	q.T.Helper()
+	if _, err := q.DB.Exec(context.Background(), q.Stmt(sql), args...); err != nil {
+		q.T.Fatalf("%s: %v", sql, err)
+	}
 }

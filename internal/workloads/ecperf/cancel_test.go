@@ -28,7 +28,7 @@ func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
 		cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
 		settings := map[string]container.Settings{}
 		for _, typ := range entityTypes {
-			if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil, 0); err != nil {
+			if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -39,14 +39,14 @@ func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
 		a := run.(*app)
 		defer a.Stop(ctx)
 		b := a.beans[0]
-		q := loadQuerier{t: t, db: db}
-		customer := q.int(fmt.Sprintf("SELECT c_id FROM c_customer WHERE c_credit <> '%s' ORDER BY c_credit_limit DESC, c_id LIMIT 1", badCredit))
+		q := storetest.Querier{T: t, DB: db}
+		customer := q.Int(fmt.Sprintf("SELECT c_id FROM c_customer WHERE c_credit <> '%s' ORDER BY c_credit_limit DESC, c_id LIMIT 1", badCredit))
 
 		order, err := b.newOrder(ctx, customer, false, []orderLine{{item: 1, qty: largeOrderQty + 1}, {item: 2, qty: 1}, {item: 3, qty: largeOrderQty + 5}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		large := func() int64 { return q.int("SELECT COUNT(*) FROM m_largeorder WHERE lo_o_id = ?", order) }
+		large := func() int64 { return q.Int("SELECT COUNT(*) FROM m_largeorder WHERE lo_o_id = ?", order) }
 		if n := large(); n != 2 {
 			t.Fatalf("%d large orders for an order with two lines over %d, want 2", n, largeOrderQty)
 		}
@@ -69,11 +69,11 @@ func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
 		if n := large(); n != 0 {
 			t.Errorf("%d large orders left after their order was cancelled, want 0", n)
 		}
-		before := q.int("SELECT COUNT(*) FROM m_workorder")
+		before := q.Int("SELECT COUNT(*) FROM m_workorder")
 		if _, err := b.scheduleWorkOrder(ctx, mine[0]); !errors.Is(err, errLargeOrderCancelled) {
 			t.Errorf("scheduling a cancelled large order: %v, want errLargeOrderCancelled", err)
 		}
-		if after := q.int("SELECT COUNT(*) FROM m_workorder"); after != before {
+		if after := q.Int("SELECT COUNT(*) FROM m_workorder"); after != before {
 			t.Errorf("%d work orders after scheduling a cancelled large order, %d before: it must roll back", after, before)
 		}
 	})

@@ -182,14 +182,10 @@ func (a *app) Check(ctx context.Context, outcomes workload.Outcomes) ([]workload
 	if err != nil {
 		return nil, err
 	}
-	extra := done - c.doneAtStart - completed[CompleteWorkOrder]
-	note = ""
-	if inDoubt[CompleteWorkOrder] > 0 {
-		note = fmt.Sprintf("; %d in doubt, %d of them committed", inDoubt[CompleteWorkOrder], extra)
-	}
+	ok, note := workload.Reconcile(done-c.doneAtStart-completed[CompleteWorkOrder], inDoubt[CompleteWorkOrder])
 	checks = append(checks, workload.Check{
 		Name:   "work-orders-completed",
-		Passed: extra >= 0 && extra <= inDoubt[CompleteWorkOrder],
+		Passed: ok,
 		Detail: fmt.Sprintf("%d work orders completed in the run, %d CompleteWorkOrder by the lines%s; %d scheduled by the large-order line", done-c.doneAtStart, completed[CompleteWorkOrder], note, a.largeScheduled.Load()),
 	})
 	return checks, nil

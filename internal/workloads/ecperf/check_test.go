@@ -34,7 +34,7 @@ func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
 	settings := map[string]container.Settings{}
 	for _, typ := range entityTypes {
 		var err error
-		if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil, 0); err != nil {
+		if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,11 +58,11 @@ func TestChecksCatchCorruption(t *testing.T) {
 		cfg := config.New("ecperf", config.Defaults{})
 		cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
 		db := loadedDB(t, dsn, cfg)
-		q := loadQuerier{t: t, db: db}
+		q := storetest.Querier{T: t, DB: db}
 		now := time.Now().UTC()
-		part := q.int("SELECT MIN(in_p_id) FROM m_inventory")
-		wo := q.int("SELECT MIN(wo_number) FROM m_workorder")
-		order := q.int("SELECT MIN(o_id) FROM o_orders")
+		part := q.Int("SELECT MIN(in_p_id) FROM m_inventory")
+		wo := q.Int("SELECT MIN(wo_number) FROM m_workorder")
+		order := q.Int("SELECT MIN(o_id) FROM o_orders")
 
 		cases := []struct {
 			name string
@@ -84,9 +84,9 @@ func TestChecksCatchCorruption(t *testing.T) {
 			{
 				name: "a committed PO never sent",
 				corrupt: func() {
-					q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900001, 1, 1, ?, ?)", int64(poUnsent), now)
+					q.Exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900001, 1, 1, ?, ?)", int64(poUnsent), now)
 				},
-				repair: func() { q.exec("DELETE FROM s_purchase_order WHERE po_number = 900001") },
+				repair: func() { q.Exec("DELETE FROM s_purchase_order WHERE po_number = 900001") },
 				failing: map[string]string{
 					"po-sent-exactly-once":    "1 committed but never sent [900001]",
 					"deliveries-applied-once": "1 POs unsent and 0 awaiting delivery",
@@ -109,9 +109,9 @@ func TestChecksCatchCorruption(t *testing.T) {
 				// (it restarted): sent all the same, but never delivered.
 				name: "a sent PO never delivered",
 				corrupt: func() {
-					q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900003, 1, 1, ?, ?)", int64(poSent), now)
+					q.Exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900003, 1, 1, ?, ?)", int64(poSent), now)
 				},
-				repair:  func() { q.exec("DELETE FROM s_purchase_order WHERE po_number = 900003") },
+				repair:  func() { q.Exec("DELETE FROM s_purchase_order WHERE po_number = 900003") },
 				failing: map[string]string{"deliveries-applied-once": "0 POs unsent and 1 awaiting delivery"},
 				passing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 0 sent by transactions that then aborted []; 0 resent and answered duplicate (idempotent receiver); 1 sent but unknown to the emulator [900003]"},
 			},
@@ -120,48 +120,48 @@ func TestChecksCatchCorruption(t *testing.T) {
 				// record lacks is not "never sent".
 				name: "a delivered PO the emulator forgot",
 				corrupt: func() {
-					q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900004, 1, 1, ?, ?)", int64(poReceived), now)
+					q.Exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (900004, 1, 1, ?, ?)", int64(poReceived), now)
 				},
-				repair:  func() { q.exec("DELETE FROM s_purchase_order WHERE po_number = 900004") },
+				repair:  func() { q.Exec("DELETE FROM s_purchase_order WHERE po_number = 900004") },
 				passing: map[string]string{"po-sent-exactly-once": "1 POs committed, 0 at the emulator; 0 committed but never sent []", "deliveries-applied-once": "0 POs unsent and 0 awaiting delivery"},
 			},
 			{
 				name:    "a part's quantity on order changed",
-				corrupt: func() { q.exec("UPDATE m_inventory SET in_ordered = in_ordered + 7 WHERE in_p_id = ?", part) },
-				repair:  func() { q.exec("UPDATE m_inventory SET in_ordered = in_ordered - 7 WHERE in_p_id = ?", part) },
+				corrupt: func() { q.Exec("UPDATE m_inventory SET in_ordered = in_ordered + 7 WHERE in_p_id = ?", part) },
+				repair:  func() { q.Exec("UPDATE m_inventory SET in_ordered = in_ordered - 7 WHERE in_p_id = ?", part) },
 				failing: map[string]string{"deliveries-applied-once": "1 parts whose quantity on order differs from their open PO lines"},
 			},
 			{
 				name: "an order nobody placed",
 				corrupt: func() {
-					q.exec("INSERT INTO o_orders (o_id, o_c_id, o_ol_cnt, o_discount, o_total, o_status, o_entry_date, o_ship_date) " +
+					q.Exec("INSERT INTO o_orders (o_id, o_c_id, o_ol_cnt, o_discount, o_total, o_status, o_entry_date, o_ship_date) " +
 						"SELECT 900005, o_c_id, 0, o_discount, o_total, o_status, o_entry_date, o_ship_date FROM o_orders WHERE o_id = " + fmt.Sprint(order))
 				},
-				repair: func() { q.exec("DELETE FROM o_orders WHERE o_id = 900005") },
+				repair: func() { q.Exec("DELETE FROM o_orders WHERE o_id = 900005") },
 				failing: map[string]string{"orders-match-terminals": fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders whose line count differs from their lines; 0 large orders",
 					pop.Orders+1, pop.Orders, pop.Orders)},
 			},
 			{
 				name:    "an order's line count off",
-				corrupt: func() { q.exec("UPDATE o_orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_id = ?", order) },
-				repair:  func() { q.exec("UPDATE o_orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_id = ?", order) },
+				corrupt: func() { q.Exec("UPDATE o_orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_id = ?", order) },
+				repair:  func() { q.Exec("UPDATE o_orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_id = ?", order) },
 				failing: map[string]string{"orders-match-terminals": "; 1 orders whose line count differs from their lines; 0 large orders"},
 			},
 			{
 				name: "a large order of a cancelled order",
 				corrupt: func() {
-					q.exec("INSERT INTO m_largeorder (lo_id, lo_o_id, lo_ol_id, lo_assembly_id, lo_qty, lo_due_date) VALUES (900006, 900006, 1, 1, 30, ?)", now)
+					q.Exec("INSERT INTO m_largeorder (lo_id, lo_o_id, lo_ol_id, lo_assembly_id, lo_qty, lo_due_date) VALUES (900006, 900006, 1, 1, 30, ?)", now)
 				},
-				repair:  func() { q.exec("DELETE FROM m_largeorder WHERE lo_id = 900006") },
+				repair:  func() { q.Exec("DELETE FROM m_largeorder WHERE lo_id = 900006") },
 				failing: map[string]string{"orders-match-terminals": "; 0 orders whose line count differs from their lines; 1 large orders of cancelled orders"},
 			},
 			{
 				name: "a work order completed by no line",
 				corrupt: func() {
-					q.exec("INSERT INTO m_workorder (wo_number, wo_o_id, wo_ol_id, wo_status, wo_assembly_id, wo_orig_qty, wo_comp_qty, wo_due_date, wo_start_date) "+
+					q.Exec("INSERT INTO m_workorder (wo_number, wo_o_id, wo_ol_id, wo_status, wo_assembly_id, wo_orig_qty, wo_comp_qty, wo_due_date, wo_start_date) "+
 						"SELECT 900007, wo_o_id, wo_ol_id, ?, wo_assembly_id, wo_orig_qty, wo_orig_qty, wo_due_date, wo_start_date FROM m_workorder WHERE wo_number = ?", int64(woCompleted), wo)
 				},
-				repair:  func() { q.exec("DELETE FROM m_workorder WHERE wo_number = 900007") },
+				repair:  func() { q.Exec("DELETE FROM m_workorder WHERE wo_number = 900007") },
 				failing: map[string]string{"work-orders-completed": "1 work orders completed in the run, 0 CompleteWorkOrder by the lines"},
 			},
 		}

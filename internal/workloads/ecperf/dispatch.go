@@ -123,24 +123,7 @@ func (d *dispatch) committed() {
 
 // sendAgent sends PO number on sender's thread.
 func (d *dispatch) sendAgent(ctx context.Context, sender *bean, number int64) error {
-	return retry(ctx, func() error { return sender.sendUnsent(ctx, number) })
-}
-
-// retry runs fn again after a deadlock, lock timeout or serialization
-// failure, with the driver's backoff (agents have no terminal to retry
-// for them).
-func retry(ctx context.Context, fn func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil || !store.Retryable(err) || attempt > maxAgentRetries {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(store.Backoff(nil, attempt)):
-		}
-	}
+	return store.Retry(ctx, maxAgentRetries+1, func() error { return sender.sendUnsent(ctx, number) })
 }
 
 // maxAgentRetries bounds an agent's retries of one transaction; a PO
@@ -217,7 +200,7 @@ func (d *dispatch) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var applied bool
-	err := retry(r.Context(), func() (err error) {
+	err := store.Retry(r.Context(), maxAgentRetries+1, func() (err error) {
 		applied, err = d.receiver.receive(r.Context(), del)
 		return err
 	})

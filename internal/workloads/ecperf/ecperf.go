@@ -127,7 +127,7 @@ func (Workload) Info() workload.Info {
 			RampUp:        20 * time.Second,
 			RampDown:      0,
 		},
-		Persistence: []string{string(container.CMP), string(container.BMP), string(container.BMPChecked)},
+		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked},
 		Entities:    entityTypes,
 		Grouped:     true,
 		// The delivery receiver and the PO senders.

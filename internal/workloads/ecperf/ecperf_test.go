@@ -37,7 +37,7 @@ func shortRun(t *testing.T, r *runner.Runner, dsn, dispatch string) config.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DB, cfg.IR, cfg.PODispatch = dsn, 1, dispatch
+	cfg.DB, cfg.IR, cfg.PODispatch = store.MustParseDSN(dsn), 1, dispatch
 	cfg.Duration, cfg.RampUp, cfg.RampDown = config.Duration(5*time.Second), config.Duration(time.Second), 0
 	cfg.CycleScale = 0.05
 	cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
@@ -236,7 +236,7 @@ func TestPOsOfAKilledRunAreSentByTheNext(t *testing.T) {
 			if _, _, err := r.Load(ctx, cfg); err != nil {
 				t.Fatal(err)
 			}
-			db, err := storetest.Backends().Open(ctx, dsn, store.Options{Threads: 1})
+			db, err := storetest.Backends().Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

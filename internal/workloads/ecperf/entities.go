@@ -11,9 +11,7 @@ func timeCol(name string) container.Column { return container.Column{Name: name,
 
 // The entity types: one per table the four domains touch, declared with
 // every column (the container inserts new instances whole). Field indexes
-// are the constants after each type. Population.PerScale is the rows per
-// unit of Ir at Ir = 10 (the kit scales in steps of 10 and 100), used only
-// to size caches given in percent.
+// are the constants after each type.
 var (
 	// Corporate domain.
 	customerType = &container.Type{
@@ -24,7 +22,6 @@ var (
 			timeCol("c_since"), intCol("c_balance"), strCol("c_credit"), intCol("c_credit_limit"), intCol("c_ytd_payment"),
 		},
 		Version: "version", KeyGen: container.KeySequence,
-		Population: container.Population{PerScale: 75},
 	}
 	// Customer domain.
 	orderCustomerType = &container.Type{
@@ -34,7 +31,7 @@ var (
 			strCol("c_state"), strCol("c_country"), strCol("c_zip"), strCol("c_phone"), strCol("c_contact"),
 			timeCol("c_since"),
 		},
-		Version: "version", Population: container.Population{PerScale: 75},
+		Version: "version",
 	}
 	orderType = &container.Type{
 		Name: "Order", Table: "o_orders", Key: []container.Column{intCol("o_id")},
@@ -43,21 +40,18 @@ var (
 			timeCol("o_entry_date"), timeCol("o_ship_date"),
 		},
 		Version: "version", KeyGen: container.KeySequence, Updated: true,
-		Finders:    []container.Finder{{Name: "byCustomer", Where: "o_c_id = ?", OrderBy: "o_id DESC", Limit: customerStatusOrders, Many: true}},
-		Population: container.Population{PerScale: 75},
+		Finders: []container.Finder{{Name: "byCustomer", Where: "o_c_id = ?", OrderBy: "o_id DESC", Limit: customerStatusOrders, Many: true}},
 	}
 	orderLineType = &container.Type{
 		Name: "OrderLine", Table: "o_orderline", Key: []container.Column{intCol("ol_o_id"), intCol("ol_id")},
 		Fields:  []container.Column{intCol("ol_i_id"), intCol("ol_qty"), intCol("ol_status"), timeCol("ol_ship_date")},
 		Version: "version", Updated: true,
-		Finders:    []container.Finder{{Name: "byOrder", Where: "ol_o_id = ?", OrderBy: "ol_id", Many: true}},
-		Population: container.Population{PerScale: 225},
+		Finders: []container.Finder{{Name: "byOrder", Where: "ol_o_id = ?", OrderBy: "ol_id", Many: true}},
 	}
 	itemType = &container.Type{
 		Name: "Item", Table: "o_item", Key: []container.Column{intCol("i_id")},
-		Fields:     []container.Column{strCol("i_name"), strCol("i_desc"), intCol("i_price"), intCol("i_discount")},
-		Version:    "version",
-		Population: container.Population{PerScale: 10},
+		Fields:  []container.Column{strCol("i_name"), strCol("i_desc"), intCol("i_price"), intCol("i_discount")},
+		Version: "version",
 	}
 	// Manufacturing domain.
 	partType = &container.Type{
@@ -66,7 +60,6 @@ var (
 			strCol("p_name"), strCol("p_desc"), strCol("p_rev"), intCol("p_planner"), intCol("p_type"),
 			intCol("p_ind"), intCol("p_lomark"), intCol("p_himark"),
 		},
-		Population: container.Population{PerScale: 110},
 	}
 	bomType = &container.Type{
 		Name: "BOM", Table: "m_bom", Key: []container.Column{intCol("b_assembly_id"), intCol("b_comp_id")},
@@ -76,7 +69,6 @@ var (
 			// The kit's order: the BOM's line numbers, not the keys.
 			{Name: "byAssemblyLine", Where: "b_assembly_id = ?", OrderBy: "b_line_no", Many: true},
 		},
-		Population: container.Population{PerScale: 100},
 	}
 	workOrderType = &container.Type{
 		Name: "WorkOrder", Table: "m_workorder", Key: []container.Column{intCol("wo_number")},
@@ -85,7 +77,6 @@ var (
 			intCol("wo_comp_qty"), timeCol("wo_due_date"), timeCol("wo_start_date"),
 		},
 		Version: "version", KeyGen: container.KeySequence, Updated: true,
-		Population: container.Population{PerScale: 10},
 	}
 	largeOrderType = &container.Type{
 		Name: "LargeOrder", Table: "m_largeorder", Key: []container.Column{intCol("lo_id")},
@@ -100,15 +91,13 @@ var (
 		Name: "Inventory", Table: "m_inventory", Key: []container.Column{intCol("in_p_id")},
 		Fields:  []container.Column{intCol("in_qty"), intCol("in_ordered"), strCol("in_location"), intCol("in_acc_code"), timeCol("in_act_date")},
 		Version: "version", Updated: true,
-		Population: container.Population{PerScale: 110},
 	}
 	// Supplier domain.
 	suppComponentType = &container.Type{
 		Name: "SuppComponent", Table: "s_supp_component", Key: []container.Column{intCol("sc_p_id"), intCol("sc_supp_id")},
 		Fields: []container.Column{intCol("sc_price"), intCol("sc_qty"), intCol("sc_discount"), intCol("sc_del_date")},
 		// The cheapest supplier first, the quicker of equals.
-		Finders:    []container.Finder{{Name: "byPart", Where: "sc_p_id = ?", OrderBy: "sc_price, sc_del_date, sc_supp_id", Limit: 1, Many: true}},
-		Population: container.Population{PerScale: 1000},
+		Finders: []container.Finder{{Name: "byPart", Where: "sc_p_id = ?", OrderBy: "sc_price, sc_del_date, sc_supp_id", Limit: 1, Many: true}},
 	}
 	purchaseOrderType = &container.Type{
 		Name: "PurchaseOrder", Table: "s_purchase_order", Key: []container.Column{intCol("po_number")},
@@ -129,7 +118,7 @@ var (
 		Name: "Outbox", Table: "s_outbox", Key: []container.Column{intCol("ob_po_number")},
 		Fields: []container.Column{timeCol("ob_created")},
 		// Written only by its own creators; never cached.
-		Defaults: container.Overrides{"commit-option": "C"},
+		Preset: container.Preset{CommitOption: container.OptionC},
 	}
 
 	entityTypes = []*container.Type{

@@ -43,7 +43,7 @@ func TestLoad(t *testing.T) {
 				if err != nil {
 					t.Fatalf("load Ir=%d: %v", ir, err)
 				}
-				q := loadQuerier{t: t, db: db}
+				q := storetest.Querier{T: t, DB: db}
 				checkLoadCounts(t, q, report, pop)
 				checkLoadRules(t, q, pop)
 				if got := popChecksumsFrom(q); got != want {
@@ -55,7 +55,7 @@ func TestLoad(t *testing.T) {
 				if err != nil {
 					t.Fatalf("reload: %v", err)
 				}
-				if again.Rows != report.Rows || q.int("SELECT COUNT(*) FROM c_customer") != pop.Customers {
+				if again.Rows != report.Rows || q.Int("SELECT COUNT(*) FROM c_customer") != pop.Customers {
 					t.Errorf("reload wrote %d rows (first load %d)", again.Rows, report.Rows)
 				}
 			})
@@ -72,10 +72,10 @@ func TestLoadSeeds(t *testing.T) {
 	}
 }
 
-func checkLoadCounts(t *testing.T, q loadQuerier, report workload.LoadReport, pop population) {
+func checkLoadCounts(t *testing.T, q storetest.Querier, report workload.LoadReport, pop population) {
 	t.Helper()
-	lines := q.int("SELECT SUM(o_ol_cnt) FROM o_orders")
-	bom := q.int("SELECT COUNT(*) FROM m_bom")
+	lines := q.Int("SELECT SUM(o_ol_cnt) FROM o_orders")
+	bom := q.Int("SELECT COUNT(*) FROM m_bom")
 	want := map[string]int64{
 		"c_customer": pop.Customers, "o_customer": pop.Customers, "o_orders": pop.Orders, "o_orderline": lines,
 		"o_item": pop.P, "c_parts": 11 * pop.P, "m_parts": 11 * pop.P, "m_inventory": 11 * pop.P,
@@ -89,25 +89,13 @@ func checkLoadCounts(t *testing.T, q loadQuerier, report workload.LoadReport, po
 	if bom < popMinBOMLines*pop.P || bom > popMaxBOMLines*pop.P {
 		t.Errorf("%d BOM rows for %d assemblies", bom, pop.P)
 	}
-	var total int64
-	for table, n := range want {
-		if got := q.int("SELECT COUNT(*) FROM " + table); got != n {
-			t.Errorf("%s has %d rows, want %d", table, got, n)
-		}
-		if got, ok := report.Tables[table]; !ok || got != n {
-			t.Errorf("report: %s %d rows (reported %t), want %d", table, got, ok, n)
-		}
-		total += n
-	}
-	if len(report.Tables) != len(want) || report.Rows != total {
-		t.Errorf("report: %d tables, %d rows; want %d tables, %d rows", len(report.Tables), report.Rows, len(want), total)
-	}
+	q.WantRows(want, report.Tables, report.Rows)
 	if report.Duration <= 0 {
 		t.Errorf("report: duration %v", report.Duration)
 	}
 }
 
-func checkLoadRules(t *testing.T, q loadQuerier, pop population) {
+func checkLoadRules(t *testing.T, q storetest.Querier, pop population) {
 	t.Helper()
 	zero := []struct{ what, sql string }{
 		{"bad-credit customers with a limit", "SELECT COUNT(*) FROM c_customer WHERE c_credit = 'BC' AND c_credit_limit <> 0"},
@@ -129,33 +117,33 @@ func checkLoadRules(t *testing.T, q loadQuerier, pop population) {
 			"WHERE sc_price * 100 < comp_cost * 90 - 100 OR sc_price * 100 > comp_cost * 110 OR sc_del_date < 2 OR sc_del_date > 10 OR sc_qty <> 1"},
 	}
 	for _, z := range zero {
-		if n := q.int(z.sql); n != 0 {
+		if n := q.Int(z.sql); n != 0 {
 			t.Errorf("%d %s", n, z.what)
 		}
 	}
-	if got, want := q.int("SELECT COUNT(*) FROM c_customer WHERE c_credit = 'BC'"), pop.Customers/10; got != want {
+	if got, want := q.Int("SELECT COUNT(*) FROM c_customer WHERE c_credit = 'BC'"), pop.Customers/10; got != want {
 		t.Errorf("%d bad-credit customers of %d, want %d", got, pop.Customers, want)
 	}
-	if got, want := q.int("SELECT COUNT(*) FROM o_orders WHERE o_status = 1"), pop.Orders/10; got != want {
+	if got, want := q.Int("SELECT COUNT(*) FROM o_orders WHERE o_status = 1"), pop.Orders/10; got != want {
 		t.Errorf("%d open orders of %d, want %d", got, pop.Orders, want)
 	}
-	bomMin := q.int("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM m_bom GROUP BY b_assembly_id) x")
-	bomMax := q.int("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM m_bom GROUP BY b_assembly_id) x")
-	assemblies := q.int("SELECT COUNT(DISTINCT b_assembly_id) FROM m_bom")
+	bomMin := q.Int("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM m_bom GROUP BY b_assembly_id) x")
+	bomMax := q.Int("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM m_bom GROUP BY b_assembly_id) x")
+	assemblies := q.Int("SELECT COUNT(DISTINCT b_assembly_id) FROM m_bom")
 	if bomMin < popMinBOMLines || bomMax > popMaxBOMLines || assemblies != pop.P {
 		t.Errorf("BOM: %d assemblies with %d..%d components, want %d with 5..15", assemblies, bomMin, bomMax, pop.P)
 	}
-	if n := q.int("SELECT COUNT(*) FROM m_workorder WHERE wo_status = 4 AND wo_orig_qty = 11 AND wo_comp_qty = 11 AND wo_assembly_id BETWEEN 1 AND ?", pop.P); n != pop.P {
+	if n := q.Int("SELECT COUNT(*) FROM m_workorder WHERE wo_status = 4 AND wo_orig_qty = 11 AND wo_comp_qty = 11 AND wo_assembly_id BETWEEN 1 AND ?", pop.P); n != pop.P {
 		t.Errorf("%d completed work orders of assemblies, want %d", n, pop.P)
 	}
-	if n := q.int("SELECT s_nextnum FROM u_sequences WHERE s_id = 'customer'"); n != pop.Customers+1 {
+	if n := q.Int("SELECT s_nextnum FROM u_sequences WHERE s_id = 'customer'"); n != pop.Customers+1 {
 		t.Errorf("customer sequence at %d, want %d", n, pop.Customers+1)
 	}
 	// Timestamps come back as times on every backend, as loaded.
 	gen := newPopCustomerGen(42, pop)
 	gen.next()
 	var since time.Time
-	if err := q.row("SELECT c_since FROM c_customer WHERE c_id = 1").Scan(&since); err != nil {
+	if err := q.Row("SELECT c_since FROM c_customer WHERE c_id = 1").Scan(&since); err != nil {
 		t.Errorf("c_since of customer 1: %v", err)
 	} else if !since.Equal(gen.c.since) {
 		t.Errorf("c_since of customer 1 is %v, want %v", since, gen.c.since)
@@ -164,7 +152,7 @@ func checkLoadRules(t *testing.T, q loadQuerier, pop population) {
 
 // checkLoadIdentities inserts a row without its key into each table whose
 // key the database generates: the key must come after the loaded ones.
-func checkLoadIdentities(t *testing.T, q loadQuerier, pop population) {
+func checkLoadIdentities(t *testing.T, q storetest.Querier, pop population) {
 	t.Helper()
 	at := popEpoch
 	for _, tc := range []struct {
@@ -181,8 +169,8 @@ func checkLoadIdentities(t *testing.T, q loadQuerier, pop population) {
 		{"m_largeorder", "lo_id", 0, "INSERT INTO m_largeorder (lo_o_id, lo_ol_id, lo_assembly_id, lo_qty, lo_due_date) VALUES (1, 1, 1, 1, ?)", []any{at}},
 		{"s_purchase_order", "po_number", 0, "INSERT INTO s_purchase_order (po_supp_id, po_site_id, po_status, po_created) VALUES (1, 1, 0, ?)", []any{at}},
 	} {
-		q.exec(tc.insert, tc.args...)
-		if got := q.int("SELECT MAX(" + tc.key + ") FROM " + tc.table); got <= tc.loaded {
+		q.Exec(tc.insert, tc.args...)
+		if got := q.Int("SELECT MAX(" + tc.key + ") FROM " + tc.table); got <= tc.loaded {
 			t.Errorf("%s: the generated %s is %d, not after the loaded %d", tc.table, tc.key, got, tc.loaded)
 		}
 	}
@@ -193,13 +181,13 @@ type popChecksums struct {
 	CreditLimits, BOMQty, InventoryQty, OrderTotals, QuotePrices int64
 }
 
-func popChecksumsFrom(q loadQuerier) popChecksums {
+func popChecksumsFrom(q storetest.Querier) popChecksums {
 	return popChecksums{
-		CreditLimits: q.int("SELECT SUM(c_credit_limit) FROM c_customer"),
-		BOMQty:       q.int("SELECT SUM(b_qty) FROM m_bom"),
-		InventoryQty: q.int("SELECT SUM(in_qty) FROM m_inventory"),
-		OrderTotals:  q.int("SELECT SUM(o_total) FROM o_orders"),
-		QuotePrices:  q.int("SELECT SUM(sc_price) FROM s_supp_component"),
+		CreditLimits: q.Int("SELECT SUM(c_credit_limit) FROM c_customer"),
+		BOMQty:       q.Int("SELECT SUM(b_qty) FROM m_bom"),
+		InventoryQty: q.Int("SELECT SUM(in_qty) FROM m_inventory"),
+		OrderTotals:  q.Int("SELECT SUM(o_total) FROM o_orders"),
+		QuotePrices:  q.Int("SELECT SUM(sc_price) FROM s_supp_component"),
 	}
 }
 
@@ -232,40 +220,4 @@ func popChecksumsOf(seed uint64, pop population) popChecksums {
 		}
 	}
 	return s
-}
-
-// loadQuerier runs a test's ad hoc SQL, failing it on an error.
-type loadQuerier struct {
-	t  *testing.T
-	db *store.DB
-}
-
-func (q loadQuerier) stmt(sql string) *store.Stmt {
-	q.t.Helper()
-	s, err := q.db.Prepare(context.Background(), store.Statement{Name: "test", SQL: sql})
-	if err != nil {
-		q.t.Fatalf("%s: %v", sql, err)
-	}
-	return s
-}
-
-func (q loadQuerier) row(sql string, args ...any) store.Row {
-	q.t.Helper()
-	return q.db.QueryRow(context.Background(), q.stmt(sql), args...)
-}
-
-func (q loadQuerier) int(sql string, args ...any) int64 {
-	q.t.Helper()
-	var n int64
-	if err := q.row(sql, args...).Scan(&n); err != nil {
-		q.t.Fatalf("%s: %v", sql, err)
-	}
-	return n
-}
-
-func (q loadQuerier) exec(sql string, args ...any) {
-	q.t.Helper()
-	if _, err := q.db.Exec(context.Background(), q.stmt(sql), args...); err != nil {
-		q.t.Fatalf("%s: %v", sql, err)
-	}
 }

@@ -38,13 +38,13 @@ func slowEmulator(t *testing.T) string {
 // (sync) or queues them (queue).
 func leftUnsent(t *testing.T, db *store.DB, unit time.Duration, n int) {
 	t.Helper()
-	q := loadQuerier{t: t, db: db}
+	q := storetest.Querier{T: t, DB: db}
 	now := time.Now().UTC()
 	for i := range int64(n) {
-		q.exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (?, 1, 1, ?, ?)", 910001+i, int64(poUnsent), now)
-		q.exec("INSERT INTO s_purchase_orderline (pol_po_id, pol_number, pol_p_id, pol_qty, pol_balance, pol_deldate, pol_message) VALUES (?, 1, 150, 40, 40, ?, '')", 910001+i, now.Add(2*unit))
+		q.Exec("INSERT INTO s_purchase_order (po_number, po_supp_id, po_site_id, po_status, po_created) VALUES (?, 1, 1, ?, ?)", 910001+i, int64(poUnsent), now)
+		q.Exec("INSERT INTO s_purchase_orderline (pol_po_id, pol_number, pol_p_id, pol_qty, pol_balance, pol_deldate, pol_message) VALUES (?, 1, 150, 40, 40, ?, '')", 910001+i, now.Add(2*unit))
 	}
-	q.exec("UPDATE m_inventory SET in_ordered = in_ordered + ? WHERE in_p_id = 150", int64(40*n))
+	q.Exec("UPDATE m_inventory SET in_ordered = in_ordered + ? WHERE in_p_id = 150", int64(40*n))
 }
 
 // A drain cut short by its context (the run interrupted by SIGINT or

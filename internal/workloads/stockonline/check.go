@@ -105,7 +105,7 @@ func (c *checker) Check(ctx context.Context, done workload.Outcomes) ([]workload
 		return nil, err
 	}
 	want := c.accounts + succeeded[CreateAccount]
-	ok, note := reconcile(accounts-want, inDoubt[CreateAccount])
+	ok, note := workload.Reconcile(accounts-want, inDoubt[CreateAccount])
 	add("accounts-match-creates", ok, "%d accounts = %d before + %d successful CreateAccount (want %d)%s", accounts, c.accounts, succeeded[CreateAccount], want, note)
 
 	var recorded int64
@@ -113,7 +113,7 @@ func (c *checker) Check(ctx context.Context, done workload.Outcomes) ([]workload
 		return nil, err
 	}
 	trades := succeeded[BuyStock] + succeeded[SellStock]
-	ok, note = reconcile(recorded-trades, inDoubt[BuyStock]+inDoubt[SellStock])
+	ok, note = workload.Reconcile(recorded-trades, inDoubt[BuyStock]+inDoubt[SellStock])
 	add("transactions-match-trades", ok, "%d StockTransaction rows written = %d successful Buy + %d successful Sell%s", recorded, succeeded[BuyStock], succeeded[SellStock], note)
 
 	var dangling int64
@@ -137,20 +137,6 @@ func (c *checker) Check(ctx context.Context, done workload.Outcomes) ([]workload
 		return nil, err
 	}
 	return append(checks, c.compareHoldings(after, deltas)), nil
-}
-
-// reconcile judges a count that exceeds what the successful operations
-// explain by extra, when inDoubt commits of unknown outcome could explain
-// some of it: each either committed (one more) or did not.
-func reconcile(extra, inDoubt int64) (ok bool, note string) {
-	if inDoubt == 0 {
-		return extra == 0, ""
-	}
-	ok = extra >= 0 && extra <= inDoubt
-	if ok {
-		return true, fmt.Sprintf("; %d in doubt, reconciled: %d of them committed", inDoubt, extra)
-	}
-	return false, fmt.Sprintf("; %d in doubt cannot explain %+d", inDoubt, extra)
 }
 
 // compareHoldings checks every holding, touched or not: its amount now must

@@ -17,11 +17,11 @@ import (
 )
 
 // entitySettings resolves the same settings for every type, as a run does.
-func entitySettings(t *testing.T, raw container.Raw) map[string]container.Settings {
+func entitySettings(t *testing.T, run container.Settings) map[string]container.Settings {
 	t.Helper()
 	out := make(map[string]container.Settings)
 	for _, typ := range entityTypes {
-		s, err := container.Resolve(raw, typ, nil, typ.Population.PerScale)
+		s, err := container.Resolve(run, typ, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,9 +30,19 @@ func entitySettings(t *testing.T, raw container.Raw) map[string]container.Settin
 	return out
 }
 
-func raw(persistence, option, cache, concurrency string) container.Raw {
-	return container.Raw{CommitOption: option, Cache: cache, Pool: "20%", Persistence: persistence,
-		Concurrency: concurrency, Refresh: time.Minute, LockTimeout: 2 * time.Second}
+// raw is the run's settings, given as on the command line.
+func raw(persistence, option, cache, concurrency string) container.Settings {
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	s := container.Settings{Pool: container.Size{Percent: 20, Relative: true}, Refresh: time.Minute, LockTimeout: 2 * time.Second}
+	must(s.Persistence.Set(persistence))
+	must(s.CommitOption.Set(option))
+	must(s.Cache.Set(cache))
+	must(s.Concurrency.Set(concurrency))
+	return s
 }
 
 // dump is the database's content that the business owns: every table but
@@ -78,16 +88,16 @@ func dump(t *testing.T, db *store.DB) string {
 // same database behind.
 func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		dumps := make(map[string]string)
-		for _, p := range []string{"direct", "cmp", "bmp", "bmp-checked"} {
+		dumps := make(map[container.Persistence]string)
+		for _, p := range []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked} {
 			db := storetest.Open(t, dsn, store.Options{Threads: 1})
 			ctx := context.Background()
 			if _, err := New().Load(ctx, db, workload.LoadParams{Scale: 1, Seed: 7}); err != nil {
 				t.Fatal(err)
 			}
 			params := workload.RunParams{Scale: 1, Persistence: p}
-			if p != "direct" {
-				params.Entities = entitySettings(t, raw(p, "B", "10%", "database"))
+			if p.Container() {
+				params.Entities = entitySettings(t, raw(string(p), "B", "10%", "database"))
 			}
 			r, err := New().Start(ctx, db, params)
 			if err != nil {
@@ -117,9 +127,9 @@ func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
 			}
 			dumps[p] = dump(t, db)
 		}
-		for _, p := range []string{"cmp", "bmp", "bmp-checked"} {
-			if dumps[p] != dumps["direct"] {
-				t.Errorf("%s left a different database than direct SQL:\n%s", p, firstDifference(dumps[p], dumps["direct"]))
+		for _, p := range []container.Persistence{container.CMP, container.BMP, container.BMPChecked} {
+			if dumps[p] != dumps[container.Direct] {
+				t.Errorf("%s left a different database than direct SQL:\n%s", p, firstDifference(dumps[p], dumps[container.Direct]))
 			}
 		}
 	})
@@ -159,7 +169,7 @@ func firstDifference(a, b string) string {
 // Many concurrent buys and sells on a few hot accounts and stocks, under
 // every accepted strategy: the consistency checks find no lost update.
 func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
-	strategies := []container.Raw{
+	strategies := []container.Settings{
 		raw("cmp", "C", "0", "database"),
 		raw("cmp", "B", "100%", "database"),
 		raw("bmp", "C", "0", "database"),

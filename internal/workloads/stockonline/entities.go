@@ -14,10 +14,9 @@ var (
 			{Name: "sub_address", Kind: container.String},
 			{Name: "sub_credit", Kind: container.Int},
 		},
-		Version:    "version",
-		KeyGen:     container.KeySequence,
-		Updated:    true, // UpdateAccount
-		Population: container.Population{PerScale: accountsPerScale, PerIteration: 1},
+		Version: "version",
+		KeyGen:  container.KeySequence,
+		Updated: true, // UpdateAccount
 	}
 	itemType = &container.Type{
 		Name:  "Item",
@@ -30,9 +29,8 @@ var (
 			{Name: "high_value", Kind: container.Int},
 			{Name: "low_value", Kind: container.Int},
 		},
-		Version:    "version",
-		Finders:    []container.Finder{{Name: "byCode", Where: "stock_code = ?"}},
-		Population: container.Population{PerScale: itemsPerScale},
+		Version: "version",
+		Finders: []container.Finder{{Name: "byCode", Where: "stock_code = ?"}},
 	}
 	holdingType = &container.Type{
 		Name:  "Holding",
@@ -45,8 +43,6 @@ var (
 		Version: "version",
 		Finders: []container.Finder{{Name: "byAccount", Where: "sub_accno = ? AND amount > 0", OrderBy: "stock_id", Limit: maxHoldingStatement, Many: true}},
 		Updated: true, // BuyStock, SellStock
-		// A buy usually opens a new holding: three per iteration.
-		Population: container.Population{PerScale: accountsPerScale * holdingsPerAccount, PerIteration: 3},
 	}
 	transactionType = &container.Type{
 		Name:  "Transaction",
@@ -64,8 +60,7 @@ var (
 		// Created and never used again: the paper fixes it to option C
 		// ("otherwise it would need a large cache, but … a cache is
 		// wasted on it").
-		Defaults:   container.Overrides{"commit-option": "C"},
-		Population: container.Population{PerIteration: 6},
+		Preset: container.Preset{CommitOption: container.OptionC},
 	}
 	entityTypes = []*container.Type{accountType, itemType, holdingType, transactionType}
 )

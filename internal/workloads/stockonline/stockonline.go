@@ -45,10 +45,6 @@ var opNames = [numOps]string{
 	GetHoldingStatement: "GetHoldingStatement",
 }
 
-// PersistenceDirect is the direct-SQL implementation; the others run on
-// the entity container.
-const PersistenceDirect = "direct"
-
 // Business exceptions (section 3.3: handled, not crashed on).
 var (
 	ErrUnknownAccount      = workload.Business("unknown account")
@@ -79,7 +75,7 @@ func (Workload) Info() workload.Info {
 			ServerThreads: 10,
 			Iterations:    10,
 		},
-		Persistence: []string{string(container.CMP), string(container.BMP), string(container.BMPChecked), PersistenceDirect},
+		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked, container.Direct},
 		Entities:    entityTypes,
 	}
 }
@@ -90,7 +86,7 @@ func (Workload) Info() workload.Info {
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
 	r := &run{pop: populationAt(max(p.Scale, 1))}
 	var err error
-	if p.Persistence == PersistenceDirect {
+	if !p.Persistence.Container() {
 		if r.beans, err = newDirect(ctx, db); err != nil {
 			return nil, err
 		}

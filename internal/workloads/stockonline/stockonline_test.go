@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -26,7 +27,7 @@ func loaded(t *testing.T, dsn string) (*store.DB, *run) {
 			t.Errorf("loaded %d %s rows, want %d (Table 1)", rep.Tables[table], table, n)
 		}
 	}
-	r, err := New().Start(ctx, db, workload.RunParams{Scale: 1, Persistence: PersistenceDirect})
+	r, err := New().Start(ctx, db, workload.RunParams{Scale: 1, Persistence: container.Direct})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 		}
 		for _, tc := range cases {
 			// Each corruption is checked against a fresh baseline.
-			r2, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: PersistenceDirect})
+			r2, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: container.Direct})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,7 +231,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 func TestChecksReconcileCommitsInDoubt(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		db, _ := loaded(t, dsn)
-		r, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: PersistenceDirect})
+		r, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: container.Direct})
 		if err != nil {
 			t.Fatal(err)
 		}

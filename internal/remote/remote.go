@@ -1,0 +1,68 @@
+// Package remote is the communication layer between tiers. A tier's
+// remote interfaces are declared once, as gRPC services in .proto files;
+// their generated clients and service descriptions are carried over the
+// protocol a run chooses:
+//
+//   - grpc: protobuf over HTTP/2, by grpc-go;
+//   - http: HTTP/1.1 with JSON bodies (protojson of the same messages), by
+//     net/http: POST /package.Service/Method, the error as a google.rpc
+//     Status in JSON.
+//
+// Both give the caller the same thing: the generated client's reply, or an
+// error that status.FromError reads with the same code, message and
+// details. Every call is counted on the caller's side (calls, bytes each
+// way, the time in the layer apart from the time in the bean: the server
+// reports its handler's time with each reply) into the Meter its context
+// carries.
+//
+// A server can require a shared token: a tier reachable from other hosts
+// answers no one else.
+package remote
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Protocol is the communication layer: how calls and replies travel.
+type Protocol string
+
+const (
+	GRPC Protocol = "grpc"
+	HTTP Protocol = "http"
+)
+
+// Protocols are the accepted values of --protocol.
+var Protocols = []Protocol{HTTP, GRPC}
+
+// ParseProtocol reads a --protocol value.
+func ParseProtocol(s string) (Protocol, error) {
+	for _, p := range Protocols {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	names := make([]string, len(Protocols))
+	for i, p := range Protocols {
+		names[i] = string(p)
+	}
+	return "", fmt.Errorf("protocol %q: want one of %s", s, strings.Join(names, ", "))
+}
+
+// beanTimeKey carries the server's handler time of a call, in
+// nanoseconds: a gRPC trailer, an HTTP response header.
+const beanTimeKey = "tierbench-bean-ns"
+
+// tokenKey carries the shared token: "authorization: Bearer TOKEN" on both
+// protocols.
+const tokenKey = "authorization"
+
+// maxMessageBytes bounds a request or reply on both protocols (gRPC's
+// default receive limit): a RUBiS page's data is far below it.
+const maxMessageBytes = 4 << 20
+
+// DefaultTimeout bounds a call whose context has no deadline of its own:
+// a tier stopped (SIGSTOP) or wedged ends the call as DeadlineExceeded
+// instead of a hang.
+const DefaultTimeout = 30 * time.Second

@@ -1,0 +1,269 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tierbench/tierbench/internal/remote/pingpb"
+)
+
+// serve starts a Ping tier of protocol p on a loopback port; it stops with
+// the test.
+func serve(t testing.TB, p Protocol, o ServerOptions) (addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(p, o)
+	RegisterPing(s)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func dial(t testing.TB, p Protocol, addr string, o DialOptions) (*Conn, pingpb.PingClient) {
+	t.Helper()
+	c, err := Dial(p, addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, pingpb.NewPingClient(c)
+}
+
+// wireBytes is what a message costs on the wire under p: protobuf behind
+// gRPC's 5-byte frame prefix, or its JSON.
+func wireBytes(t *testing.T, p Protocol, m proto.Message) int64 {
+	if p == GRPC {
+		return int64(proto.Size(m) + 5)
+	}
+	b, err := jsonOut.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(len(b))
+}
+
+// TestCallsAndCounts: replies come back whole on both protocols, and each
+// call is counted once, with its messages' bytes each way, into the
+// context's Meter (a call without one counts nowhere); the bean's own time
+// is reported apart from the call's.
+func TestCallsAndCounts(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			_, ping := dial(t, p, serve(t, p, ServerOptions{}), DialOptions{Conns: 2})
+			var m Meter
+			ctx := WithMeter(context.Background(), &m)
+			if _, err := ping.Empty(ctx, &pingpb.EmptyRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			req := &pingpb.Payload{Data: bytes.Repeat([]byte("tier"), 1000), SleepUs: 20000}
+			got, err := ping.Echo(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(got, req) {
+				t.Fatalf("echo: %d bytes, want %d", len(got.Data), len(req.Data))
+			}
+			if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			c := m.Counts()
+			empty := wireBytes(t, p, &pingpb.EmptyRequest{})
+			wantBytes := empty + wireBytes(t, p, req)
+			if c.Calls != 2 || c.Failed != 0 || c.BytesOut != wantBytes || c.BytesIn != wantBytes {
+				t.Errorf("meter %+v, want 2 calls, %d bytes each way", c, wantBytes)
+			}
+			if c.Bean < 20*time.Millisecond || c.Call < c.Bean || c.Layer() <= 0 {
+				t.Errorf("bean %v, call %v: want the bean's 20 ms sleep reported, inside the call", c.Bean, c.Call)
+			}
+		})
+	}
+}
+
+// TestErrorsCrossTheLayer: a bean's status (code, message, details) is
+// what the caller reads on either protocol, and the call counts as failed.
+func TestErrorsCrossTheLayer(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			_, ping := dial(t, p, serve(t, p, ServerOptions{}), DialOptions{})
+			var m Meter
+			ctx := WithMeter(context.Background(), &m)
+			_, err := ping.Fail(ctx, &pingpb.FailRequest{Code: int32(codes.FailedPrecondition), Message: "Sorry, the bid is too low", Detail: []byte("PutBid")})
+			st, ok := status.FromError(err)
+			if !ok || st.Code() != codes.FailedPrecondition || st.Message() != "Sorry, the bid is too low" {
+				t.Fatalf("error %v, want FailedPrecondition with the bean's message", err)
+			}
+			d := st.Details()
+			if len(d) != 1 {
+				t.Fatalf("details %v, want the bean's one", d)
+			}
+			if pl, ok := d[0].(*pingpb.Payload); !ok || string(pl.Data) != "PutBid" {
+				t.Errorf("detail %v, want the Payload PutBid", d[0])
+			}
+			if c := m.Counts(); c.Calls != 1 || c.Failed != 1 {
+				t.Errorf("meter %+v, want 1 call, failed", c)
+			}
+		})
+	}
+}
+
+// TestDeadlines: a caller's deadline ends its call as DeadlineExceeded on
+// both protocols, and a bean's bare context error reaches the caller as
+// gRPC's server reports it.
+func TestDeadlines(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			_, ping := dial(t, p, serve(t, p, ServerOptions{}), DialOptions{})
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			_, err := ping.Echo(ctx, &pingpb.Payload{SleepUs: 2_000_000})
+			if status.Code(err) != codes.DeadlineExceeded {
+				t.Errorf("a call past its deadline: %v, want DeadlineExceeded", err)
+			}
+		})
+	}
+	for err, want := range map[error]codes.Code{context.Canceled: codes.Canceled, context.DeadlineExceeded: codes.DeadlineExceeded,
+		status.Error(codes.NotFound, "x"): codes.NotFound, errors.New("x"): codes.Unknown} {
+		if got := statusOf(err).Code(); got != want {
+			t.Errorf("statusOf(%v) = %v, want %v", err, got, want)
+		}
+	}
+}
+
+// TestToken: a tier with a token answers only callers that send it.
+func TestToken(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			addr := serve(t, p, ServerOptions{Token: "s3cret"})
+			for _, tc := range []struct {
+				token string
+				want  codes.Code
+			}{{"", codes.Unauthenticated}, {"wrong", codes.Unauthenticated}, {"s3cret", codes.OK}} {
+				_, ping := dial(t, p, addr, DialOptions{Token: tc.token})
+				_, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{})
+				if got := status.Code(err); got != tc.want {
+					t.Errorf("token %q: %v, want %v", tc.token, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestTierGone: a tier that is not there, or that accepted the connection
+// and never answers, is an error, not a hang.
+func TestTierGone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	for _, p := range Protocols {
+		t.Run(string(p)+"/refused", func(t *testing.T) {
+			t.Parallel()
+			_, ping := dial(t, p, gone, DialOptions{})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := ping.Empty(ctx, &pingpb.EmptyRequest{})
+			if status.Code(err) != codes.Unavailable {
+				t.Errorf("call to a closed port: %v, want Unavailable", err)
+			}
+		})
+	}
+	// Accepts, reads, never answers: a stopped process.
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mute.Close() })
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	for _, p := range Protocols {
+		t.Run(string(p)+"/mute", func(t *testing.T) {
+			_, ping := dial(t, p, mute.Addr().String(), DialOptions{Timeout: 300 * time.Millisecond})
+			start := time.Now()
+			_, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{})
+			if took := time.Since(start); status.Code(err) != codes.DeadlineExceeded || took < 300*time.Millisecond || took > 5*time.Second {
+				t.Errorf("call to a mute tier: %v after %v, want DeadlineExceeded at the 300 ms timeout", err, took)
+			}
+		})
+	}
+}
+
+// TestNotATier: an HTTP server that is not a tier answers; the caller says
+// what it got.
+func TestNotATier(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.NotFoundHandler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	_, ping := dial(t, HTTP, ln.Addr().String(), DialOptions{})
+	_, err = ping.Empty(context.Background(), &pingpb.EmptyRequest{})
+	if status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "HTTP 404") {
+		t.Errorf("call to a plain web server: %v, want Unknown naming HTTP 404", err)
+	}
+}
+
+func TestParseProtocol(t *testing.T) {
+	for _, p := range Protocols {
+		if got, err := ParseProtocol(string(p)); err != nil || got != p {
+			t.Errorf("ParseProtocol(%q) = %q, %v", p, got, err)
+		}
+	}
+	if _, err := ParseProtocol("rmi"); err == nil || !strings.Contains(err.Error(), "http, grpc") {
+		t.Errorf("ParseProtocol(rmi): %v, want the accepted values named", err)
+	}
+}
+
+// BenchmarkEmptyCall: one empty call on loopback, caller and tier on the
+// same cores; allocs/op counts both sides (see BenchmarkEmptyCallClient).
+func BenchmarkEmptyCall(b *testing.B) {
+	for _, p := range Protocols {
+		b.Run(string(p), func(b *testing.B) {
+			_, ping := dial(b, p, serve(b, p, ServerOptions{}), DialOptions{})
+			var m Meter
+			ctx := WithMeter(context.Background(), &m)
+			req := &pingpb.EmptyRequest{}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ping.Empty(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

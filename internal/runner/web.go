@@ -1,0 +1,217 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// ShutdownGrace bounds how long a stopping server waits for the requests
+// under way.
+const ShutdownGrace = 30 * time.Second
+
+// listenLoopback serves a web workload's middle tier for its own clients
+// on a free loopback port (`tierbench run`): a real socket, so that the
+// clients pay what a browser pays.
+func listenLoopback(h http.Handler) (string, func(context.Context) error, error) {
+	s, err := server.Start("127.0.0.1:0", h)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.URL(), s.Shutdown, nil
+}
+
+// web is the workload as a web site; a usage error names the workloads
+// that are.
+func (r *Runner) web(name string) (workload.Web, error) {
+	w, err := r.Workloads.Get(name)
+	if err != nil {
+		return nil, config.Usage(err)
+	}
+	web, ok := w.(workload.Web)
+	if !ok {
+		var names []string
+		for _, n := range r.Workloads.Names() {
+			if w, _ := r.Workloads.Get(n); w != nil && isWeb(w) {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			names = []string{"none yet"}
+		}
+		return nil, config.Usage(fmt.Errorf("%s is not served over HTTP; the workloads that are: %s", name, strings.Join(names, ", ")))
+	}
+	return web, nil
+}
+
+// Serve runs a web workload's middle tier alone, on a loaded database,
+// at listen, until ctx is done; then it lets the requests under way
+// finish. The database's load, whatever its scale, is what is served
+// (cfg.Scale is not asked for). ready, when set, is told the base URL and
+// the scale once the server listens.
+func (r *Runner) Serve(ctx context.Context, cfg config.Run, listen string, ready func(url string, scale int)) error {
+	cfg.Normalize()
+	web, err := r.web(cfg.Workload)
+	if err != nil {
+		return err
+	}
+	if err := server.ParseListen(listen); err != nil {
+		return config.Usage(err)
+	}
+	if cfg.DB.Temp {
+		return config.Usage(fmt.Errorf("--db sqlite is a fresh temporary file, which holds no %s to serve; load one first (tierbench load %s --db sqlite:PATH) and serve it with the same --db", cfg.Workload, cfg.Workload))
+	}
+	if _, err := r.validated(cfg); err != nil {
+		return err
+	}
+	info := web.Info()
+	entities, err := entitySettings(cfg, info)
+	if err != nil {
+		return config.Usage(err)
+	}
+	db, err := r.open(ctx, cfg, web)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// The site serves the database as it is: it must be a complete load.
+	loaded := cfg
+	loaded.Scale = anyScale
+	m, err := checkMarker(ctx, db, loaded, "serve")
+	if err != nil {
+		return err
+	}
+	cfg.Scale = int(m.scale)
+	site, err := web.Site(ctx, db, workload.RunParams{
+		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Config: cfg, Threads: cfg.ServerThreads,
+	})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", info.Name, err)
+	}
+	defer site.Close()
+	srv, err := server.Start(listen, site)
+	if err != nil {
+		return config.Usage(err)
+	}
+	if ready != nil {
+		ready(srv.URL(), cfg.Scale)
+	}
+	select {
+	case <-ctx.Done():
+	case <-srv.Done():
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer cancel()
+	return srv.Shutdown(stopCtx)
+}
+
+// TargetProbeTimeout bounds the first request a drive sends to see that
+// its target answers.
+const TargetProbeTimeout = 10 * time.Second
+
+// Drive runs a web workload's emulated clients against a site served
+// elsewhere (tierbench serve, or any implementation of the workload's
+// pages) at target. The driver reaches no database: the result's
+// environment names the target, and it says that no consistency checks
+// ran.
+func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string) (*result.Result, error) {
+	cfg.Normalize()
+	web, err := r.web(cfg.Workload)
+	if err != nil {
+		return nil, err
+	}
+	base, err := parseTarget(target)
+	if err != nil {
+		return nil, config.Usage(err)
+	}
+	if _, err := r.validated(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Duration > 0 {
+		cfg.Iterations = 0
+	}
+	cfg.DB = store.DSN{} // none: the site has its own
+	if err := fitsInMemory(cfg); err != nil {
+		return nil, err
+	}
+	if err := probeTarget(ctx, base); err != nil {
+		return nil, err
+	}
+	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: base}
+	run, err := web.Browsers(ctx, base, workload.RunParams{Scale: cfg.Scale, Config: cfg})
+	if err != nil {
+		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+	}
+	return s.drive(ctx, run)
+}
+
+// parseTarget reads --target: an http or https URL of the site's root,
+// returned without a trailing slash.
+func parseTarget(target string) (string, error) {
+	const want = "want the site's base URL, as http://HOST:PORT (tierbench serve prints it)"
+	u, err := url.Parse(target)
+	switch {
+	case target == "":
+		return "", fmt.Errorf("--target is required: %s", want)
+	case err != nil:
+		return "", fmt.Errorf("--target %q: %v; %s", target, err, want)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("--target %q: scheme %q; %s", target, u.Scheme, want)
+	case u.Hostname() == "":
+		return "", fmt.Errorf("--target %q has no host; %s", target, want)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("--target %q: a base URL has no query, fragment or user; %s", target, want)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// siteTier watches a driven site: failed operations suggest it is gone,
+// and a request to its root asks.
+func siteTier(base string, failed func() int64) tier {
+	return tier{
+		name: "the site at " + base,
+		lost: failed,
+		probe: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			return get(ctx, base+"/")
+		},
+	}
+}
+
+// get requests url and reads its answer, whatever its status: any answer
+// means the site is there.
+func get(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}
+
+// probeTarget sends one request to the site's root: a target that does
+// not answer is an infrastructure failure before anything is measured,
+// not a run of connection errors.
+func probeTarget(ctx context.Context, base string) error {
+	ctx, cancel := context.WithTimeout(ctx, TargetProbeTimeout)
+	defer cancel()
+	if err := get(ctx, base+"/"); err != nil {
+		return fmt.Errorf("the site at %s does not answer: %w", base, err)
+	}
+	return nil
+}

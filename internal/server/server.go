@@ -1,0 +1,126 @@
+// Package server runs an HTTP front of the middle tier (RUBiS's pages
+// today; the business tier's remote interface and TPC-App's services
+// next): it listens at once, so a bad or busy address is known before
+// anything else starts, serves the tier's handler beside /healthz, and
+// shuts down gracefully, letting the requests under way finish.
+//
+// It knows nothing of workloads: the CLI gives it a handler.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// HealthPath answers 200 while the server accepts requests and 503 once
+// it is shutting down, so a load balancer stops sending it work first.
+const HealthPath = "/healthz"
+
+// Server is one listening HTTP front.
+type Server struct {
+	http     *http.Server
+	ln       net.Listener
+	stopping atomic.Bool
+	// done is closed when serving has ended, serveErr set before: nil
+	// after Shutdown, the listener's failure otherwise.
+	done     chan struct{}
+	serveErr error
+}
+
+// ParseListen checks a --listen address: HOST:PORT, or :PORT for every
+// interface. The error names the flag and says what is allowed.
+func ParseListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		var n int
+		n, err = strconv.Atoi(port)
+		if err == nil && (n < 0 || n > 65535) {
+			err = errors.New("port out of range")
+		}
+	}
+	if err != nil || (host != "" && net.ParseIP(host) == nil && !validHostname(host)) {
+		return fmt.Errorf("--listen %q: want HOST:PORT with a port from 0 to 65535 (0: any free port), e.g. 127.0.0.1:8080, or :8080 for every interface", addr)
+	}
+	return nil
+}
+
+// validHostname accepts names a resolver could look up: letters, digits,
+// dots and hyphens.
+func validHostname(h string) bool {
+	for _, c := range h {
+		if !(c == '.' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return h != ""
+}
+
+// Start listens on addr and serves h there (and HealthPath) until
+// Shutdown. The caller checks addr with ParseListen first; an address
+// that cannot be bound is the error.
+func Start(addr string, h http.Handler) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	s := &Server{ln: ln, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc(HealthPath, s.health)
+	mux.Handle("/", h)
+	s.http = &http.Server{
+		Handler: mux,
+		// A client that never finishes its headers must not hold a
+		// connection (and a goroutine) for ever.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	go func() {
+		err := s.http.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			s.serveErr = err
+		}
+		close(s.done)
+	}()
+	return s, nil
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if s.stopping.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "stopping")
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// Addr is the address the server listens on (with the port chosen when
+// the given one was 0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the server's base URL, for a driver on the same host.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Shutdown stops accepting connections and waits, until ctx is done, for
+// the requests under way; then it closes what is left. It returns the
+// serving error, if serving had failed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopping.Store(true)
+	err := s.http.Shutdown(ctx)
+	if err != nil {
+		s.http.Close()
+	}
+	<-s.done
+	return errors.Join(s.serveErr, err)
+}
+
+// Done is closed when the server has stopped serving: after Shutdown, or
+// on its own when its listener failed (Shutdown then says why).
+func (s *Server) Done() <-chan struct{} { return s.done }
+

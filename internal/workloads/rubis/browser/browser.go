@@ -1,0 +1,401 @@
+package browser
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// Config of the emulated browsers of a run; one Config serves them all.
+type Config struct {
+	// BaseURL of the site, scheme and host (and port): http://host:8080.
+	BaseURL string
+	// Path under which the pages and scripts live; default "/PHP" (the
+	// original's php_html_path and php_script_path).
+	Path string
+	// Table is the mix's transition table (see package tables).
+	Table *workload.Transitions
+	// Think before each request; zero fields take ThinkTime's defaults.
+	Think workload.ThinkTime
+	// MaxTransitions per session; default 1000.
+	MaxTransitions int
+	// Users is the population: a session's user is drawn uniformly,
+	// nickname "user"+n and password "password"+n for n in 1..Users.
+	Users int
+	// Categories and Regions are the names, in id order, the browser
+	// draws from where the original draws from its files rather than from
+	// the page (search by category or region, sell, register).
+	Categories, Regions []string
+	// ItemsPerPage asked of the search pages; default 20.
+	ItemsPerPage int
+	// Items is the number of items (active and old) the site starts with:
+	// RegisterItem names new items after it, as the original does.
+	Items int
+	// Policy of the items and comments the browser makes up; the zero
+	// value is the original's rubis.properties (DefaultPolicy).
+	Policy Policy
+	// SkipImages: do not fetch the <IMG SRC="…"> of each page, which the
+	// original does (every occurrence, no cache; errors ignored).
+	SkipImages bool
+	// OneBasedIDs: send category and region ids, and the user's id in
+	// forms, counting from 1 as the database does. The original sends the
+	// 0-based index it drew (so category 0 finds nothing and the user id
+	// in a bid is the previous user's).
+	OneBasedIDs bool
+	// UniqueNicknames: RegisterUser makes nicknames no other browser of the
+	// run makes. The original draws n in Users+1..Users+1,000,000 and
+	// accepts the error page a taken nickname gets.
+	UniqueNicknames bool
+	// Transport, when set, is shared by the browsers (it should allow a
+	// keep-alive connection per browser). Nil: each browser has its own,
+	// holding one persistent connection, as one emulated user would.
+	Transport http.RoundTripper
+}
+
+// Policy is what the original's properties say of made-up data.
+type Policy struct {
+	PercentUniqueItems    float64 // items with quantity 1
+	PercentReservePrice   float64
+	PercentBuyNow         float64
+	MaxItemQty            int
+	ItemDescriptionLength int
+	CommentMaxLength      int
+}
+
+// DefaultPolicy is the original's rubis.properties.
+func DefaultPolicy() Policy {
+	return Policy{PercentUniqueItems: 80, PercentReservePrice: 40, PercentBuyNow: 10,
+		MaxItemQty: 10, ItemDescriptionLength: 8192, CommentMaxLength: 2048}
+}
+
+// WithDefaults fills the zero fields.
+func (c Config) WithDefaults() Config {
+	c.Path = cmp.Or(c.Path, "/PHP")
+	c.Think = c.Think.WithDefaults()
+	c.MaxTransitions = cmp.Or(c.MaxTransitions, workload.DefaultMaxTransitions)
+	c.ItemsPerPage = cmp.Or(c.ItemsPerPage, 20)
+	if c.Policy == (Policy{}) {
+		c.Policy = DefaultPolicy()
+	}
+	return c
+}
+
+// Validate reports every problem, naming the field.
+func (c Config) Validate() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("BaseURL %q: want http://host[:port]", c.BaseURL)
+	}
+	if c.Path != "" && !strings.HasPrefix(c.Path, "/") {
+		bad("Path %q: want an absolute path such as /PHP", c.Path)
+	}
+	if c.Table == nil {
+		bad("Table: none (want a parsed transition table)")
+	} else if c.Table.N() != NumStates {
+		bad("Table %q has %d states, want RUBiS's %d", c.Table.Name, c.Table.N(), NumStates)
+	}
+	for _, e := range c.Think.Validate() {
+		bad("Think: %v", e)
+	}
+	if c.MaxTransitions < 0 {
+		bad("MaxTransitions %d: want ≥ 1 (0: 1000)", c.MaxTransitions)
+	}
+	if c.Users < 1 {
+		bad("Users %d: want ≥ 1", c.Users)
+	}
+	if len(c.Categories) == 0 {
+		bad("Categories: none")
+	}
+	if len(c.Regions) == 0 {
+		bad("Regions: none")
+	}
+	if c.ItemsPerPage < 0 {
+		bad("ItemsPerPage %d: want ≥ 1 (0: 20)", c.ItemsPerPage)
+	}
+	if c.Items < 1 {
+		bad("Items %d: want ≥ 1", c.Items)
+	}
+	p := c.Policy
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"PercentUniqueItems", p.PercentUniqueItems}, {"PercentReservePrice", p.PercentReservePrice}, {"PercentBuyNow", p.PercentBuyNow}} {
+		if f.v < 0 || f.v > 100 {
+			bad("Policy.%s %v: want 0..100", f.name, f.v)
+		}
+	}
+	if p != (Policy{}) && (p.MaxItemQty < 1 || p.ItemDescriptionLength < 1 || p.CommentMaxLength < 1) {
+		bad("Policy: MaxItemQty %d, ItemDescriptionLength %d, CommentMaxLength %d: want each ≥ 1",
+			p.MaxItemQty, p.ItemDescriptionLength, p.CommentMaxLength)
+	}
+	return errs
+}
+
+// The RUBiS states (the rows of the transition tables), which are the
+// workload's interactions: a state's number is its operation id.
+const (
+	Home = iota
+	Register
+	RegisterUser
+	Browse
+	BrowseCategories
+	SearchItemsInCategory
+	BrowseRegions
+	BrowseCategoriesInRegion
+	SearchItemsInRegion
+	ViewItem
+	ViewUserInfo
+	ViewBidHistory
+	BuyNowAuth
+	BuyNow
+	StoreBuyNow
+	PutBidAuth
+	PutBid
+	StoreBid
+	PutCommentAuth
+	PutComment
+	StoreComment
+	Sell
+	SelectCategoryToSellItem
+	SellItemForm
+	RegisterItem
+	AboutMeAuth
+	AboutMe
+	NumStates
+)
+
+// Outcome of one interaction.
+type Outcome struct {
+	// State whose page was requested: the one asked for, or the one the
+	// original goes back to instead (after a "Sorry" page, or when the
+	// page has no id to follow).
+	State int
+	// Status is the HTTP status (0 when no response came).
+	Status int
+	// ErrorPage: the page says "ERROR", the original's sign of a failed
+	// interaction; the browser's session goes back to Home at once.
+	ErrorPage bool
+	// Bytes of the page.
+	Bytes int
+	// Images fetched with the page, and how many of them failed (the
+	// original ignores those).
+	Images, ImageErrors int
+}
+
+// StatusError is a response other than 200 OK.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
+}
+
+// Browser is one emulated browser: its walk, its user, the last page it
+// got and its connection. A browser is used by one goroutine.
+type Browser struct {
+	cfg       *Config
+	id        int
+	rng       *rand.Rand
+	walk      *workload.MarkovWalk
+	client    http.Client
+	transport *http.Transport // own, nil when shared
+	base      string          // BaseURL without a trailing slash
+	site      string          // base + Path
+
+	user int // 0-based index, the original's userId
+	// registered counts this browser's RegisterUser requests (for
+	// UniqueNicknames).
+	registered int
+
+	page    page
+	hasPage bool // the original's lastHTMLReply != null
+	// lastItemID, lastUserID: the original falls back on the last id it
+	// extracted when a page has none (after a Back, say).
+	lastItemID, lastUserID int
+
+	url   []byte // scratch for the request URL
+	query bool   // url has its '?'
+	// prepared is the state whose request Prepare built, -1 when none.
+	prepared int
+}
+
+// New makes browser id (ids distinct within a run) with its own random
+// stream. cfg must have passed Validate after WithDefaults; New keeps a
+// pointer to it, so it must not change while browsers use it.
+func New(cfg *Config, id int, rng *rand.Rand) *Browser {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	b := &Browser{cfg: cfg, id: id, rng: rng, base: base, site: base + cfg.Path,
+		walk: workload.NewMarkovWalk(cfg.Table, cfg.Think, cfg.MaxTransitions), lastItemID: -1, lastUserID: -1, prepared: -1}
+	rt := cfg.Transport
+	if rt == nil {
+		// One keep-alive connection per browser. The original sends no
+		// Accept-Encoding, so neither do we.
+		b.transport = &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        1,
+			MaxIdleConnsPerHost: 1,
+			MaxConnsPerHost:     1,
+			DisableCompression:  true,
+		}
+		rt = b.transport
+	}
+	b.client = http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	return b
+}
+
+// Close releases the browser's connection.
+func (b *Browser) Close() {
+	if b.transport != nil {
+		b.transport.CloseIdleConnections()
+	}
+}
+
+// Next is the browser's next move: pause m.Think, then Do(ctx, m.State).
+// At a new session it draws the session's user.
+func (b *Browser) Next() workload.MarkovMove {
+	m := b.walk.Next(b.rng)
+	if m.NewSession {
+		b.user = b.rng.IntN(b.cfg.Users)
+	}
+	return m
+}
+
+// Prepare builds the request of state, as Do would, and returns the state
+// it ends up requesting (the original goes back instead after a "Sorry"
+// page, or when the page has no id to follow); the next Do sends it. A
+// driver that records what was requested asks here first.
+func (b *Browser) Prepare(state int) int {
+	if state < 0 || state >= NumStates {
+		return state
+	}
+	b.prepared = b.request(state)
+	return b.prepared
+}
+
+// Walk is the browser's walk (for its state and history).
+func (b *Browser) Walk() *workload.MarkovWalk { return b.walk }
+
+// bodies holds response buffers between requests, so that 10,000 idle
+// browsers do not each hold their largest page.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Do performs the interaction of state (as Prepare resolved it, when it
+// was asked) and reads the page. An error is a failed request (no response, or not 200 OK); an
+// error page is a success with Outcome.ErrorPage set. Both send the
+// session back to Home, as the original does.
+func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
+	if state < 0 || state >= NumStates {
+		return Outcome{State: state}, fmt.Errorf("rubis browser: no state %d (want 0..%d)", state, NumStates-1)
+	}
+	switch prepared := b.prepared; {
+	case prepared < 0:
+		state = b.request(state)
+	case prepared != state:
+		// Prepare built another request: sending it would record one
+		// interaction and perform another.
+		b.prepared = -1
+		return Outcome{State: state}, fmt.Errorf("rubis browser: Do(%s) after Prepare resolved %s", StateNames[state], StateNames[prepared])
+	default:
+		b.prepared = -1
+	}
+	out := Outcome{State: state}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, string(b.url), nil)
+	if err != nil {
+		b.failed()
+		return out, fmt.Errorf("rubis browser: %w", err)
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.failed()
+		return out, fmt.Errorf("rubis browser: %s: %w", StateNames[state], err)
+	}
+	buf := bodies.Get().(*bytes.Buffer)
+	defer bodies.Put(buf)
+	buf.Reset()
+	_, err = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	out.Status = resp.StatusCode
+	if err != nil {
+		b.failed()
+		return out, fmt.Errorf("rubis browser: %s: reading the page: %w", StateNames[state], err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b.failed()
+		return out, fmt.Errorf("rubis browser: %s: %w", StateNames[state], &StatusError{resp.StatusCode})
+	}
+	b.page.parse(buf.Bytes(), !b.cfg.SkipImages)
+	b.hasPage = true
+	out.Bytes = b.page.size
+	out.ErrorPage = b.page.errorPage
+	if out.ErrorPage {
+		b.walk.Fail()
+	}
+	for _, src := range b.page.images {
+		out.Images++
+		if err := b.fetch(ctx, src); err != nil {
+			if ctx.Err() != nil {
+				return out, fmt.Errorf("rubis browser: %s: image: %w", StateNames[state], ctx.Err())
+			}
+			out.ImageErrors++
+		}
+	}
+	return out, nil
+}
+
+func (b *Browser) failed() {
+	b.hasPage = false
+	b.walk.Fail()
+}
+
+// fetch downloads an image and throws it away.
+func (b *Browser) fetch(ctx context.Context, src string) error {
+	u := src
+	if strings.HasPrefix(src, "/") {
+		u = b.base + src
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = &StatusError{resp.StatusCode}
+	}
+	return err
+}
+
+// StateNames are the states' names: the tables' ("StoreBuyBow" spelled
+// right).
+var StateNames = [NumStates]string{
+	"Home", "Register", "RegisterUser", "Browse", "BrowseCategories", "SearchItemsInCategory",
+	"BrowseRegions", "BrowseCategoriesInRegion", "SearchItemsInRegion", "ViewItem", "ViewUserInfo",
+	"ViewBidHistory", "BuyNowAuth", "BuyNow", "StoreBuyNow", "PutBidAuth", "PutBid", "StoreBid",
+	"PutCommentAuth", "PutComment", "StoreComment", "Sell", "SelectCategoryToSellItem",
+	"SellItemForm", "RegisterItem", "AboutMeAuth", "AboutMe",
+}
+
+// StateName is a state's name.
+func StateName(state int) string {
+	if state < 0 || state >= NumStates {
+		return fmt.Sprintf("state %d", state)
+	}
+	return StateNames[state]
+}

@@ -1,0 +1,7 @@
+// Package rubispb is the generated code of auction.proto: the RUBiS
+// business tier's remote interface. Package rubis converts its messages
+// to and from the Auction interface's plain structs; nothing else should
+// depend on it.
+package rubispb
+
+//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative auction.proto

@@ -1,0 +1,105 @@
+package rubis
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// stopGrace bounds how long a stopping business tier waits for the calls
+// under way.
+const stopGrace = 10 * time.Second
+
+// businessTier is the business tier of a style with a remote boundary
+// (session, facade), served on a loopback port of the site's own process:
+// the calls between the tiers cross a real socket and protocol, counted by
+// the remote layer.
+type businessTier struct {
+	srv    *remote.Server
+	conn   *remote.Conn
+	served chan error
+}
+
+// startBusinessTier serves a on a free loopback port over protocol, each
+// call on one of threads server threads, and connects to it.
+func startBusinessTier(a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("business tier: %w", err)
+	}
+	srv := remote.NewServer(protocol, remote.ServerOptions{})
+	remote.RegisterPing(srv)
+	ServeAuction(srv, a, threads)
+	b := &businessTier{srv: srv, served: make(chan error, 1)}
+	go func() { b.served <- srv.Serve(ln) }()
+	if b.conn, err = remote.Dial(protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
+		b.close()
+		return nil, err
+	}
+	// gRPC connects on the first call: make it now, so that a tier that
+	// cannot answer fails the start, not the first page.
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	if err := remote.Ping(ctx, b.conn); err != nil {
+		b.close()
+		return nil, fmt.Errorf("business tier: %w", err)
+	}
+	return b, nil
+}
+
+// close stops the tier once the calls under way are done.
+func (b *businessTier) close() error {
+	if b.conn != nil {
+		b.conn.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	b.srv.Stop(ctx)
+	return <-b.served
+}
+
+// tiering is how a site's middle tier is split: its style, and the
+// protocol between its tiers when it has a remote boundary.
+type tiering struct {
+	style    string
+	protocol string
+	business *businessTier
+}
+
+// split puts a behind a remote boundary when the run's style has one: the
+// Auction the web tier calls is then a client of a served a.
+func split(cfg config.Run, a Auction, threads int) (Auction, tiering, error) {
+	t := tiering{style: cfg.StyleOf()}
+	if !slices.Contains(config.RemoteStyles, t.style) {
+		return a, t, nil
+	}
+	var err error
+	if t.business, err = startBusinessTier(a, threads, remote.Protocol(cfg.Protocol)); err != nil {
+		return nil, t, err
+	}
+	t.protocol = cfg.Protocol
+	return RemoteAuction(t.business.conn), t, nil
+}
+
+func (t tiering) close() error {
+	if t.business == nil {
+		return nil
+	}
+	return t.business.close()
+}
+
+// Tiers of a run are its site's.
+func (r *run) Tiers() workload.Tiers {
+	if s, ok := r.site.(workload.TieredRun); ok {
+		return s.Tiers()
+	}
+	return workload.Tiers{}
+}
+
+var _ workload.TieredRun = (*run)(nil)

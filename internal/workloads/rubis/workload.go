@@ -1,0 +1,273 @@
+// Package rubis is RUBiS, the auction site of Cecchet et al. (Middleware
+// 2003, and the public RUBiS source): its database (schema.go, load.go),
+// its business logic behind one interface (auction.go; direct SQL in
+// direct.go), its pages over HTTP at the PHP version's paths (web.go),
+// its consistency checks (check.go), the styles of its middle tier
+// (tiers.go: the business tier behind the remote layer, its interface
+// declared in rubispb and carried by remote.go) and, in package browser,
+// the emulated browsers of the original client.
+package rubis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/rubis/browser"
+	"github.com/tierbench/tierbench/internal/workloads/rubis/tables"
+)
+
+// Mixes are the names --mix takes for the original client's transition
+// tables; any other value is the path of a table in their format.
+var Mixes = map[string]string{"bidding": tables.Bidding, "browsing": tables.Browsing}
+
+// transitions is the table --mix names: a shipped one, or one read from a
+// file (a mix of the user's, or one page over and over to measure it).
+func transitions(mix string) (*workload.Transitions, error) {
+	if name, ok := Mixes[mix]; ok {
+		return tables.Load(name)
+	}
+	f, err := os.Open(mix)
+	if err != nil {
+		return nil, fmt.Errorf("--mix %q: neither bidding nor browsing, nor a readable transition table file: %v", mix, errors.Unwrap(err))
+	}
+	defer f.Close()
+	t, err := workload.ParseTransitions(f)
+	if err != nil {
+		return nil, fmt.Errorf("--mix %s: not a transition table in the RUBiS client's format: %w", mix, err)
+	}
+	if t.N() != numInteractions {
+		return nil, fmt.Errorf("--mix %s: %d states, want RUBiS's %d interactions (and Back, End of Session)", mix, t.N(), numInteractions)
+	}
+	return t, nil
+}
+
+// Workload is RUBiS.
+type Workload struct{}
+
+var _ workload.Web = Workload{}
+
+// New returns the workload for the registry.
+func New() Workload { return Workload{} }
+
+func (Workload) Info() workload.Info {
+	return workload.Info{
+		Name:       "rubis",
+		Title:      "RUBiS: an auction site modelled on eBay",
+		Reference:  "Cecchet et al., Performance and Scalability of EJB Applications (OOPSLA 2002); the RUBiS client and PHP pages",
+		Operations: Interactions[:],
+		Mix: workload.Mix{Kind: workload.Chosen, Description: "each emulated browser walks the original client's Markov chain over the pages it receives " +
+			"(--mix bidding: default_transitions, 15% read-write; browsing: browse_only_transitions), negative-exponential think time of mean 7 s × --think-scale"},
+		Metric: workload.Metric{Name: "interactions/min", Per: time.Minute},
+		Validate: func(cfg config.Run) []error {
+			if _, err := transitions(cfg.Mix); err != nil {
+				return []error{err}
+			}
+			return nil
+		},
+		Defaults: config.Defaults{
+			Clients:       50,
+			ServerThreads: 10,
+			Duration:      time.Minute,
+			RampUp:        10 * time.Second,
+			RampDown:      5 * time.Second,
+			// The PHP version's SQL, the seed's baseline.
+			Persistence: container.Direct,
+		},
+		Persistence: []container.Persistence{container.Direct, container.CMP, container.BMP},
+		Entities:    entityTypes,
+	}
+}
+
+// Load drops and recreates the schema and populates it.
+func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.LoadReport, error) {
+	return load(ctx, db, p)
+}
+
+// site is the auction site served over a database.
+type site struct {
+	*Site
+	*checker
+	tiering
+}
+
+// Close stops the business tier, when the site's style has one of its own.
+func (s site) Close() error { return s.tiering.close() }
+
+// Tiers: the site's style, and the remote calls its pages made.
+func (s site) Tiers() workload.Tiers {
+	return workload.Tiers{Style: s.style, Protocol: s.protocol, Processes: 1, Calls: s.RemoteCalls()}
+}
+
+// Site readies the auction site over db.
+func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Site, error) {
+	var a Auction
+	var beans *Beans
+	var err error
+	if p.Persistence.Container() {
+		if beans, err = openContainer(ctx, db, p.Entities, p.Warmup); err != nil {
+			return nil, err
+		}
+		a = beans
+	} else if a, err = NewDirect(ctx, db); err != nil {
+		return nil, err
+	}
+	c, err := newChecker(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	a, t, err := split(p.Config, a, p.Threads)
+	if err != nil {
+		return nil, err
+	}
+	s := site{Site: NewSite(a, p.Threads, nil), checker: c, tiering: t}
+	if beans != nil {
+		return entitySite{site: s, beans: beans}, nil
+	}
+	return s, nil
+}
+
+// Browsers readies the emulated browsers against the site at target.
+func (Workload) Browsers(_ context.Context, target string, p workload.RunParams) (workload.Run, error) {
+	return newBrowsers(target, p)
+}
+
+func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
+	cfg := p.Config
+	table, err := transitions(cfg.Mix)
+	if err != nil {
+		return nil, err
+	}
+	pop, err := populationAt(p.Scale)
+	if err != nil {
+		return nil, err
+	}
+	bc := browser.Config{
+		BaseURL:    target,
+		Table:      table,
+		Think:      workload.ThinkTime{Scale: cfg.ThinkScale},
+		Users:      int(pop.Users),
+		Categories: categoryNames[:],
+		Regions:    regionNames[:],
+		Items:      int(pop.Items()),
+		// Ours, unlike the original, send the ids the database has and
+		// nicknames no other browser takes, so that the checks can hold
+		// every write to account.
+		OneBasedIDs:     true,
+		UniqueNicknames: true,
+	}.WithDefaults()
+	if errs := bc.Validate(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &browsers{cfg: &bc}, nil
+}
+
+// browsers are a run's emulated browsers.
+type browsers struct {
+	cfg *browser.Config
+	mu  sync.Mutex
+	all []*browser.Browser
+}
+
+func (b *browsers) NewClient(_, id int, rng *rand.Rand) workload.Client {
+	br := browser.New(b.cfg, id, rng)
+	b.mu.Lock()
+	b.all = append(b.all, br)
+	b.mu.Unlock()
+	return &client{b: br}
+}
+
+// Check has nothing to check: the browsers do not know the site's
+// database.
+func (b *browsers) Check(context.Context, workload.Outcomes) ([]workload.Check, error) {
+	return nil, nil
+}
+
+// Stop closes the browsers' connections.
+func (b *browsers) Stop(context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, br := range b.all {
+		br.Close()
+	}
+	return nil
+}
+
+// Start serves the site on a loopback port and readies browsers against
+// it: `tierbench run` is `serve` and `drive` in one process.
+func (w Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
+	s, err := w.Site(ctx, db, p)
+	if err != nil {
+		return nil, err
+	}
+	url, stop, err := p.Listen(s)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBrowsers(url, p)
+	if err != nil {
+		stop(ctx)
+		return nil, err
+	}
+	return &run{browsers: b, site: s, stopSite: stop}, nil
+}
+
+// run is the site and its browsers in one process.
+type run struct {
+	*browsers
+	site     workload.Site
+	stopSite func(context.Context) error
+}
+
+func (r *run) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
+	return r.site.Check(ctx, done)
+}
+
+// Stop closes the browsers, then stops the site once its requests under
+// way are done.
+func (r *run) Stop(ctx context.Context) error {
+	r.browsers.Stop(ctx)
+	return errors.Join(r.stopSite(ctx), r.site.Close())
+}
+
+// client is one emulated browser as the driver's terminal.
+type client struct{ b *browser.Browser }
+
+// Next is the browser's next move in its walk, resolved to the page it
+// will request, so that the interaction is recorded as what it was.
+func (c *client) Next() (int, time.Duration) {
+	m := c.b.Next()
+	return c.b.Prepare(m.State), m.Think
+}
+
+// writing are the interactions that write: one lost between request and
+// response may or may not have happened.
+var writing = [numInteractions]bool{browser.RegisterUser: true, browser.StoreBuyNow: true, browser.StoreBid: true, browser.StoreComment: true, browser.RegisterItem: true}
+
+// Do performs the interaction. An error page (a taken nickname, a bid
+// below the minimum, "Sorry" for what does not exist) is the site's
+// business outcome; a write whose response never came is in doubt.
+func (c *client) Do(ctx context.Context, step workload.Step) error {
+	out, err := c.b.Do(ctx, step.Op)
+	var status *browser.StatusError
+	switch {
+	case err != nil && writing[out.State] && !errors.As(err, &status):
+		return fmt.Errorf("%w: %w", store.ErrInDoubt, err)
+	case err != nil:
+		return err
+	case out.ErrorPage:
+		return workload.Business("error page")
+	}
+	return nil
+}
+
+var _ http.Handler = site{}
