@@ -123,4 +123,3 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Done is closed when the server has stopped serving: after Shutdown, or
 // on its own when its listener failed (Shutdown then says why).
 func (s *Server) Done() <-chan struct{} { return s.done }
-
