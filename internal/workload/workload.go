@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/remote"
@@ -139,6 +141,33 @@ type Web interface {
 	// (a base URL). Their Run's Check has nothing to check: the site's
 	// database is not theirs.
 	Browsers(ctx context.Context, target string, p RunParams) (Run, error)
+}
+
+// Served is implemented by a workload whose business tier can run in a
+// process of its own, its clients in another (Stock-Online's session
+// bean called remotely, as in the paper): `tierbench serve` serves it over
+// the remote layer, `tierbench drive` and `run --tiers 2` run the
+// terminals against it.
+type Served interface {
+	Workload
+	// ServeBusiness registers the business tier over db on s, each call
+	// on one of p.Threads server threads; close releases what it holds,
+	// after the server has stopped.
+	ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p RunParams) (close func() error, err error)
+	// RemoteClients readies the terminals, calling the business tier over
+	// conn (a *remote.Conn: its calls are counted into the Meter of the
+	// call's context). The Run's Check has nothing to check (the database
+	// is not the clients'); the Run is a TieredRun that reports its calls
+	// by operation.
+	RemoteClients(ctx context.Context, conn grpc.ClientConnInterface, p RunParams) (Run, error)
+	// Checker reads db before a run, so that its Check verifies the
+	// database after the run against what the remote clients saw.
+	Checker(ctx context.Context, db *store.DB, p RunParams) (Checker, error)
+}
+
+// Checker verifies a database after a run against what the clients saw.
+type Checker interface {
+	Check(ctx context.Context, done Outcomes) ([]Check, error)
 }
 
 // Site is a web workload's middle tier, served.

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/workloads/rubis/rubispb"
 )
 
@@ -23,45 +23,28 @@ import (
 // behind the server returned them, so the web tier cannot tell.
 
 // ServeAuction registers on s the Auction service answered by a, with
-// threads server threads (at least 1): a call takes a free thread number
-// for its time in a, so at most threads calls are in a at once, each on
-// its own thread's store session, and the others wait (as the web tier's
-// Site does in one process). A page error crosses as FailedPrecondition
-// with a rubispb.PageError detail; any other error as the status its
-// class maps to (errorCode), its message whole.
+// threads server threads (remote.Threads: each call on its own thread's
+// store session, the others waiting, as the web tier's Site does in one
+// process). A page error crosses as FailedPrecondition with a
+// rubispb.PageError detail; any other error as remote.FailureStatus.
 func ServeAuction(s grpc.ServiceRegistrar, a Auction, threads int) {
-	threads = max(threads, 1)
-	b := &auctionBean{a: a, threads: make(chan int, threads)}
-	for i := range threads {
-		b.threads <- i
-	}
-	rubispb.RegisterAuctionServer(s, b)
+	rubispb.RegisterAuctionServer(s, &auctionBean{a: a, threads: remote.NewThreads(threads)})
 }
 
 type auctionBean struct {
 	rubispb.UnimplementedAuctionServer
-	a Auction
-	// threads holds the thread numbers not in use.
-	threads chan int
+	a       Auction
+	threads *remote.Threads
 }
 
 // serve runs m on a free thread, waiting for one while all are busy or
 // until the caller gives up, and converts its result with out.
 func serve[Req, Res, Reply any](ctx context.Context, b *auctionBean, m func(context.Context, int, Req) (Res, error), req Req, out func(Res) *Reply) (*Reply, error) {
-	var thread int
-	select {
-	case thread = <-b.threads:
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
+	thread, err := b.threads.Take(ctx)
+	if err != nil {
+		return nil, err
 	}
-	// Deferred: net/http recovers a panicking handler, and the thread
-	// must not leave the pool with it.
-	defer func() { b.threads <- thread }()
-	// A thread and the caller's end may come at once; a caller gone is
-	// not served.
-	if err := ctx.Err(); err != nil {
-		return nil, status.FromContextError(err).Err()
-	}
+	defer b.threads.Give(thread)
 	res, err := m(ctx, thread, req)
 	if err != nil {
 		return nil, errorStatus(err)
@@ -79,27 +62,7 @@ func errorStatus(err error) error {
 		}
 		return st.Err()
 	}
-	return status.Error(errorCode(err), err.Error())
-}
-
-// errorCode is the gRPC code of a failure of the business tier: what a
-// caller may do about it. Unavailable: the database could not be reached
-// and nothing was done, so the call may be made again; Aborted: the
-// database chose the call's transaction as a victim until its retries ran
-// out; Canceled and DeadlineExceeded: the caller's own context ended.
-// Anything else, a commit in doubt included, is Internal.
-func errorCode(err error) codes.Code {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return codes.DeadlineExceeded
-	case errors.Is(err, store.ErrUnreachable), errors.Is(err, store.ErrConnectionLost):
-		return codes.Unavailable
-	case store.Retryable(err):
-		return codes.Aborted
-	}
-	return codes.Internal
+	return remote.FailureStatus(err)
 }
 
 // RemoteAuction is the Auction behind conn, a connection to a tier that
