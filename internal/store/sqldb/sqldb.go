@@ -229,7 +229,12 @@ func (t *Tx) Commit(ctx context.Context, queued []store.Queued) error {
 			err = q.Check(r)
 		}
 		if err != nil {
-			t.T.Rollback()
+			// The first queued statement begins the transaction: when
+			// that failed (its context ended), there is nothing to roll
+			// back.
+			if t.T != nil {
+				t.T.Rollback()
+			}
 			return err
 		}
 	}

@@ -156,6 +156,29 @@ func Exercise(t *testing.T, newDSN func(testing.TB) string) {
 		}
 	})
 
+	// A relay or a terminal committing queued statements as its run ends
+	// (its context canceled) found that the transaction could not begin:
+	// the commit must fail with the context's error and leave nothing, not
+	// panic on a transaction that never began.
+	t.Run("a commit of queued statements whose context ended fails cleanly", func(t *testing.T) {
+		db, s := setup(t, store.Options{Threads: 2})
+		ended, cancel := context.WithCancel(ctx)
+		err := db.InTx(ended, func(tx *store.Tx) error {
+			tx.Queue(s.insert2, 8, 1)
+			cancel()
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("commit after the context ended: %v, want context.Canceled", err)
+		}
+		if n := (Querier{t, db}).Int("SELECT COUNT(*) FROM conf2 WHERE id = 8"); n != 0 {
+			t.Errorf("%d rows of the failed commit in the database, want 0", n)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { tx.Queue(s.insert2, 8, 1); return nil }); err != nil {
+			t.Errorf("session after the failed commit: %v", err)
+		}
+	})
+
 	t.Run("transactions begin lazily", func(t *testing.T) {
 		db, s := setup(t, store.Options{Threads: 1})
 		before := db.Stats()
