@@ -65,7 +65,7 @@ func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.RefreshInterval), "refresh-interval", 0, "how long commit option D trusts cached data (default 10s)")
 	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
 	fs.StringVar(&v.Style, "style", "", "RUBiS: how the middle tier is built: servlets (SQL in the web tier), session (session beans on a business tier, SQL), facade (session facade over entity beans on a business tier), local (facade and entity beans in the web tier's process) (default: servlets under --persistence direct, local under cmp or bmp)")
-	fs.StringVar(&v.Protocol, "protocol", "", "RUBiS: how the web tier calls the business tier under --style session or facade: http (HTTP/1.1, JSON) or grpc (HTTP/2, protobuf) (default http)")
+	fs.StringVar(&v.Protocol, "protocol", "", "how a tier calls the next one over a process boundary (RUBiS's web tier its business tier under --style session, facade or entity; Stock-Online's clients its session bean under --tiers 2): http (HTTP/1.1, JSON) or grpc (HTTP/2, protobuf) (default http)")
 	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout")
 }
 
@@ -93,6 +93,7 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
 	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
 	fs.BoolVar(&v.Warmup, "warmup", false, "warm the container's caches before the run by reading the warmed types (Stock-Online: Account, Item, Holding)")
+	fs.IntVar(&v.Tiers, "tiers", 0, "processes the run spans: 1 (everything here), 2 (the middle tier in a child process: RUBiS's site, Stock-Online's session bean), 3 (RUBiS: web and business tier each in a child process; --style session, facade or entity) (default 1)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.PODispatch, "po-dispatch", "", "ECperf: how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender) (default sync)")
 	fs.StringVar(&v.Broker, "broker", "", "ECperf queue dispatch: NATS URL, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)")

@@ -2,24 +2,36 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/server"
 )
 
 func newServeCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
-	listen := "127.0.0.1:8080"
+	o := runner.ServeOptions{Listen: "127.0.0.1:8080"}
 	cmd := &cobra.Command{
 		Use:   "serve WORKLOAD",
-		Short: "Serve a web workload's middle tier alone (RUBiS's auction site) until interrupted",
-		Long: `Serve the workload's middle tier over HTTP on a loaded database (tierbench load first;
-the site serves the population as loaded, at whatever scale),
-at --listen (loopback by default; :PORT for every interface), with ` + server.HealthPath + ` beside it.
-SIGINT or SIGTERM stops it after the requests under way finish. Drive it with
-tierbench drive WORKLOAD --target URL, or use it in a browser.`,
+		Short: "Serve a workload's middle tier, or one of its tiers, alone until interrupted",
+		Long: `Serve the workload's middle tier on a loaded database (tierbench load first;
+it serves the population as loaded, at whatever scale), at --listen (loopback by
+default; :PORT for every interface). SIGINT or SIGTERM stops it after the requests
+under way finish.
+
+RUBiS: the auction site over HTTP, with ` + server.HealthPath + ` beside it; drive it with
+tierbench drive rubis --target URL, or use it in a browser. Its tiers apart:
+  --tier business   the business tier of --style session, facade or entity, over
+                    --protocol http or grpc; it prints its URL (http:// or grpc://)
+  --tier web        the pages alone, over the business tier at --business URL
+                    (no database: the business tier has it)
+Stock-Online: its session bean (the business tier) over --protocol; drive it with
+tierbench drive stockonline --target URL.
+--token-file FILE: the business tier answers only callers that send the token the
+file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 		Args: workloadArg(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(r, args[0])
@@ -27,10 +39,7 @@ tierbench drive WORKLOAD --target URL, or use it in a browser.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			err = r.Serve(cmd.Context(), cfg, listen, func(url string, scale int) {
-				fmt.Fprintf(out, "serving %s (scale %d) on %s (health: %s%s); interrupt to stop\n", cfg.Workload, scale, url, url, server.HealthPath)
-				fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, url, scale)
-			})
+			err = r.Serve(cmd.Context(), cfg, o, func(s runner.Serving) { printServing(out, cfg, s) })
 			if err != nil {
 				return infra(err)
 			}
@@ -42,6 +51,29 @@ tierbench drive WORKLOAD --target URL, or use it in a browser.`,
 	addFileFlag(fs, f)
 	addDatabaseFlags(fs, f)
 	addTierFlags(fs, f)
-	fs.StringVar(&listen, "listen", listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one)")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one)")
+	fs.StringVar(&o.Tier, "tier", "", "serve one tier alone: business, or web (RUBiS) (default: the whole middle tier; Stock-Online's is its business tier)")
+	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT or grpc://HOST:PORT (its scheme is the protocol)")
+	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the business tier requires and the web tier sends")
 	return cmd
+}
+
+// printServing says what serves where, and how to use it: the first line
+// is the one `run --tiers` reads the URL from ("serving … on URL").
+func printServing(out io.Writer, cfg config.Run, s runner.Serving) {
+	switch {
+	case s.Protocol != "" && s.Scale == 0: // a web tier over a business tier
+		fmt.Fprintf(out, "serving %s (style %s, calling its business tier over %s) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.URL)
+		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale N (the business tier's scale)\n", cfg.Workload, s.URL)
+	case s.Protocol != "": // a business tier
+		fmt.Fprintf(out, "serving %s (style %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.Scale, s.URL)
+		if cfg.Workload == "rubis" {
+			fmt.Fprintf(out, "serve its pages with: tierbench serve rubis --tier web --business %s --style %s --listen HOST:PORT\n", s.URL, s.Style)
+		} else {
+			fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, s.URL, s.Scale)
+		}
+	default:
+		fmt.Fprintf(out, "serving %s (scale %d) on %s (health: %s%s); interrupt to stop\n", s.What, s.Scale, s.URL, s.URL, server.HealthPath)
+		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, s.URL, s.Scale)
+	}
 }

@@ -103,6 +103,11 @@ type Run struct {
 	// Protocol carries the calls between the web and the business tier:
 	// http or grpc (internal/remote).
 	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
+	// Tiers is how many processes a run spans: 1, everything in the run's
+	// process; 2, the middle tier in a child process apart from the
+	// driver; 3, the web and the business tier each in a child of its
+	// own (a style with a remote boundary). 0: 1.
+	Tiers int `yaml:"tiers" json:"tiers,omitempty"`
 	// persistenceGiven: a flag or the -f file set Persistence, so a style
 	// on the container does not replace it (Normalize).
 	persistenceGiven bool
@@ -167,6 +172,7 @@ func New(workload string, d Defaults) Run {
 		PODispatch:    "sync",
 		Mix:           "bidding",
 		Protocol:      "http",
+		Tiers:         1,
 		ThinkScale:    1,
 		POSenders:     16,
 		CycleScale:    1,
@@ -422,6 +428,9 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if _, err := remote.ParseProtocol(r.Protocol); err != nil {
 		bad("--%v", err)
 	}
+	if err := r.validateTiers(); err != nil {
+		errs = append(errs, err)
+	}
 	if !(r.CycleScale > 0 && r.CycleScale <= 100) {
 		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", r.CycleScale)
 	}
@@ -435,7 +444,7 @@ var workloadKeys = map[string][]string{
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
 	"warmup": {"stockonline"}, "mix": {"rubis"}, "think-scale": {"rubis"},
-	"style": {"rubis"}, "protocol": {"rubis"},
+	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
 }
 
 // CheckKeys refuses keys (flags given, or keys of the -f file) that the
@@ -473,9 +482,6 @@ func (r *Run) validateStyle() error {
 	if !slices.Contains(Styles, r.Style) {
 		return fmt.Errorf("--style %q: allowed: %s", r.Style, strings.Join(Styles, ", "))
 	}
-	if r.Style == "entity" {
-		return errors.New("--style entity (entity beans called field by field from the web tier) is not built yet; the styles that are: servlets, session, facade, local")
-	}
 	direct := directStyle(r.Style)
 	if direct == r.Persistence.Container() {
 		want := "direct"
@@ -483,6 +489,20 @@ func (r *Run) validateStyle() error {
 			want = "cmp or bmp"
 		}
 		return fmt.Errorf("--style %s runs on --persistence %s, not %s", r.Style, want, r.Persistence)
+	}
+	return nil
+}
+
+// validateTiers: a run spans at most the tiers its workload has, and a
+// third process needs a business tier apart from the web tier.
+func (r *Run) validateTiers() error {
+	switch {
+	case r.Tiers < 1 || r.Tiers > 3:
+		return fmt.Errorf("--tiers %d: allowed: 1 (everything in this process), 2 (the middle tier in a process of its own), 3 (web and business tier each in its own; RUBiS with --style session, facade or entity)", r.Tiers)
+	case r.Tiers == 3 && r.Workload != "rubis":
+		return fmt.Errorf("--tiers 3: %s has no web tier; its clients call the business tier, so --tiers 2 puts that in a process of its own", r.Workload)
+	case r.Tiers == 3 && !slices.Contains(RemoteStyles, r.StyleOf()):
+		return fmt.Errorf("--tiers 3 puts the web and the business tier in processes of their own, but --style %s has no business tier apart from the web tier; use --style %s, or --tiers 2", r.StyleOf(), strings.Join(RemoteStyles, ", "))
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ package remote
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 )
@@ -66,3 +67,25 @@ const maxMessageBytes = 4 << 20
 // a tier stopped (SIGSTOP) or wedged ends the call as DeadlineExceeded
 // instead of a hang.
 const DefaultTimeout = 30 * time.Second
+
+// ParseURL reads a tier's URL: its scheme is the protocol (http://HOST:PORT
+// or grpc://HOST:PORT, as `tierbench serve --tier business` prints it).
+func ParseURL(u string) (Protocol, string, error) {
+	const want = "want http://HOST:PORT or grpc://HOST:PORT, as the business tier prints it"
+	scheme, hostport, ok := strings.Cut(u, "://")
+	if !ok {
+		return "", "", fmt.Errorf("%q has no scheme; %s", u, want)
+	}
+	p, err := ParseProtocol(scheme)
+	if err != nil {
+		return "", "", fmt.Errorf("%q: scheme %q is no protocol; %s", u, scheme, want)
+	}
+	hostport = strings.TrimSuffix(hostport, "/")
+	if host, port, err := net.SplitHostPort(hostport); err != nil || host == "" || port == "" {
+		return "", "", fmt.Errorf("%q: no HOST:PORT; %s", u, want)
+	}
+	return p, hostport, nil
+}
+
+// URL is the address of a tier serving protocol p at hostport.
+func URL(p Protocol, hostport string) string { return string(p) + "://" + hostport }

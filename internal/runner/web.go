@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,58 +55,93 @@ func (r *Runner) web(name string) (workload.Web, error) {
 	return web, nil
 }
 
-// Serve runs a web workload's middle tier alone, on a loaded database,
-// at listen, until ctx is done; then it lets the requests under way
-// finish. The database's load, whatever its scale, is what is served
-// (cfg.Scale is not asked for). ready, when set, is told the base URL and
-// the scale once the server listens.
-func (r *Runner) Serve(ctx context.Context, cfg config.Run, listen string, ready func(url string, scale int)) error {
+// Serve runs a workload's middle tier, or one of its tiers (o.Tier), on
+// its own until ctx is done; then it lets the requests under way finish.
+// The database's load, whatever its scale, is what is served (cfg.Scale
+// is not asked for). ready, when set, is told what serves where once it
+// listens.
+func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, ready func(Serving)) error {
 	cfg.Normalize()
-	web, err := r.web(cfg.Workload)
-	if err != nil {
-		return err
-	}
-	if err := server.ParseListen(listen); err != nil {
-		return config.Usage(err)
-	}
-	if cfg.DB.Temp {
-		return config.Usage(fmt.Errorf("--db sqlite is a fresh temporary file, which holds no %s to serve; load one first (tierbench load %s --db sqlite:PATH) and serve it with the same --db", cfg.Workload, cfg.Workload))
-	}
-	if _, err := r.validated(cfg); err != nil {
-		return err
-	}
-	info := web.Info()
-	entities, err := entitySettings(cfg, info)
+	w, err := r.Workloads.Get(cfg.Workload)
 	if err != nil {
 		return config.Usage(err)
 	}
-	db, err := r.open(ctx, cfg, web)
+	if err := server.ParseListen(o.Listen); err != nil {
+		return config.Usage(err)
+	}
+	web, isWeb := w.(workload.Web)
+	business, hasBusiness := w.(workload.BusinessTier)
+	switch {
+	case o.Tier == TierWeb && isWeb:
+		return r.serveWeb(ctx, cfg, web, o, ready)
+	case o.Tier == TierWeb:
+		return config.Usage(fmt.Errorf("--tier web: %s has no web tier; serve its business tier (--tier business, the default)", cfg.Workload))
+	case o.Tier == TierBusiness && !hasBusiness, o.Tier == "" && !isWeb && !hasBusiness:
+		return config.Usage(fmt.Errorf("%s's business tier cannot be served alone; the workloads whose can: %s", cfg.Workload, strings.Join(r.names(func(w workload.Workload) bool { _, ok := w.(workload.BusinessTier); return ok }), ", ")))
+	case o.Tier == TierBusiness, !isWeb:
+		return r.serveBusiness(ctx, cfg, w, business, o, ready)
+	case o.Tier != "":
+		return config.Usage(fmt.Errorf("--tier %q: allowed: business, web (or none: the whole middle tier)", o.Tier))
+	}
+	if o.Business != "" {
+		return config.Usage(errors.New("--business is the web tier's (--tier web): where its business tier serves"))
+	}
+	db, cfg, p, err := r.openServed(ctx, cfg, w)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	// The site serves the database as it is: it must be a complete load.
+	site, err := web.Site(ctx, db, p)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", cfg.Workload, err)
+	}
+	defer site.Close()
+	return serveHTTP(ctx, site, o.Listen, func(url string) {
+		if ready != nil {
+			ready(Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: cfg.StyleOf()})
+		}
+	})
+}
+
+// openServed opens the database a tier serves, which must hold a complete
+// load, and the parameters of the workload's tier over it.
+func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Workload) (*store.DB, config.Run, workload.RunParams, error) {
+	if cfg.DB.Temp {
+		return nil, cfg, workload.RunParams{}, config.Usage(fmt.Errorf("--db sqlite is a fresh temporary file, which holds no %s to serve; load one first (tierbench load %s --db sqlite:PATH) and serve it with the same --db", cfg.Workload, cfg.Workload))
+	}
+	if _, err := r.validated(cfg); err != nil {
+		return nil, cfg, workload.RunParams{}, err
+	}
+	entities, err := entitySettings(cfg, w.Info())
+	if err != nil {
+		return nil, cfg, workload.RunParams{}, config.Usage(err)
+	}
+	db, err := r.open(ctx, cfg, w)
+	if err != nil {
+		return nil, cfg, workload.RunParams{}, err
+	}
 	loaded := cfg
 	loaded.Scale = anyScale
 	m, err := checkMarker(ctx, db, loaded, "serve")
 	if err != nil {
-		return err
+		db.Close()
+		return nil, cfg, workload.RunParams{}, err
 	}
 	cfg.Scale = int(m.scale)
-	site, err := web.Site(ctx, db, workload.RunParams{
-		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Config: cfg, Threads: cfg.ServerThreads,
-	})
-	if err != nil {
-		return fmt.Errorf("start %s: %w", info.Name, err)
-	}
-	defer site.Close()
-	srv, err := server.Start(listen, site)
+	return db, cfg, workload.RunParams{
+		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Config: cfg, Threads: cfg.ServerThreads, Warmup: cfg.Warmup,
+	}, nil
+}
+
+// serveHTTP serves h at listen, with the tier's own paths beside it, until
+// ctx is done or the server fails, then lets the requests under way
+// finish.
+func serveHTTP(ctx context.Context, h http.Handler, listen string, ready func(url string)) error {
+	srv, err := server.Start(listen, withTierPaths(h))
 	if err != nil {
 		return config.Usage(err)
 	}
-	if ready != nil {
-		ready(srv.URL(), cfg.Scale)
-	}
+	ready(srv.URL())
 	select {
 	case <-ctx.Done():
 	case <-srv.Done():
@@ -113,6 +149,20 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, listen string, ready
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
 	return srv.Shutdown(stopCtx)
+}
+
+// names are the registered workloads that pass keep.
+func (r *Runner) names(keep func(workload.Workload) bool) []string {
+	var out []string
+	for _, n := range r.Workloads.Names() {
+		if w, _ := r.Workloads.Get(n); w != nil && keep(w) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"none yet"}
+	}
+	return out
 }
 
 // TargetProbeTimeout bounds the first request a drive sends to see that

@@ -141,6 +141,29 @@ type Web interface {
 	// (a base URL). Their Run's Check has nothing to check: the site's
 	// database is not theirs.
 	Browsers(ctx context.Context, target string, p RunParams) (Run, error)
+	// WebTier readies the pages alone over the business tier behind
+	// business (a *remote.Conn to the workload's ServeBusiness).
+	WebTier(ctx context.Context, business grpc.ClientConnInterface, p RunParams) (Front, error)
+	// Checker reads db before a run whose site is served by other
+	// processes, so that its Check verifies the database after it.
+	Checker(ctx context.Context, db *store.DB, p RunParams) (Checker, error)
+}
+
+// BusinessTier is implemented by a workload whose business tier can be
+// served alone over the remote layer (`tierbench serve`, `run --tiers`).
+type BusinessTier interface {
+	// ServeBusiness registers the business tier over db on s, each call
+	// on one of p.Threads server threads; close releases what it holds,
+	// after the server has stopped.
+	ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p RunParams) (close func() error, err error)
+}
+
+// Front is a web tier served alone, over a business tier elsewhere: its
+// pages, and the remote calls they made (a TieredRun's Tiers).
+type Front interface {
+	http.Handler
+	TieredRun
+	Close() error
 }
 
 // Served is implemented by a workload whose business tier can run in a
@@ -150,10 +173,7 @@ type Web interface {
 // terminals against it.
 type Served interface {
 	Workload
-	// ServeBusiness registers the business tier over db on s, each call
-	// on one of p.Threads server threads; close releases what it holds,
-	// after the server has stopped.
-	ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p RunParams) (close func() error, err error)
+	BusinessTier
 	// RemoteClients readies the terminals, calling the business tier over
 	// conn (a *remote.Conn: its calls are counted into the Meter of the
 	// call's context). The Run's Check has nothing to check (the database
