@@ -102,15 +102,15 @@ func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tierbench",
 		Short: "A testbed for the performance of transactional middle tiers",
-		Long: `tierbench runs the classic enterprise benchmark applications (Stock-Online today;
-ECperf, RUBiS and TPC-App to come) over SQLite, PostgreSQL or MariaDB/MySQL, measures
+		Long: `tierbench runs the classic enterprise benchmark applications (Stock-Online, ECperf
+and RUBiS today; TPC-App to come) over SQLite, PostgreSQL or MariaDB/MySQL, measures
 them correctly and writes versioned JSON results.`,
 		Version:       env.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(flagProblem(err)) })
-	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version}
+	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version, TierLog: env.Stderr}
 	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newServeCmd(env, r), newDriveCmd(env, r), newEmulatorCmd())
 	return root
 }

@@ -102,7 +102,9 @@ func WriteSummary(w io.Writer, r *Result) {
 		}
 		fmt.Fprintln(w)
 	}
-	if r.Environment.DB != "" {
+	if r.Environment.DB != "" && r.Tiers != nil && r.Tiers.Processes > 1 {
+		fmt.Fprintln(w, "database: its statements are the tiers' processes', not counted here")
+	} else if r.Environment.DB != "" {
 		d := r.Database
 		fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts",
 			d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)

@@ -11,8 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -28,6 +30,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -39,6 +42,10 @@ type Runner struct {
 	// Started, when set, is called once the driver starts, so a caller can
 	// show progress until Run returns.
 	Started func(Progress)
+	// TierLog receives what the run's tiers write to their standard
+	// error (--tiers 2 or 3), each line prefixed with the tier's name;
+	// nil: discarded (their last lines still explain a tier's death).
+	TierLog io.Writer
 }
 
 // Progress lets a caller watch a run.
@@ -144,6 +151,16 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
+	if cfg.Tiers > 1 && cfg.DB.Temp {
+		// The tiers are other processes: the fresh database is a file
+		// they can open too.
+		dir, err := os.MkdirTemp("", "tierbench-tiers-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		cfg.DB = store.DSN{Dialect: store.SQLite, Path: filepath.Join(dir, cfg.Workload+".db")}
+	}
 	db, err := r.open(ctx, cfg, w)
 	if err != nil {
 		return nil, err
@@ -183,6 +200,11 @@ type state struct {
 	snap *metrics.Snapshot
 	// interruptedIn is the phase an interrupt stopped.
 	interruptedIn string
+	// procs are the tiers running as child processes (--tiers 2, 3).
+	procs []*tierproc.Proc
+	// tierDied: a tier died under the run, which then ended; its checks
+	// still ran.
+	tierDied error
 }
 
 func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
@@ -201,10 +223,15 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 		return s.fail(ctx, phaseStart, err, "nothing was measured")
 	}
 	defer os.RemoveAll(dir)
-	run, err := w.Start(ctx, db, workload.RunParams{
-		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup,
-		Config: cfg, Dir: dir, Threads: cfg.ServerThreads, Listen: listenLoopback,
-	})
+	var run workload.Run
+	if cfg.Tiers > 1 {
+		run, err = s.startTiers(ctx, w, dir)
+	} else {
+		run, err = w.Start(ctx, db, workload.RunParams{
+			Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup,
+			Config: cfg, Dir: dir, Threads: cfg.ServerThreads, Listen: listenLoopback,
+		})
+	}
 	if err != nil {
 		return s.fail(ctx, phaseStart, fmt.Errorf("start %s: %w", info.Name, err), "nothing was measured")
 	}
@@ -277,8 +304,17 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		watched = siteTier(s.target, failed)
 	}
 	watch := watchTier(driveCtx, watched, OutageGrace, failed, stopDriving)
+	quitProcs := make(chan struct{})
+	watchProcs(s.procs, quitProcs, stopDriving)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
+	close(quitProcs)
 	lost := watch.stop() // the tier gone for good
+	if cause := context.Cause(driveCtx); ctx.Err() == nil && slices.ContainsFunc(s.procs, func(p *tierproc.Proc) bool { return isDone(p.Done()) }) && cause != nil {
+		// Not the user's doing: the run failed, but the database is
+		// there, so it is drained and checked as any run's.
+		s.tierDied = cause
+		s.rep.Interrupted = false
+	}
 	if err != nil {
 		return s.fail(ctx, phaseRun, err, "nothing was measured")
 	}
@@ -326,7 +362,20 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		t := tr.Tiers()
 		s.tiers = &t
 	}
+	if s.tierDied != nil {
+		return s.fail(ctx, phaseRun, s.tierDied, fmt.Sprintf("the run was ended when the tier died, %.1f s into it; the operations that failed are counted as errors or in doubt, and the database was checked after", s.rep.Elapsed.Seconds()))
+	}
 	return s.result(nil), nil
+}
+
+// isDone reports whether c is closed.
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // fail ends the run with a failure in phase: the result holds what was
@@ -390,7 +439,8 @@ func (s *state) serverThreads() int {
 // database is what the run's statements cost the database: nothing known
 // when the driver has no database.
 func (s *state) database() store.Stats {
-	if s.db == nil {
+	// The tiers' statements are counted in their processes, not here.
+	if s.db == nil || len(s.procs) > 0 {
 		return store.Stats{}
 	}
 	return s.db.Stats().Sub(s.before)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -208,4 +210,193 @@ func fetchTiers(ctx context.Context, base string) (workload.Tiers, error) {
 		return t, fmt.Errorf("%s%s: %s", base, tiersPath, resp.Status)
 	}
 	return t, json.NewDecoder(resp.Body).Decode(&t)
+}
+
+// tierArgs are the flags that give a tier the run's middle-tier
+// configuration, each as the run resolved it.
+func tierArgs(cfg config.Run) []string {
+	args := []string{"--server-threads", fmt.Sprint(cfg.ServerThreads), "--isolation", cfg.Isolation.String(),
+		"--persistence", cfg.Persistence.String(), "--protocol", cfg.Protocol}
+	if cfg.Workload == "rubis" {
+		args = append(args, "--style", cfg.StyleOf())
+	}
+	if cfg.Persistence.Container() {
+		for _, kv := range []struct {
+			flag  string
+			value fmt.Stringer
+		}{{"commit-option", cfg.CommitOption}, {"cache", cfg.Cache}, {"pool", cfg.Pool}, {"concurrency", cfg.Concurrency},
+			{"refresh-interval", cfg.RefreshInterval}, {"lock-timeout", cfg.LockTimeout}} {
+			if v := kv.value.String(); v != "" {
+				args = append(args, "--"+kv.flag, v)
+			}
+		}
+		for _, e := range cfg.Entity {
+			args = append(args, "--entity", e.String())
+		}
+	}
+	if cfg.Warmup {
+		args = append(args, "--warmup")
+	}
+	return args
+}
+
+// dsnArg is --db for a tier: the run's database, password and all (the
+// tier is the run's own child).
+func dsnArg(d store.DSN) string {
+	if d.URL != nil {
+		return d.URL.String()
+	}
+	return d.String()
+}
+
+// startTiers starts the run's tiers as child processes of tierbench on its
+// database, and readies the clients against them in this process: the
+// browsers against the web tier (RUBiS), or the terminals calling the
+// business tier (Stock-Online). The checks read the database from here.
+func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string) (*tieredRun, error) {
+	cfg := s.cfg
+	exe, err := tierproc.Executable()
+	if err != nil {
+		return nil, err
+	}
+	token, tokenFile, err := newToken(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := workload.RunParams{Scale: cfg.Scale, Persistence: cfg.Persistence, Config: cfg, Threads: cfg.ServerThreads, Dir: dir}
+	t := &tieredRun{processes: cfg.Tiers}
+	start := func(name string, args ...string) (*tierproc.Proc, error) {
+		proc, err := tierproc.Start(ctx, name, exe, append([]string{"serve", cfg.Workload, "--listen", "127.0.0.1:0"}, args...), s.r.TierLog)
+		if err == nil {
+			t.procs = append(t.procs, proc)
+			s.procs = append(s.procs, proc)
+			if s.r.TierLog != nil {
+				fmt.Fprintf(s.r.TierLog, "started the %s: pid %d, %s\n", name, proc.PID(), proc.URL)
+			}
+		}
+		return proc, err
+	}
+	onDB := append([]string{"--db", dsnArg(cfg.DB)}, tierArgs(cfg)...)
+	fail := func(err error) (*tieredRun, error) {
+		t.stopProcs()
+		return nil, err
+	}
+	switch web := w.(type) {
+	case workload.Web:
+		if t.checker, err = web.Checker(ctx, s.db, p); err != nil {
+			return nil, err
+		}
+		var site *tierproc.Proc
+		if cfg.Tiers == 3 {
+			business, err := start("business tier", append([]string{"--tier", TierBusiness, "--token-file", tokenFile}, onDB...)...)
+			if err != nil {
+				return fail(err)
+			}
+			site, err = start("web tier", "--tier", TierWeb, "--business", business.URL, "--token-file", tokenFile,
+				"--style", cfg.StyleOf(), "--server-threads", fmt.Sprint(cfg.ServerThreads))
+			if err != nil {
+				return fail(err)
+			}
+		} else if site, err = start("middle tier", onDB...); err != nil {
+			return fail(err)
+		}
+		t.site = site.URL
+		if t.Run, err = web.Browsers(ctx, site.URL, p); err != nil {
+			return fail(err)
+		}
+	case workload.Served:
+		if t.checker, err = web.Checker(ctx, s.db, p); err != nil {
+			return nil, err
+		}
+		business, err := start("business tier", append([]string{"--token-file", tokenFile}, onDB...)...)
+		if err != nil {
+			return fail(err)
+		}
+		protocol, addr, err := remote.ParseURL(business.URL)
+		if err != nil {
+			return fail(err)
+		}
+		if t.conn, err = remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: cfg.ServerThreads}); err != nil {
+			return fail(err)
+		}
+		if t.Run, err = web.RemoteClients(ctx, t.conn, p); err != nil {
+			return fail(err)
+		}
+	default:
+		return nil, config.Usage(fmt.Errorf("--tiers %d: %s's tiers cannot run apart; the workloads whose can: rubis, stockonline", cfg.Tiers, cfg.Workload))
+	}
+	return t, nil
+}
+
+// tieredRun is a run whose tiers are child processes: its clients, the
+// checker of its database, and the processes.
+type tieredRun struct {
+	workload.Run
+	checker workload.Checker
+	// procs in the order they started: each calls the ones before it.
+	procs     []*tierproc.Proc
+	processes int
+	// site is the web tier's URL, asked for its Tiers before it stops.
+	site  string
+	conn  *remote.Conn
+	tiers *workload.Tiers
+}
+
+func (t *tieredRun) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
+	return t.checker.Check(ctx, done)
+}
+
+// Stop stops the clients, asks the web tier for the calls its pages made,
+// then stops the tiers, callers first.
+func (t *tieredRun) Stop(ctx context.Context) error {
+	var errs []error
+	if st, ok := t.Run.(workload.Stopper); ok {
+		errs = append(errs, st.Stop(ctx))
+	}
+	if t.conn != nil {
+		t.conn.Close()
+	}
+	if tr, ok := t.Run.(workload.TieredRun); ok {
+		x := tr.Tiers()
+		t.tiers = &x
+	} else if t.site != "" {
+		if x, err := fetchTiers(ctx, t.site); err == nil {
+			t.tiers = &x
+		}
+	}
+	errs = append(errs, t.stopProcs())
+	return errors.Join(errs...)
+}
+
+// stopProcs stops the tiers still running, the last started first.
+func (t *tieredRun) stopProcs() error {
+	var errs []error
+	for i := len(t.procs) - 1; i >= 0; i-- {
+		errs = append(errs, t.procs[i].Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// Tiers are the web tier's (or the remote clients') with the processes
+// the run spanned.
+func (t *tieredRun) Tiers() workload.Tiers {
+	var x workload.Tiers
+	if t.tiers != nil {
+		x = *t.tiers
+	}
+	x.Processes = t.processes
+	return x
+}
+
+// watchProcs ends the run (stop) when one of procs dies, until quit.
+func watchProcs(procs []*tierproc.Proc, quit <-chan struct{}, stop context.CancelCauseFunc) {
+	for _, p := range procs {
+		go func() {
+			select {
+			case <-p.Done():
+				stop(p.Died())
+			case <-quit:
+			}
+		}()
+	}
 }

@@ -2,7 +2,7 @@
 // process of the run: `tierbench serve …` started from the same
 // executable, ready once it prints the line that names its URL, stopped
 // cleanly at the end, and watched so that a tier that dies mid-run ends
-// the run with its name and its last words.
+// the run with its name and the last lines it wrote to its standard error.
 package tierproc
 
 import (
@@ -81,7 +81,6 @@ func Start(ctx context.Context, name, exe string, args []string, log io.Writer) 
 				urls <- m[1]
 				sent = true
 			}
-			p.tail.add(sc.Text())
 		}
 	}()
 	go func() {
@@ -138,11 +137,12 @@ func (p *Proc) why() string {
 
 // Stop asks the tier to stop (SIGTERM: it lets the calls under way
 // finish) and kills it after StopGrace. It returns the process's error
-// unless it ended by Stop's own signal.
+// unless it ended by Stop's own signal; a tier that had ended before is
+// not Stop's to report (Died says how it ended).
 func (p *Proc) Stop() error {
 	select {
 	case <-p.done:
-		return p.exitErr
+		return nil
 	default:
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)

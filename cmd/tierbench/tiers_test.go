@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/testsvc"
+)
+
+// tierPID is the pid of the run's tier named (as "business tier"), from
+// the line the run writes when it has started it; 0 until then.
+func tierPID(run *testsvc.Proc, name string) int {
+	m := regexp.MustCompile(`started the ` + name + `: pid (\d+), `).FindStringSubmatch(run.Stderr())
+	if m == nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(m[1])
+	return pid
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's closing parenthesis.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// A run with --tiers 3 is three processes: the driver here, the web tier
+// and the business tier as its children, the calls between them over the
+// protocol, counted by page in the result; the children are gone when it
+// ends, and the database passes its checks.
+func TestRunWithThreeTiers(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "rubis.sqlite")
+	out := filepath.Join(t.TempDir(), "run.json")
+	run := testsvc.Start(t, bin, "run", "rubis", "--tiers", "3", "--style", "facade", "--protocol", "grpc", "--db", dsn,
+		"--clients", "4", "--iterations", "30", "--think-scale", "0", "--out", out)
+	code, err := run.Wait(3 * time.Minute)
+	if err != nil || code != 0 {
+		t.Fatalf("run exited %d (%v): %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tiers == nil || r.Tiers.Processes != 3 || r.Tiers.Style != "facade" || r.Tiers.Protocol != "grpc" {
+		t.Fatalf("tiers = %+v; want style facade, 3 processes, grpc", r.Tiers)
+	}
+	// Under facade each page that reaches the business tier makes one
+	// call: ViewItem always does.
+	var viewItem *result.TierCalls
+	for i := range r.Tiers.Pages {
+		if r.Tiers.Pages[i].Name == "/PHP/ViewItem.php" {
+			viewItem = &r.Tiers.Pages[i]
+		}
+	}
+	if viewItem == nil || viewItem.Pages == 0 || viewItem.Calls != viewItem.Pages {
+		t.Errorf("ViewItem's calls = %+v; want one call per page, and some pages", viewItem)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran")
+	}
+	for _, name := range []string{"business tier", "web tier"} {
+		pid := tierPID(run, name)
+		if pid == 0 {
+			t.Errorf("the run did not say it started its %s: %s", name, run.Stderr())
+		} else if alive(pid) {
+			t.Errorf("the %s (pid %d) still runs after the run", name, pid)
+		}
+	}
+}
+
+// A tier killed mid-run ends the run: exit 3, the message naming the
+// tier, no hang; the result is written and the database passes its
+// checks.
+func TestTierKilledMidRun(t *testing.T) {
+	for _, tier := range []string{"business", "web"} {
+		t.Run(tier, func(t *testing.T) {
+			t.Parallel()
+			bin := testsvc.Binary(t)
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "rubis.sqlite")
+			out := filepath.Join(t.TempDir(), "run.json")
+			run := testsvc.Start(t, bin, "run", "rubis", "--tiers", "3", "--style", "session", "--db", dsn,
+				"--clients", "4", "--duration", "2m", "--ramp-up", "0s", "--think-scale", "0.01", "--out", out)
+			name := tier + " tier"
+			var pid int
+			for deadline := time.Now().Add(2 * time.Minute); pid == 0 && time.Now().Before(deadline); {
+				time.Sleep(200 * time.Millisecond)
+				pid = tierPID(run, name)
+			}
+			if pid == 0 {
+				t.Fatalf("the run did not start its %s: %s", name, run.Stderr())
+			}
+			// Some of the run first: the driver starts once both tiers
+			// serve.
+			time.Sleep(3 * time.Second)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			code, err := run.Wait(time.Minute)
+			if err != nil {
+				t.Fatalf("the run did not end after its %s tier was killed: %v", tier, err)
+			}
+			if code != 3 {
+				t.Errorf("exit %d, want 3: %s", code, run.Stdout())
+			}
+			want := fmt.Sprintf("the %s (pid %d", name, pid)
+			if !strings.Contains(run.Stderr(), want) {
+				t.Errorf("the error does not name the tier (%q): %s", want, run.Stderr())
+			}
+			r, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := r.Summary.Failure; f == nil || f.Phase != "run" || !strings.Contains(f.Error, want) {
+				t.Errorf("result's failure = %+v; want phase run naming %q", f, want)
+			}
+			if len(r.Checks) == 0 {
+				t.Error("no checks ran after the tier's death")
+			}
+			for _, c := range r.Checks {
+				if !c.Passed {
+					t.Errorf("check %s failed: %s", c.Name, c.Detail)
+				}
+			}
+			other := map[string]string{"business": "web tier", "web": "business tier"}[tier]
+			if pid := tierPID(run, other); pid == 0 || alive(pid) {
+				t.Errorf("the %s (pid %d) was not stopped after the %s tier died", other, pid, tier)
+			}
+		})
+	}
+}
