@@ -5,18 +5,29 @@ import (
 
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
+	"github.com/tierbench/tierbench/internal/store"
 )
 
 func newDriveCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
 	var target string
+	var o runner.DriveOptions
+	var checkDB store.DSN
 	cmd := &cobra.Command{
 		Use:   "drive WORKLOAD --target URL",
-		Short: "Drive a web workload's site served elsewhere (tierbench serve, or any implementation of its pages)",
-		Long: `Run the workload's emulated clients against the site at --target, print a summary and
-write the result file, as tierbench run does. The driver reaches only the site: it loads
-nothing and checks no database (the result says so). --scale and --seed must be the
-site's population's, so that the clients ask for users and items that exist.`,
+		Short: "Drive a workload served elsewhere (tierbench serve): RUBiS's site, Stock-Online's session bean",
+		Long: `Run the workload's clients against the tier at --target, print a summary and write the
+result file, as tierbench run does. --scale and --seed must be the served population's,
+so that the clients ask for what exists.
+
+RUBiS: the emulated browsers against the site at --target (http://HOST:PORT; any
+implementation of its pages). The driver reaches only the site: it checks no database
+(the result says so).
+Stock-Online: the terminals call the session bean served at --target (http://HOST:PORT
+or grpc://HOST:PORT, as tierbench serve stockonline prints it; the scheme is the
+protocol), with the token of --token-file if it requires one. With --db naming the
+database behind it, the driver reads that database before and after the run and runs
+the workload's checks.`,
 		Args: workloadArg(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(r, args[0])
@@ -24,7 +35,10 @@ site's population's, so that the clients ask for users and items that exist.`,
 				return err
 			}
 			return measure(env, cmd.OutOrStdout(), r, cfg, func(run *runner.Runner) (*result.Result, error) {
-				return run.Drive(cmd.Context(), cfg, target)
+				if cmd.Flags().Changed("db") {
+					o.CheckDB = &checkDB
+				}
+				return run.Drive(cmd.Context(), cfg, target, o)
 			})
 		},
 	}
@@ -32,6 +46,8 @@ site's population's, so that the clients ask for users and items that exist.`,
 	addFileFlag(fs, f)
 	addPopulationFlags(fs, f)
 	addLoadGenFlags(fs, f)
-	fs.StringVar(&target, "target", "", "the site's base URL, e.g. http://127.0.0.1:8080 (required)")
+	fs.StringVar(&target, "target", "", "the served tier's URL, e.g. http://127.0.0.1:8080 (required)")
+	fs.StringVar(&o.TokenFile, "token-file", "", "Stock-Online: file holding the token the business tier requires")
+	fs.Var(&checkDB, "db", "Stock-Online: the database behind the business tier, to check after the run: "+store.DSNForms)
 	return cmd
 }

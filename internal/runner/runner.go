@@ -171,7 +171,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
-	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w)}
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || cfg.Tiers > 1}
 	return s.run(ctx, w, entities)
 }
 
@@ -205,6 +205,9 @@ type state struct {
 	// tierDied: a tier died under the run, which then ended; its checks
 	// still ran.
 	tierDied error
+	// watched overrides the tier the watchdog watches (the database, or
+	// the site a drive-only run drives).
+	watched *tier
 }
 
 func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
@@ -298,7 +301,9 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	failpoint.Hit(ctx, "run")
 	failed := func() int64 { _, f := s.rec.Completed(); return f }
 	var watched tier
-	if db != nil {
+	if s.watched != nil {
+		watched = *s.watched
+	} else if db != nil {
 		watched = databaseTier(db)
 	} else {
 		watched = siteTier(s.target, failed)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -399,4 +400,80 @@ func watchProcs(procs []*tierproc.Proc, quit <-chan struct{}, stop context.Cance
 			}
 		}()
 	}
+}
+
+// DriveOptions are what `drive` is asked for beyond the run's
+// configuration.
+type DriveOptions struct {
+	// TokenFile holds the token a business tier requires.
+	TokenFile string
+	// CheckDB, when set, is the database behind the driven business tier:
+	// the driver reads it before and after, and runs the workload's
+	// checks.
+	CheckDB *store.DSN
+}
+
+// driveServed runs w's terminals against its business tier served at
+// target (http:// or grpc://, as `serve` prints it).
+func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Served, target string, o DriveOptions) (*result.Result, error) {
+	protocol, addr, err := remote.ParseURL(target)
+	if err != nil {
+		return nil, config.Usage(fmt.Errorf("--target %w", err))
+	}
+	cfg.Protocol = string(protocol)
+	if _, err := r.validated(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Duration > 0 {
+		cfg.Iterations = 0
+	}
+	token, err := readToken(o.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DB = store.DSN{} // the business tier's, unless --db names it for the checks
+	var checkDB *store.DB
+	if o.CheckDB != nil {
+		cfg.DB = *o.CheckDB
+		if checkDB, err = r.Backends.Open(ctx, cfg.DB, store.Options{Threads: 1}); err != nil {
+			var ue *store.UsageError
+			if errors.As(err, &ue) {
+				return nil, config.Usage(ue.Err)
+			}
+			return nil, err
+		}
+		defer checkDB.Close()
+	}
+	conn, err := remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: cfg.ServerThreads})
+	if err != nil {
+		return nil, config.Usage(fmt.Errorf("--target %w", err))
+	}
+	defer conn.Close()
+	pingCtx, cancel := context.WithTimeout(ctx, TargetProbeTimeout)
+	err = remote.Ping(pingCtx, conn)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("the business tier at %s does not answer: %w", target, err)
+	}
+	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target}
+	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
+		probe: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			return remote.Ping(ctx, conn)
+		}}
+	p := workload.RunParams{Scale: cfg.Scale, Config: cfg, Threads: cfg.ServerThreads}
+	run, err := w.RemoteClients(ctx, conn, p)
+	if err != nil {
+		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+	}
+	t := &tieredRun{Run: run, processes: 2}
+	if checkDB != nil {
+		if t.checker, err = w.Checker(ctx, checkDB, p); err != nil {
+			return s.fail(ctx, phaseStart, fmt.Errorf("read %s's database before the run: %w", cfg.Workload, err), "nothing was measured")
+		}
+	} else {
+		t.checker = run
+	}
+	return s.drive(ctx, t)
 }

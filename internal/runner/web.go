@@ -33,7 +33,7 @@ func listenLoopback(h http.Handler) (string, func(context.Context) error, error)
 }
 
 // web is the workload as a web site; a usage error names the workloads
-// that are.
+// that are, or whose business tier can be driven.
 func (r *Runner) web(name string) (workload.Web, error) {
 	w, err := r.Workloads.Get(name)
 	if err != nil {
@@ -41,16 +41,11 @@ func (r *Runner) web(name string) (workload.Web, error) {
 	}
 	web, ok := w.(workload.Web)
 	if !ok {
-		var names []string
-		for _, n := range r.Workloads.Names() {
-			if w, _ := r.Workloads.Get(n); w != nil && isWeb(w) {
-				names = append(names, n)
-			}
-		}
-		if len(names) == 0 {
-			names = []string{"none yet"}
-		}
-		return nil, config.Usage(fmt.Errorf("%s is not served over HTTP; the workloads that are: %s", name, strings.Join(names, ", ")))
+		return nil, config.Usage(fmt.Errorf("%s cannot be served or driven apart; the workloads that can: %s", name, strings.Join(r.names(func(w workload.Workload) bool {
+			_, web := w.(workload.Web)
+			_, served := w.(workload.Served)
+			return web || served
+		}), ", ")))
 	}
 	return web, nil
 }
@@ -174,8 +169,16 @@ const TargetProbeTimeout = 10 * time.Second
 // pages) at target. The driver reaches no database: the result's
 // environment names the target, and it says that no consistency checks
 // ran.
-func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string) (*result.Result, error) {
+func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o DriveOptions) (*result.Result, error) {
 	cfg.Normalize()
+	if w, err := r.Workloads.Get(cfg.Workload); err == nil {
+		if served, ok := w.(workload.Served); ok {
+			return r.driveServed(ctx, cfg, served, target, o)
+		}
+	}
+	if o.CheckDB != nil {
+		return nil, config.Usage(fmt.Errorf("--db: a drive of %s checks no database (its site's checks are tierbench run's)", cfg.Workload))
+	}
 	web, err := r.web(cfg.Workload)
 	if err != nil {
 		return nil, err
