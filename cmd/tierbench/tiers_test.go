@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/testsvc"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
 // tierPID is the pid of the run's tier named (as "business tier"), from
@@ -145,6 +146,81 @@ func TestTierKilledMidRun(t *testing.T) {
 			other := map[string]string{"business": "web tier", "web": "business tier"}[tier]
 			if pid := tierPID(run, other); pid == 0 || alive(pid) {
 				t.Errorf("the %s (pid %d) was not stopped after the %s tier died", other, pid, tier)
+			}
+		})
+	}
+}
+
+// Stock-Online's session bean in one process, its terminals in another,
+// over each protocol: the deck's exact counts (every operation of every
+// iteration done once, as a success or a business exception), one remote
+// call each, and the checks of the database behind the bean pass.
+func TestServeAndDriveStockOnline(t *testing.T) {
+	bin := testsvc.Binary(t)
+	for _, protocol := range []string{"http", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+			load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
+			if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+				t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+			}
+			token := filepath.Join(t.TempDir(), "token")
+			if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--protocol", protocol, "--listen", "127.0.0.1:0", "--token-file", token)
+			if err := srv.WaitFor("serving stockonline ", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			m := regexp.MustCompile(`serving stockonline business tier .* on (` + protocol + `://\S+);`).FindStringSubmatch(srv.Stdout())
+			if m == nil {
+				t.Fatalf("serve printed no %s URL: %q", protocol, srv.Stdout())
+			}
+			// Without the token the tier answers no one.
+			refused := testsvc.Start(t, bin, "drive", "stockonline", "--target", m[1], "--clients", "1", "--iterations", "1")
+			if code, _ := refused.Wait(time.Minute); code != 3 || !strings.Contains(refused.Stderr(), "token") {
+				t.Errorf("a drive without the token exited %d: %s; want 3 and a word on the token", code, refused.Stderr())
+			}
+
+			const clients, iterations = 10, 3
+			out := filepath.Join(t.TempDir(), "drive.json")
+			drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", m[1], "--token-file", token, "--db", dsn,
+				"--clients", strconv.Itoa(clients), "--iterations", strconv.Itoa(iterations), "--out", out)
+			if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+				t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+			}
+			r, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, card := range stockonline.Mix().Cards {
+				name := stockonline.New().Info().Operations[card.Op]
+				op := r.Operations[name]
+				want := int64(card.Count * clients * iterations)
+				if op.Count != want || op.Errors != 0 {
+					t.Errorf("%s: %d done, %d errors; want %d, 0", name, op.Count, op.Errors, want)
+				}
+			}
+			if r.Tiers == nil || r.Tiers.Protocol != protocol || r.Tiers.Processes != 2 {
+				t.Fatalf("tiers = %+v; want %s, 2 processes", r.Tiers, protocol)
+			}
+			for _, c := range r.Tiers.Pages {
+				if c.Calls != c.Pages {
+					t.Errorf("%s: %d calls for %d operations; want one each", c.Name, c.Calls, c.Pages)
+				}
+			}
+			if len(r.Checks) == 0 {
+				t.Error("no checks ran with --db")
+			}
+			for _, c := range r.Checks {
+				if !c.Passed {
+					t.Errorf("check %s failed: %s", c.Name, c.Detail)
+				}
+			}
+			srv.Signal(syscall.SIGTERM)
+			if code, err := srv.Wait(time.Minute); err != nil || code != 0 {
+				t.Errorf("serve exited %d (%v) on SIGTERM: %s", code, err, srv.Stderr())
 			}
 		})
 	}

@@ -65,6 +65,9 @@ func printServing(out io.Writer, cfg config.Run, s runner.Serving) {
 	case s.Protocol != "" && s.Scale == 0: // a web tier over a business tier
 		fmt.Fprintf(out, "serving %s (style %s, calling its business tier over %s) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.URL)
 		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale N (the business tier's scale)\n", cfg.Workload, s.URL)
+	case s.Protocol != "" && cfg.Workload != "rubis": // a session bean
+		fmt.Fprintf(out, "serving %s (persistence %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, cfg.Persistence, s.Protocol, s.Scale, s.URL)
+		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, s.URL, s.Scale)
 	case s.Protocol != "": // a business tier
 		fmt.Fprintf(out, "serving %s (style %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.Scale, s.URL)
 		if cfg.Workload == "rubis" {

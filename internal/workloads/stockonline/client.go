@@ -43,8 +43,7 @@ type call struct {
 type client struct {
 	pop population
 	rng *rand.Rand
-	// beans holds a session bean per server thread; a step runs on its
-	// thread's bean.
+	// beans holds a session bean per server thread, or one remote bean.
 	beans  []facade
 	bought []trade // by pair: what the Buy of pair k bought, for its Sell
 	stmt   []holding
@@ -93,7 +92,12 @@ func (c *client) stock() int64   { return 1 + c.rng.Int64N(c.pop.items) }
 // Do runs one step as one transaction.
 func (c *client) Do(ctx context.Context, step workload.Step) error {
 	k := c.choose(step)
-	bean := c.beans[step.Thread]
+	// A step runs on its server thread's bean; a remote client has one
+	// bean of its own, the business tier choosing the thread.
+	bean := c.beans[0]
+	if len(c.beans) > 1 {
+		bean = c.beans[step.Thread]
+	}
 	switch k.op {
 	case CreateAccount:
 		_, err := bean.createAccount(ctx, "New subscriber", "Market Street, Canberra", k.credit)

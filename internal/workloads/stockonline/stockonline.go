@@ -6,9 +6,13 @@
 // Files follow the reference: schema.go (and schema/*.sql per dialect),
 // load.go (Table 1's population), mix.go (Table 2's deck), client.go (the
 // random choices of a client), direct.go (the seven transactions as direct
-// SQL), check.go (consistency after a run).
+// SQL), check.go (consistency after a run); remote.go and served.go put
+// the session bean in a process of its own, its clients calling it over
+// internal/remote, as the paper deploys it (stockonlinepb/broker.proto;
+// its http protocol in docs/openapi/stockonline.yaml).
 //
-// It depends on workload, config and store only.
+// It depends on workload, config, container, store and remote only; the
+// driver and the runner depend on it, never the reverse.
 package stockonline
 
 import (
@@ -86,28 +90,37 @@ func (Workload) Info() workload.Info {
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
 	r := &run{pop: populationAt(max(p.Scale, 1))}
 	var err error
-	if !p.Persistence.Container() {
-		if r.beans, err = newDirect(ctx, db); err != nil {
-			return nil, err
-		}
-	} else {
-		if r.ctr, err = container.New(ctx, db, entityTypes, p.Entities); err != nil {
-			return nil, err
-		}
-		if p.Warmup {
-			for _, t := range warmed {
-				if err := r.ctr.Warm(ctx, r.ctr.Home(t.Name)); err != nil {
-					return nil, fmt.Errorf("warm-up of %s: %w", t.Name, err)
-				}
-			}
-			r.ctr.ResetStats()
-		}
-		r.beans = newBeans(r.ctr, db.Threads())
+	if r.beans, r.ctr, err = newBusiness(ctx, db, p); err != nil {
+		return nil, err
 	}
 	if r.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// newBusiness makes the session beans, one per server thread of db: on
+// direct SQL, or on a fresh entity container (nil for direct SQL), its
+// caches warmed when p.Warmup. A run in one process and a business tier
+// served alone (ServeBusiness) build them alike.
+func newBusiness(ctx context.Context, db *store.DB, p workload.RunParams) ([]facade, *container.Container, error) {
+	if !p.Persistence.Container() {
+		beans, err := newDirect(ctx, db)
+		return beans, nil, err
+	}
+	ctr, err := container.New(ctx, db, entityTypes, p.Entities)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Warmup {
+		for _, t := range warmed {
+			if err := ctr.Warm(ctx, ctr.Home(t.Name)); err != nil {
+				return nil, nil, fmt.Errorf("warm-up of %s: %w", t.Name, err)
+			}
+		}
+		ctr.ResetStats()
+	}
+	return newBeans(ctr, db.Threads()), ctr, nil
 }
 
 // run is Stock-Online readied for one run.
