@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"google.golang.org/grpc"
 
@@ -35,7 +36,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 		}
 		ServeAuction(s, beans, p.Threads)
 	default:
-		return nil, config.Usage(fmt.Errorf("--style %s has no business tier apart from the web tier; serve it whole (tierbench serve rubis --style %s), or give the business tier a style that has one: %v", style, style, config.RemoteStyles))
+		return nil, config.Usage(fmt.Errorf("--style %s has no business tier apart from the web tier; serve it whole (tierbench serve rubis --style %s), or give the business tier a style that has one: %s", style, style, strings.Join(config.RemoteStyles, ", ")))
 	}
 	return func() error { return nil }, nil
 }
@@ -50,7 +51,7 @@ func (Workload) WebTier(_ context.Context, business grpc.ClientConnInterface, p 
 	case "session", "facade":
 		a = RemoteAuction(business)
 	default:
-		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %v", style, config.RemoteStyles))
+		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %s", style, strings.Join(config.RemoteStyles, ", ")))
 	}
 	return webTier{Site: NewSite(a, p.Threads, nil), style: style, protocol: p.Config.Protocol}, nil
 }
