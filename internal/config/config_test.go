@@ -53,7 +53,7 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"receiver wildcard", func(r *Run) { r.Receiver = "0.0.0.0:8100" }, []string{`--receiver "0.0.0.0:8100"`, "not every interface"}},
 		{"receiver empty host", func(r *Run) { r.Receiver = ":8100" }, []string{`--receiver ":8100"`, "not every interface"}},
 		{"style", func(r *Run) { r.Style = "ejb3" }, []string{`--style "ejb3"`, "servlets, session, facade, local, entity"}},
-		{"style not built", func(r *Run) { r.Style = "entity" }, []string{"--style entity", "not built yet"}},
+		{"style entity on direct SQL", func(r *Run) { r.Style, r.Persistence = "entity", container.Direct }, []string{"--style entity runs on --persistence cmp or bmp, not direct"}},
 		{"style on the wrong persistence", func(r *Run) { r.Style, r.Persistence = "session", container.CMP }, []string{"--style session runs on --persistence direct, not cmp"}},
 		{"style facade on direct SQL", func(r *Run) { r.Style, r.Persistence = "facade", container.Direct }, []string{"--style facade runs on --persistence cmp or bmp, not direct"}},
 		{"protocol", func(r *Run) { r.Protocol = "rmi" }, []string{`--protocol "rmi"`, "http, grpc"}},
@@ -196,6 +196,8 @@ func TestStyleChoosesThePersistence(t *testing.T) {
 		{"file style: local", func(r *Run) error { return r.LoadFile(file("style: local\n")) }, container.CMP, true},
 		{"file style: session", func(r *Run) error { return r.LoadFile(file("style: session\n")) }, container.Direct, true},
 		{"file bmp and facade", func(r *Run) error { return r.LoadFile(file("style: facade\npersistence: bmp\n")) }, container.BMP, true},
+		{"flag --style entity", func(r *Run) error { r.Overlay(&Run{Style: "entity"}, []string{"style"}); return nil }, container.CMP, true},
+		{"file bmp and entity", func(r *Run) error { return r.LoadFile(file("style: entity\npersistence: bmp\n")) }, container.BMP, true},
 		{"flags direct and facade", func(r *Run) error {
 			r.Overlay(&Run{Style: "facade", Persistence: container.Direct}, []string{"style", "persistence"})
 			return nil

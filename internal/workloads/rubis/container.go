@@ -21,15 +21,22 @@ import (
 // container's persistence strategy (cmp, bmp) decides the SQL, its commit
 // option what stays cached, its concurrency strategy who waits.
 //
+// The beans are reached through entityTx (entityaccess.go): in process
+// (NewContainer: the facade on the business tier, or the local style), or
+// on a business tier of their own, each finder, field access and
+// transaction boundary a remote call (NewRemoteBeans: the entity style).
+//
 // Its results and database effects are those of Direct: the same rows,
 // the same page errors. Pages that only read run in read-only
 // transactions; a transaction chosen as the victim of a lock wait,
 // deadlock or conflict runs again up to writeAttempts times, as Direct's
 // writes do.
 type Beans struct {
-	ctr                                                           *container.Container
-	users, items, oldItems, bids, comments, buyNow, cats, regions *container.Home
-	now                                                           func() time.Time
+	// ctr is the container in this process; nil when the beans are on a
+	// business tier of their own (NewRemoteBeans).
+	ctr  *container.Container
+	ents entities
+	now  func() time.Time
 }
 
 var _ Auction = (*Beans)(nil)
@@ -37,19 +44,11 @@ var _ Auction = (*Beans)(nil)
 // NewContainer is the business tier over ctr, a container of RUBiS's
 // entity types (entityTypes).
 func NewContainer(ctr *container.Container) (*Beans, error) {
-	b := &Beans{ctr: ctr, now: time.Now}
-	for _, x := range []struct {
-		dst **container.Home
-		t   *container.Type
-	}{
-		{&b.users, userType}, {&b.items, itemType}, {&b.oldItems, oldItemType}, {&b.bids, bidType},
-		{&b.comments, commentType}, {&b.buyNow, buyNowType}, {&b.cats, categoryType}, {&b.regions, regionType},
-	} {
-		if *x.dst = ctr.Home(x.t.Name); *x.dst == nil {
-			return nil, fmt.Errorf("rubis: the container has no entity type %s", x.t.Name)
-		}
+	ents, err := newLocalEntities(ctr)
+	if err != nil {
+		return nil, err
 	}
-	return b, nil
+	return &Beans{ctr: ctr, ents: ents, now: time.Now}, nil
 }
 
 // openContainer starts a container of RUBiS's entity types over db with
@@ -71,8 +70,12 @@ func openContainer(ctx context.Context, db *store.DB, settings map[string]contai
 	return NewContainer(ctr)
 }
 
-// EntityStats are the container's counters by entity type.
+// EntityStats are the container's counters by entity type; none when
+// the container is on another tier.
 func (b *Beans) EntityStats() []workload.EntityStats {
+	if b.ctr == nil {
+		return nil
+	}
 	var out []workload.EntityStats
 	for _, h := range b.ctr.Homes() {
 		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
@@ -106,31 +109,33 @@ func (b *Beans) clock() time.Time { return timeBase(b.now()) }
 // error returned unchanged, so page errors pass through). A run that the
 // container or the database chose as a victim runs again after a short
 // pause, up to writeAttempts runs.
-func (b *Beans) inTx(ctx context.Context, thread int, write bool, fn func(tx *container.Tx) error) error {
+func (b *Beans) inTx(ctx context.Context, thread int, write bool, fn func(tx entityTx) error) error {
 	return store.Retry(ctx, writeAttempts, func() error { return b.once(ctx, thread, write, fn) })
 }
 
-func (b *Beans) once(ctx context.Context, thread int, write bool, fn func(tx *container.Tx) error) error {
-	begin := b.ctr.BeginReadOnly
-	if write {
-		begin = b.ctr.Begin
-	}
-	tx, err := begin(ctx, thread)
+func (b *Beans) once(ctx context.Context, thread int, write bool, fn func(tx entityTx) error) error {
+	tx, err := b.ents.begin(ctx, thread, write)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() // after Commit, nothing to undo
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	// A field access that failed outranks whatever fn made of its zero
+	// value, a page error included.
+	if ferr := tx.Err(); ferr != nil {
+		return ferr
+	}
+	if err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-func (b *Beans) read(ctx context.Context, thread int, fn func(tx *container.Tx) error) error {
+func (b *Beans) read(ctx context.Context, thread int, fn func(tx entityTx) error) error {
 	return b.inTx(ctx, thread, false, fn)
 }
 
-func (b *Beans) write(ctx context.Context, thread int, fn func(tx *container.Tx) error) error {
+func (b *Beans) write(ctx context.Context, thread int, fn func(tx entityTx) error) error {
 	return b.inTx(ctx, thread, true, fn)
 }
 
@@ -140,35 +145,35 @@ func isNotFound(err error) bool { return errors.Is(err, container.ErrNotFound) }
 
 // The beans' fields as the interface's plain data.
 
-func userFrom(u *container.Instance) User {
+func userFrom(u entityRef) User {
 	return User{ID: u.Key().A, Firstname: u.String(userFirstname), Lastname: u.String(userLastname), Nickname: u.String(userNickname),
 		Email: u.String(userEmail), Rating: u.Int(userRating), Balance: u.Float(userBalance), CreationDate: u.Time(userCreationDate),
 		Region: u.Int(userRegion)}
 }
 
-func itemFrom(i *container.Instance, old bool) Item {
+func itemFrom(i entityRef, old bool) Item {
 	return Item{ID: i.Key().A, Name: i.String(itName), Description: i.String(itDescription), InitialPrice: i.Float(itInitialPrice),
 		Quantity: i.Int(itQuantity), ReservePrice: i.Float(itReservePrice), BuyNow: i.Float(itBuyNow), NbOfBids: i.Int(itNbOfBids),
 		MaxBid: i.Float(itMaxBid), StartDate: i.Time(itStartDate), EndDate: i.Time(itEndDate), Seller: i.Int(itSeller),
 		Category: i.Int(itCategory), Old: old}
 }
 
-func summaryFrom(i *container.Instance) ItemSummary {
+func summaryFrom(i entityRef) ItemSummary {
 	return ItemSummary{ID: i.Key().A, Name: i.String(itName), InitialPrice: i.Float(itInitialPrice), MaxBid: i.Float(itMaxBid),
 		NbOfBids: i.Int(itNbOfBids), EndDate: i.Time(itEndDate)}
 }
 
-func categoryFrom(i *container.Instance) Category {
+func categoryFrom(i entityRef) Category {
 	return Category{ID: i.Key().A, Name: i.String(nameField)}
 }
-func regionFrom(i *container.Instance) Region {
+func regionFrom(i entityRef) Region {
 	return Region{ID: i.Key().A, Name: i.String(nameField)}
 }
 
 // authenticate finds the user of nickname and password, or returns the
 // page error of title when there is none.
-func (b *Beans) authenticate(tx *container.Tx, title, nickname, password string) (*container.Instance, error) {
-	u, err := tx.FindOne(b.users, "byLogin", nickname, password)
+func (b *Beans) authenticate(tx entityTx, title, nickname, password string) (entityRef, error) {
+	u, err := tx.FindOne(homeUsers, "byLogin", nickname, password)
 	if isNotFound(err) {
 		return nil, errNoAccount(title)
 	}
@@ -179,8 +184,8 @@ func (b *Beans) authenticate(tx *container.Tx, title, nickname, password string)
 }
 
 // nickname of user id; "" when there is no such user (Direct's LEFT JOIN).
-func (b *Beans) nickname(tx *container.Tx, id int64) (string, error) {
-	u, err := tx.Find(b.users, idKey(id))
+func (b *Beans) nickname(tx entityTx, id int64) (string, error) {
+	u, err := tx.Find(homeUsers, idKey(id))
 	if isNotFound(err) {
 		return "", nil
 	}
@@ -192,13 +197,13 @@ func (b *Beans) nickname(tx *container.Tx, id int64) (string, error) {
 
 // item finds item id in items or, when old is allowed and items has none,
 // in old_items; the page error of title when neither has it.
-func (b *Beans) item(tx *container.Tx, title string, id int64, old bool) (Item, error) {
-	i, err := tx.Find(b.items, idKey(id))
+func (b *Beans) item(tx entityTx, title string, id int64, old bool) (Item, error) {
+	i, err := tx.Find(homeItems, idKey(id))
 	if err == nil {
 		return itemFrom(i, false), nil
 	}
 	if isNotFound(err) && old {
-		if i, err = tx.Find(b.oldItems, idKey(id)); err == nil {
+		if i, err = tx.Find(homeOldItems, idKey(id)); err == nil {
 			return itemFrom(i, true), nil
 		}
 	}
@@ -210,7 +215,7 @@ func (b *Beans) item(tx *container.Tx, title string, id int64, old bool) (Item, 
 
 // itemPrice finds item id (see item), its seller's nickname, and the price
 // its bids make, as Direct.itemPrice works it out.
-func (b *Beans) itemPrice(tx *container.Tx, title string, id int64, old bool) (ItemPrice, error) {
+func (b *Beans) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPrice, error) {
 	var p ItemPrice
 	var err error
 	if p.Item, err = b.item(tx, title, id, old); err != nil {
@@ -219,7 +224,7 @@ func (b *Beans) itemPrice(tx *container.Tx, title string, id int64, old bool) (I
 	if p.SellerNickname, err = b.nickname(tx, p.Seller); err != nil {
 		return p, err
 	}
-	bids, err := tx.FindMany(b.bids, "byItem", nil, id)
+	bids, err := tx.FindMany(homeBids, "byItem", id)
 	if err != nil {
 		return p, fmt.Errorf("bids of item %d: %w", id, err)
 	}
@@ -237,7 +242,7 @@ func (b *Beans) itemPrice(tx *container.Tx, title string, id int64, old bool) (I
 	if p.Quantity > 1 {
 		// The Quantity highest bids, highest first, earliest first among
 		// equal ones, as Direct's query orders them.
-		slices.SortFunc(bids, func(a, b *container.Instance) int {
+		slices.SortFunc(bids, func(a, b entityRef) int {
 			return cmp.Or(cmp.Compare(b.Float(bidBid), a.Float(bidBid)), cmp.Compare(a.Key().A, b.Key().A))
 		})
 		top := make([]Bid, min(int64(len(bids)), p.Quantity))
@@ -251,8 +256,8 @@ func (b *Beans) itemPrice(tx *container.Tx, title string, id int64, old bool) (I
 
 // commentsAbout are the comments about user id, oldest first, with their
 // authors' nicknames.
-func (b *Beans) commentsAbout(tx *container.Tx, id int64) ([]Comment, error) {
-	cs, err := tx.FindMany(b.comments, "aboutUser", nil, id)
+func (b *Beans) commentsAbout(tx entityTx, id int64) ([]Comment, error) {
+	cs, err := tx.FindMany(homeComments, "aboutUser", id)
 	if err != nil {
 		return nil, fmt.Errorf("comments about user %d: %w", id, err)
 	}
@@ -269,8 +274,8 @@ func (b *Beans) commentsAbout(tx *container.Tx, id int64) ([]Comment, error) {
 	return out, nil
 }
 
-func (b *Beans) categories(tx *container.Tx) ([]Category, error) {
-	cs, err := tx.FindMany(b.cats, "all", nil)
+func (b *Beans) categories(tx entityTx) ([]Category, error) {
+	cs, err := tx.FindMany(homeCategories, "all")
 	if err != nil {
 		return nil, fmt.Errorf("categories: %w", err)
 	}
@@ -288,8 +293,8 @@ func (b *Beans) RegisterUser(ctx context.Context, thread int, r RegisterUserRequ
 	// when a concurrent registration of it commits in between, the unique
 	// index refuses this one, the container reports a conflict, and the
 	// run again finds the nickname taken.
-	err := b.write(ctx, thread, func(tx *container.Tx) error {
-		reg, err := tx.FindOne(b.regions, "byName", r.Region)
+	err := b.write(ctx, thread, func(tx entityTx) error {
+		reg, err := tx.FindOne(homeRegions, "byName", r.Region)
 		if isNotFound(err) {
 			return &PageError{Title: title, Message: "Region " + r.Region + " does not exist in the database!"}
 		}
@@ -297,7 +302,7 @@ func (b *Beans) RegisterUser(ctx context.Context, thread int, r RegisterUserRequ
 			return fmt.Errorf("region %q: %w", r.Region, err)
 		}
 		res.Region = regionFrom(reg)
-		_, err = tx.FindOne(b.users, "byNickname", r.Nickname)
+		_, err = tx.FindOne(homeUsers, "byNickname", r.Nickname)
 		if err == nil {
 			return &PageError{Title: title,
 				Message: "The nickname you have choosen is already taken by someone else. Please choose a new nickname."}
@@ -305,7 +310,7 @@ func (b *Beans) RegisterUser(ctx context.Context, thread int, r RegisterUserRequ
 		if !isNotFound(err) {
 			return fmt.Errorf("nickname %q: %w", r.Nickname, err)
 		}
-		u, err := tx.Create(b.users, container.Key{})
+		u, err := tx.Create(homeUsers, container.Key{})
 		if err != nil {
 			return err
 		}
@@ -333,7 +338,7 @@ func (b *Beans) RegisterUser(ctx context.Context, thread int, r RegisterUserRequ
 
 func (b *Beans) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
 	var res BrowseCategoriesResult
-	err := b.read(ctx, thread, func(tx *container.Tx) (err error) {
+	err := b.read(ctx, thread, func(tx entityTx) (err error) {
 		res.Categories, err = b.categories(tx)
 		return err
 	})
@@ -342,8 +347,8 @@ func (b *Beans) BrowseCategories(ctx context.Context, thread int, _ BrowseCatego
 
 func (b *Beans) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
 	var res BrowseRegionsResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
-		rs, err := tx.FindMany(b.regions, "all", nil)
+	err := b.read(ctx, thread, func(tx entityTx) error {
+		rs, err := tx.FindMany(homeRegions, "all")
 		if err != nil {
 			return fmt.Errorf("regions: %w", err)
 		}
@@ -358,13 +363,13 @@ func (b *Beans) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRe
 
 func (b *Beans) BrowseCategoriesInRegion(ctx context.Context, thread int, r BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
 	var res BrowseCategoriesInRegionResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
-		var reg *container.Instance
+	err := b.read(ctx, thread, func(tx entityTx) error {
+		var reg entityRef
 		var err error
 		if id, perr := strconv.ParseInt(r.Region, 10, 32); perr == nil {
-			reg, err = tx.Find(b.regions, idKey(id))
+			reg, err = tx.Find(homeRegions, idKey(id))
 		} else {
-			reg, err = tx.FindOne(b.regions, "byName", r.Region)
+			reg, err = tx.FindOne(homeRegions, "byName", r.Region)
 		}
 		if isNotFound(err) {
 			return &PageError{Title: "Browse categories", Message: "Sorry, but region " + r.Region + " does not exist."}
@@ -394,8 +399,8 @@ func (b *Beans) SearchItemsByRegion(ctx context.Context, thread int, r SearchIte
 
 func (b *Beans) search(ctx context.Context, thread int, finder string, args ...any) (SearchItemsResult, error) {
 	var res SearchItemsResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
-		items, err := tx.FindMany(b.items, finder, nil, args...)
+	err := b.read(ctx, thread, func(tx entityTx) error {
+		items, err := tx.FindMany(homeItems, finder, args...)
 		if err != nil {
 			return fmt.Errorf("items %s: %w", finder, err)
 		}
@@ -410,7 +415,7 @@ func (b *Beans) search(ctx context.Context, thread int, finder string, args ...a
 
 func (b *Beans) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (ViewItemResult, error) {
 	var res ViewItemResult
-	err := b.read(ctx, thread, func(tx *container.Tx) (err error) {
+	err := b.read(ctx, thread, func(tx entityTx) (err error) {
 		res.ItemPrice, err = b.itemPrice(tx, "Viewing item", r.ItemID, true)
 		return err
 	})
@@ -419,8 +424,8 @@ func (b *Beans) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (Vi
 
 func (b *Beans) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequest) (ViewUserInfoResult, error) {
 	var res ViewUserInfoResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
-		u, err := tx.Find(b.users, idKey(r.UserID))
+	err := b.read(ctx, thread, func(tx entityTx) error {
+		u, err := tx.Find(homeUsers, idKey(r.UserID))
 		if isNotFound(err) {
 			return errNoUser("Viewing user information")
 		}
@@ -436,13 +441,13 @@ func (b *Beans) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequ
 
 func (b *Beans) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
 	var res ViewBidHistoryResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
+	err := b.read(ctx, thread, func(tx entityTx) error {
 		it, err := b.item(tx, "Bid history", r.ItemID, true)
 		if err != nil {
 			return err
 		}
 		res = ViewBidHistoryResult{ItemID: it.ID, ItemName: it.Name}
-		bids, err := tx.FindMany(b.bids, "byItem", nil, r.ItemID)
+		bids, err := tx.FindMany(homeBids, "byItem", r.ItemID)
 		if err != nil {
 			return fmt.Errorf("bids of item %d: %w", r.ItemID, err)
 		}
@@ -464,7 +469,7 @@ func (b *Beans) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistory
 func (b *Beans) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNowResult, error) {
 	const title = "BuyNow"
 	var res BuyNowResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
+	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "Authentication", r.Nickname, r.Password)
 		if err != nil {
 			return err
@@ -484,9 +489,9 @@ func (b *Beans) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowReques
 	if err := r.check(); err != nil {
 		return StoreBuyNowResult{}, err
 	}
-	err := b.write(ctx, thread, func(tx *container.Tx) error {
+	err := b.write(ctx, thread, func(tx entityTx) error {
 		now := b.clock()
-		it, err := tx.Find(b.items, idKey(r.ItemID))
+		it, err := tx.Find(homeItems, idKey(r.ItemID))
 		if isNotFound(err) {
 			return errNoItem(title)
 		}
@@ -502,7 +507,7 @@ func (b *Beans) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowReques
 			it.SetTime(itEndDate, now)
 		}
 		it.SetInt(itQuantity, left-r.Qty)
-		bn, err := tx.Create(b.buyNow, container.Key{})
+		bn, err := tx.Create(homeBuyNow, container.Key{})
 		if err != nil {
 			return err
 		}
@@ -520,7 +525,7 @@ func (b *Beans) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowReques
 
 func (b *Beans) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBidResult, error) {
 	var res PutBidResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
+	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "Authentication", r.Nickname, r.Password)
 		if err != nil {
 			return err
@@ -543,8 +548,8 @@ func (b *Beans) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (St
 	if err := checkBid(r); err != nil {
 		return StoreBidResult{}, err
 	}
-	err := b.write(ctx, thread, func(tx *container.Tx) error {
-		it, err := tx.Find(b.items, idKey(r.ItemID))
+	err := b.write(ctx, thread, func(tx entityTx) error {
+		it, err := tx.Find(homeItems, idKey(r.ItemID))
 		if isNotFound(err) {
 			return errNoItem(title)
 		}
@@ -555,7 +560,7 @@ func (b *Beans) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (St
 		if it.Float(itMaxBid) < r.MaxBid {
 			it.SetFloat(itMaxBid, r.MaxBid)
 		}
-		bid, err := tx.Create(b.bids, container.Key{})
+		bid, err := tx.Create(homeBids, container.Key{})
 		if err != nil {
 			return err
 		}
@@ -573,7 +578,7 @@ func (b *Beans) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (St
 func (b *Beans) PutComment(ctx context.Context, thread int, r PutCommentRequest) (PutCommentResult, error) {
 	const title = "PutComment"
 	var res PutCommentResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
+	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, title, r.Nickname, r.Password)
 		if err != nil {
 			return err
@@ -582,7 +587,7 @@ func (b *Beans) PutComment(ctx context.Context, thread int, r PutCommentRequest)
 		if res.Item, err = b.item(tx, title, r.ItemID, false); err != nil {
 			return err
 		}
-		to, err := tx.Find(b.users, idKey(r.To))
+		to, err := tx.Find(homeUsers, idKey(r.To))
 		if isNotFound(err) {
 			return errNoUser(title)
 		}
@@ -601,8 +606,8 @@ func (b *Beans) PutComment(ctx context.Context, thread int, r PutCommentRequest)
 // StoreComment records the comment with its own rating, as Direct does.
 func (b *Beans) StoreComment(ctx context.Context, thread int, r StoreCommentRequest) (StoreCommentResult, error) {
 	const title = "StoreComment"
-	err := b.write(ctx, thread, func(tx *container.Tx) error {
-		to, err := tx.Find(b.users, idKey(r.To))
+	err := b.write(ctx, thread, func(tx entityTx) error {
+		to, err := tx.Find(homeUsers, idKey(r.To))
 		if isNotFound(err) {
 			return errNoUser(title)
 		}
@@ -610,7 +615,7 @@ func (b *Beans) StoreComment(ctx context.Context, thread int, r StoreCommentRequ
 			return fmt.Errorf("user %d: %w", r.To, err)
 		}
 		to.SetInt(userRating, to.Int(userRating)+r.Rating)
-		c, err := tx.Create(b.comments, container.Key{})
+		c, err := tx.Create(homeComments, container.Key{})
 		if err != nil {
 			return err
 		}
@@ -627,7 +632,7 @@ func (b *Beans) StoreComment(ctx context.Context, thread int, r StoreCommentRequ
 
 func (b *Beans) SelectCategoryToSellItem(ctx context.Context, thread int, r SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
 	var res SelectCategoryToSellItemResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
+	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "Authentication", r.Nickname, r.Password)
 		if err != nil {
 			return err
@@ -647,8 +652,8 @@ func (b *Beans) RegisterItem(ctx context.Context, thread int, r RegisterItemRequ
 	it := Item{Name: r.Name, Description: r.Description, InitialPrice: r.InitialPrice, Quantity: r.Quantity,
 		ReservePrice: r.ReservePrice, BuyNow: r.BuyNow, StartDate: start, EndDate: start.AddDate(0, 0, int(r.Duration)),
 		Seller: r.UserID, Category: r.CategoryID}
-	err := b.write(ctx, thread, func(tx *container.Tx) error {
-		i, err := tx.Create(b.items, container.Key{})
+	err := b.write(ctx, thread, func(tx entityTx) error {
+		i, err := tx.Create(homeItems, container.Key{})
 		if err != nil {
 			return err
 		}
@@ -675,7 +680,7 @@ func (b *Beans) RegisterItem(ctx context.Context, thread int, r RegisterItemRequ
 
 func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (AboutMeResult, error) {
 	var res AboutMeResult
-	err := b.read(ctx, thread, func(tx *container.Tx) error {
+	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "About me", r.Nickname, r.Password)
 		if err != nil {
 			return err
@@ -687,13 +692,13 @@ func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abou
 		if err := b.aboutBids(tx, &res, uid, now, since); err != nil {
 			return err
 		}
-		bought, err := tx.FindMany(b.buyNow, "boughtSince", nil, uid, since)
+		bought, err := tx.FindMany(homeBuyNow, "boughtSince", uid, since)
 		if err != nil {
 			return fmt.Errorf("purchases of user %d: %w", uid, err)
 		}
 		for _, bn := range bought {
 			// Direct joins items: a purchase of an item not there is not shown.
-			i, err := tx.Find(b.items, idKey(bn.Int(buyNowItem)))
+			i, err := tx.Find(homeItems, idKey(bn.Int(buyNowItem)))
 			if isNotFound(err) {
 				continue
 			}
@@ -707,13 +712,13 @@ func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abou
 			}
 			res.Bought = append(res.Bought, line)
 		}
-		if res.Selling, err = b.itemsOf(tx, b.items, "selling", false, uid, now); err != nil {
+		if res.Selling, err = b.itemsOf(tx, homeItems, "selling", false, uid, now); err != nil {
 			return err
 		}
-		if res.Sold, err = b.itemsOf(tx, b.items, "sold", false, uid, now, since); err != nil {
+		if res.Sold, err = b.itemsOf(tx, homeItems, "sold", false, uid, now, since); err != nil {
 			return err
 		}
-		soldOld, err := b.itemsOf(tx, b.oldItems, "sold", true, uid, now, since)
+		soldOld, err := b.itemsOf(tx, homeOldItems, "sold", true, uid, now, since)
 		if err != nil {
 			return err
 		}
@@ -731,8 +736,8 @@ func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abou
 // bids, each item once, by id, with the user's highest max bid; open ones
 // are Bidding, those that ended in the window Won (items first, then
 // old_items).
-func (b *Beans) aboutBids(tx *container.Tx, res *AboutMeResult, uid int64, now, since time.Time) error {
-	bids, err := tx.FindMany(b.bids, "byUser", nil, uid)
+func (b *Beans) aboutBids(tx entityTx, res *AboutMeResult, uid int64, now, since time.Time) error {
+	bids, err := tx.FindMany(homeBids, "byUser", uid)
 	if err != nil {
 		return fmt.Errorf("bids of user %d: %w", uid, err)
 	}
@@ -751,10 +756,10 @@ func (b *Beans) aboutBids(tx *container.Tx, res *AboutMeResult, uid int64, now, 
 	var wonOld []AboutMeWon
 	ended := func(t time.Time) bool { return t.Before(now) && !t.Before(since) }
 	for _, id := range ids {
-		i, err := tx.Find(b.items, idKey(id))
+		i, err := tx.Find(homeItems, idKey(id))
 		old := false
 		if isNotFound(err) {
-			i, err = tx.Find(b.oldItems, idKey(id))
+			i, err = tx.Find(homeOldItems, idKey(id))
 			old = true
 		}
 		if isNotFound(err) {
@@ -786,10 +791,10 @@ func (b *Beans) aboutBids(tx *container.Tx, res *AboutMeResult, uid int64, now, 
 }
 
 // itemsOf runs a collection finder of items or old_items.
-func (b *Beans) itemsOf(tx *container.Tx, h *container.Home, finder string, old bool, args ...any) ([]Item, error) {
-	found, err := tx.FindMany(h, finder, nil, args...)
+func (b *Beans) itemsOf(tx entityTx, h entityHome, finder string, old bool, args ...any) ([]Item, error) {
+	found, err := tx.FindMany(h, finder, args...)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", h.Type().Name, finder, err)
+		return nil, fmt.Errorf("%s %s: %w", h, finder, err)
 	}
 	var out []Item
 	for _, i := range found {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -641,9 +642,15 @@ func TestContainerConcurrentWrites(t *testing.T) {
 			name      string
 			run       container.Settings
 			exclusive bool
+			// entity: the entity style over this protocol, the beans on
+			// a business tier, the interactions (and their retries) in
+			// the web tier; "": the container's Beans in process.
+			entity remote.Protocol
 		}{
-			{"cmp-C-database", runSettings(container.CMP, container.OptionC, container.Database, "0"), false},
-			{"bmp-A-exclusive", runSettings(container.BMP, container.OptionA, container.Exclusive, "100%"), true},
+			{"cmp-C-database", runSettings(container.CMP, container.OptionC, container.Database, "0"), false, ""},
+			{"bmp-A-exclusive", runSettings(container.BMP, container.OptionA, container.Exclusive, "100%"), true, ""},
+			{"entity-grpc-cmp-C-database", runSettings(container.CMP, container.OptionC, container.Database, "0"), false, remote.GRPC},
+			{"entity-http-bmp-A-exclusive", runSettings(container.BMP, container.OptionA, container.Exclusive, "100%"), true, remote.HTTP},
 		} {
 			t.Run(v.name, func(t *testing.T) {
 				ctx := context.Background()
@@ -658,6 +665,15 @@ func TestContainerConcurrentWrites(t *testing.T) {
 				c, err := newChecker(ctx, b.db)
 				if err != nil {
 					t.Fatal(err)
+				}
+				var a Auction = b.b
+				if v.entity != "" {
+					bt, err := startEntityTier(b.b.ctr, testThreads, v.entity)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { bt.close() })
+					a = NewRemoteBeans(bt.conn)
 				}
 				before := b.b.ctr.Stats()
 
@@ -683,20 +699,20 @@ func TestContainerConcurrentWrites(t *testing.T) {
 					wg.Go(func() {
 						for k := range rounds {
 							price := float64(10_000 + th*100 + k)
-							_, err := b.b.StoreBid(ctx, th, StoreBidRequest{UserID: int64(th + 1), ItemID: hot, MinBid: 1, Bid: price, MaxBid: price, Qty: 1, MaxQty: 1})
+							_, err := a.StoreBid(ctx, th, StoreBidRequest{UserID: int64(th + 1), ItemID: hot, MinBid: 1, Bid: price, MaxBid: price, Qty: 1, MaxQty: 1})
 							ok(browser.StoreBid, err)
 							qty := int64(1 + (th+k)%3)
-							_, err = b.b.StoreBuyNow(ctx, th, StoreBuyNowRequest{UserID: int64(th + 1), ItemID: hot, Qty: qty, MaxQty: 3})
+							_, err = a.StoreBuyNow(ctx, th, StoreBuyNowRequest{UserID: int64(th + 1), ItemID: hot, Qty: qty, MaxQty: 3})
 							if ok(browser.StoreBuyNow, err) {
 								mu.Lock()
 								bought += qty
 								mu.Unlock()
 							}
-							_, err = b.b.StoreComment(ctx, th, StoreCommentRequest{From: int64(th + 1), To: 17, ItemID: hot, Rating: int64(k%3 - 1), Comment: "c"})
+							_, err = a.StoreComment(ctx, th, StoreCommentRequest{From: int64(th + 1), To: 17, ItemID: hot, Rating: int64(k%3 - 1), Comment: "c"})
 							ok(browser.StoreComment, err)
-							_, err = b.b.RegisterUser(ctx, th, RegisterUserRequest{Nickname: fmt.Sprintf("racer%d-%d", th, k), Password: "p", Email: "e", Region: regionNames[th]})
+							_, err = a.RegisterUser(ctx, th, RegisterUserRequest{Nickname: fmt.Sprintf("racer%d-%d", th, k), Password: "p", Email: "e", Region: regionNames[th]})
 							ok(browser.RegisterUser, err)
-							_, err = b.b.RegisterItem(ctx, th, RegisterItemRequest{UserID: int64(th + 1), CategoryID: 2, Name: "x", InitialPrice: 1, Duration: 2, Quantity: 1})
+							_, err = a.RegisterItem(ctx, th, RegisterItemRequest{UserID: int64(th + 1), CategoryID: 2, Name: "x", InitialPrice: 1, Duration: 2, Quantity: 1})
 							ok(browser.RegisterItem, err)
 						}
 					})
@@ -704,9 +720,9 @@ func TestContainerConcurrentWrites(t *testing.T) {
 				for th := writers; th < testThreads; th++ {
 					wg.Go(func() {
 						for range rounds * 3 {
-							_, err := b.b.ViewItem(ctx, th, ViewItemRequest{ItemID: hot})
+							_, err := a.ViewItem(ctx, th, ViewItemRequest{ItemID: hot})
 							ok(browser.ViewItem, err)
-							_, err = b.b.ViewUserInfo(ctx, th, ViewUserInfoRequest{UserID: 17})
+							_, err = a.ViewUserInfo(ctx, th, ViewUserInfoRequest{UserID: 17})
 							ok(browser.ViewUserInfo, err)
 						}
 					})

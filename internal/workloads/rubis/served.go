@@ -20,7 +20,8 @@ import (
 
 // ServeBusiness registers on s the business tier of p's style over db:
 // session beans holding the SQL (session), a session facade over entity
-// beans on the container (facade).
+// beans on the container (facade), the container's entity beans
+// themselves (entity; the interactions run in the web tier).
 func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p workload.RunParams) (func() error, error) {
 	switch style := p.Config.StyleOf(); style {
 	case "session":
@@ -35,6 +36,13 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 			return nil, err
 		}
 		ServeAuction(s, beans, p.Threads)
+	case "entity":
+		beans, err := openContainer(ctx, db, p.Entities, p.Warmup)
+		if err != nil {
+			return nil, err
+		}
+		e := ServeEntities(s, beans.ctr, p.Threads)
+		return func() error { e.Close(); return nil }, nil
 	default:
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier apart from the web tier; serve it whole (tierbench serve rubis --style %s), or give the business tier a style that has one: %s", style, style, strings.Join(config.RemoteStyles, ", ")))
 	}
@@ -50,6 +58,8 @@ func (Workload) WebTier(_ context.Context, business grpc.ClientConnInterface, p 
 	switch style {
 	case "session", "facade":
 		a = RemoteAuction(business)
+	case "entity":
+		a = NewRemoteBeans(business)
 	default:
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %s", style, strings.Join(config.RemoteStyles, ", ")))
 	}

@@ -2,12 +2,15 @@ package rubis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -17,26 +20,42 @@ import (
 const stopGrace = 10 * time.Second
 
 // businessTier is the business tier of a style with a remote boundary
-// (session, facade), served on a loopback port of the site's own process:
-// the calls between the tiers cross a real socket and protocol, counted by
-// the remote layer.
+// (session, facade, entity), served on a loopback port of the site's own
+// process: the calls between the tiers cross a real socket and protocol,
+// counted by the remote layer.
 type businessTier struct {
 	srv    *remote.Server
 	conn   *remote.Conn
 	served chan error
+	// entities: the entity style's beans, whose open transactions are
+	// rolled back once the server has stopped.
+	entities *EntityBeans
+	closing  sync.Once
+	closed   error
 }
 
 // startBusinessTier serves a on a free loopback port over protocol, each
 // call on one of threads server threads, and connects to it.
 func startBusinessTier(a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
+	return startTier(func(s *remote.Server) *EntityBeans { ServeAuction(s, a, threads); return nil }, threads, protocol)
+}
+
+// startEntityTier serves the entity beans of ctr (ServeEntities) as
+// startBusinessTier serves an Auction.
+func startEntityTier(ctr *container.Container, threads int, protocol remote.Protocol) (*businessTier, error) {
+	return startTier(func(s *remote.Server) *EntityBeans { return ServeEntities(s, ctr, threads) }, threads, protocol)
+}
+
+// startTier serves what register registers on a free loopback port over
+// protocol, and connects to it with a connection per server thread.
+func startTier(register func(*remote.Server) *EntityBeans, threads int, protocol remote.Protocol) (*businessTier, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("business tier: %w", err)
 	}
 	srv := remote.NewServer(protocol, remote.ServerOptions{})
 	remote.RegisterPing(srv)
-	ServeAuction(srv, a, threads)
-	b := &businessTier{srv: srv, served: make(chan error, 1)}
+	b := &businessTier{srv: srv, served: make(chan error, 1), entities: register(srv)}
 	go func() { b.served <- srv.Serve(ln) }()
 	if b.conn, err = remote.Dial(protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
 		b.close()
@@ -53,15 +72,22 @@ func startBusinessTier(a Auction, threads int, protocol remote.Protocol) (*busin
 	return b, nil
 }
 
-// close stops the tier once the calls under way are done.
+// close stops the tier once the calls under way are done; once closed,
+// it returns the first close's result.
 func (b *businessTier) close() error {
-	if b.conn != nil {
-		b.conn.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
-	defer cancel()
-	b.srv.Stop(ctx)
-	return <-b.served
+	b.closing.Do(func() {
+		if b.conn != nil {
+			b.conn.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+		defer cancel()
+		b.srv.Stop(ctx)
+		b.closed = <-b.served
+		if b.entities != nil {
+			b.entities.Close()
+		}
+	})
+	return b.closed
 }
 
 // tiering is how a site's middle tier is split: its style, and the
@@ -73,13 +99,27 @@ type tiering struct {
 }
 
 // split puts a behind a remote boundary when the run's style has one: the
-// Auction the web tier calls is then a client of a served a.
+// Auction the web tier calls is then a client of a served a (session,
+// facade) or, under the entity style, the beans' interactions run in the
+// web tier over the entity beans of a's container, served (a is then the
+// container's Beans).
 func split(cfg config.Run, a Auction, threads int) (Auction, tiering, error) {
 	t := tiering{style: cfg.StyleOf()}
 	if !slices.Contains(config.RemoteStyles, t.style) {
 		return a, t, nil
 	}
 	var err error
+	if t.style == "entity" {
+		beans, ok := a.(*Beans)
+		if !ok || beans.ctr == nil {
+			return nil, t, errors.New("--style entity serves the entity container's beans: run it on --persistence cmp or bmp")
+		}
+		if t.business, err = startEntityTier(beans.ctr, threads, remote.Protocol(cfg.Protocol)); err != nil {
+			return nil, t, err
+		}
+		t.protocol = cfg.Protocol
+		return NewRemoteBeans(t.business.conn), t, nil
+	}
 	if t.business, err = startBusinessTier(a, threads, remote.Protocol(cfg.Protocol)); err != nil {
 		return nil, t, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
@@ -15,13 +16,33 @@ import (
 
 // TestStylesCountTheirCalls: a site built in each style answers the same
 // pages, and the remote layer counts exactly the calls the style makes: one
-// per page that touches data under session and facade, none for a static
+// per page that touches data under session and facade, one per finder,
+// field access and transaction boundary under entity, none for a static
 // page, none at all in-process (servlets, local).
 func TestStylesCountTheirCalls(t *testing.T) {
 	b := setupDirect(t, storetest.SQLite(t))
-	item := strconv.FormatInt(b.pop.FirstActiveItem()+2, 10)
+	// An open auction of one unit with bids: its price is the highest bid,
+	// with no sorting of bids (whose comparisons would each read fields).
+	id := b.q.Int("SELECT MIN(id) FROM items WHERE quantity = 1 AND id IN (SELECT item_id FROM bids)")
+	item := strconv.FormatInt(id, 10)
 	pages := []string{"/PHP/index.html", "/PHP/ViewItem.php?itemId=" + item,
 		"/PHP/SearchItemsByCategory.php?category=1&categoryName=x&page=0&nbOfItems=20", "/PHP/ViewItem.php?itemId=" + item}
+
+	// The entity style's calls, from what Beans reads (container.go). A
+	// read-only interaction: Begin, its finders and field accesses, Commit
+	// (the Rollback deferred after it makes no call); a bean's key comes
+	// with its reference.
+	nbids := b.q.Int("SELECT COUNT(*) FROM bids WHERE item_id = ?", id)
+	viewItem := 1 + // Begin
+		1 + int64(len(itemFields)) + // Find(Items), itemFrom: every field
+		1 + 1 + // nickname: Find(Users), its nickname
+		1 + nbids + // FindBy(Bids, byItem), each bid's bid for the highest
+		1 // Commit
+	found := min(20, b.q.Int("SELECT COUNT(*) FROM items WHERE category = 1 AND end_date >= ?", timeBase(time.Now())))
+	search := 1 + // Begin
+		1 + 5*found + // FindBy(Items, byCategory), summaryFrom: name, initial price, max bid, bids, end date
+		1 // Commit
+	t.Logf("entity: ViewItem of item %d (%d bids): %d calls; SearchItemsByCategory (%d items): %d calls", id, nbids, viewItem, found, search)
 	for _, tc := range []struct {
 		style, protocol string
 		persistence     container.Persistence
@@ -33,6 +54,8 @@ func TestStylesCountTheirCalls(t *testing.T) {
 		{"facade", "http", container.CMP, true},
 		{"facade", "grpc", container.CMP, true},
 		{"local", "http", container.CMP, false},
+		{"entity", "http", container.CMP, true},
+		{"entity", "grpc", container.CMP, true},
 	} {
 		t.Run(tc.style+"/"+tc.protocol, func(t *testing.T) {
 			cfg := config.New("rubis", Workload{}.Info().Defaults)
@@ -66,7 +89,11 @@ func TestStylesCountTheirCalls(t *testing.T) {
 			want := map[string][2]int64{ // pages, calls
 				"/PHP/index.html": {1, 0}, "/PHP/ViewItem.php": {2, 0}, "/PHP/SearchItemsByCategory.php": {1, 0},
 			}
-			if tc.remote {
+			switch {
+			case tc.style == "entity":
+				want["/PHP/ViewItem.php"] = [2]int64{2, 2 * viewItem}
+				want["/PHP/SearchItemsByCategory.php"] = [2]int64{1, search}
+			case tc.remote:
 				want["/PHP/ViewItem.php"] = [2]int64{2, 2}
 				want["/PHP/SearchItemsByCategory.php"] = [2]int64{1, 1}
 			}

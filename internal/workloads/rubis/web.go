@@ -57,7 +57,8 @@ type Site struct {
 	// they made to the business tier (none when it is in-process). Filled
 	// by routes, read-only after.
 	calls map[string]*scriptCalls
-	// remote: the Auction is a business tier's client (RemoteAuction).
+	// remote: the Auction is a business tier's client (RemoteAuction, or
+	// the entity style's NewRemoteBeans).
 	remote bool
 }
 
@@ -91,6 +92,9 @@ func NewSite(a Auction, threads int, logger *slog.Logger) *Site {
 	s := &Site{auction: a, threads: make(chan int, threads), pages: mustParsePages(), log: logger, mux: http.NewServeMux(),
 		calls: map[string]*scriptCalls{}}
 	_, s.remote = a.(remoteAuction)
+	if b, ok := a.(*Beans); ok {
+		_, s.remote = b.ents.(remoteEntities)
+	}
 	for i := range threads {
 		s.threads <- i
 	}
