@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/runner"
@@ -47,28 +48,34 @@ file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 			return nil
 		},
 	}
-	fs := cmd.Flags()
+	addServeFlags(cmd.Flags(), f, &o)
+	return cmd
+}
+
+// addServeFlags binds serve's flags: the database, the middle tier's,
+// and which tier to serve where.
+func addServeFlags(fs *pflag.FlagSet, f *runFlags, o *runner.ServeOptions) {
 	addFileFlag(fs, f)
 	addDatabaseFlags(fs, f)
 	addTierFlags(fs, f)
 	fs.StringVar(&o.Listen, "listen", o.Listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one)")
 	fs.StringVar(&o.Tier, "tier", "", "serve one tier alone: business, or web (RUBiS) (default: the whole middle tier; Stock-Online's is its business tier)")
 	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT or grpc://HOST:PORT (its scheme is the protocol)")
+	fs.BoolVar(&f.values.Warmup, "warmup", false, "Stock-Online: warm the container's caches before serving (the warmed types: Account, Item, Holding)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the business tier requires and the web tier sends")
-	return cmd
 }
 
 // printServing says what serves where, and how to use it: the first line
 // is the one `run --tiers` reads the URL from ("serving … on URL").
 func printServing(out io.Writer, cfg config.Run, s runner.Serving) {
 	switch {
-	case s.Protocol != "" && s.Scale == 0: // a web tier over a business tier
+	case s.Tier == runner.TierWeb:
 		fmt.Fprintf(out, "serving %s (style %s, calling its business tier over %s) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.URL)
 		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale N (the business tier's scale)\n", cfg.Workload, s.URL)
-	case s.Protocol != "" && cfg.Workload != "rubis": // a session bean
+	case s.Tier == runner.TierBusiness && cfg.Workload != "rubis": // a session bean
 		fmt.Fprintf(out, "serving %s (persistence %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, cfg.Persistence, s.Protocol, s.Scale, s.URL)
 		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, s.URL, s.Scale)
-	case s.Protocol != "": // a business tier
+	case s.Tier == runner.TierBusiness:
 		fmt.Fprintf(out, "serving %s (style %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.Scale, s.URL)
 		if cfg.Workload == "rubis" {
 			fmt.Fprintf(out, "serve its pages with: tierbench serve rubis --tier web --business %s --style %s --listen HOST:PORT\n", s.URL, s.Style)

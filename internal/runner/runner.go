@@ -8,6 +8,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,9 +184,13 @@ type state struct {
 	info  workload.Info
 	db    *store.DB
 	began time.Time
-	// web: the clients reach the middle tier over HTTP, whose server
-	// threads queue them; the driver admits them all.
+	// web: the clients reach the middle tier over a socket (a web site,
+	// a business tier in another process), whose server threads queue
+	// them; the driver admits them all.
 	web bool
+	// checked is the database a drive reads for its checks alone (not
+	// the one its tier runs on: that is in another process).
+	checked *store.DB
 	// target is the site a drive-only run drives (db is then nil).
 	target string
 	loaded *workload.LoadReport
@@ -314,10 +319,10 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
 	close(quitProcs)
 	lost := watch.stop() // the tier gone for good
-	if cause := context.Cause(driveCtx); ctx.Err() == nil && slices.ContainsFunc(s.procs, func(p *tierproc.Proc) bool { return isDone(p.Done()) }) && cause != nil {
+	if died := (tierDied{}); errors.As(context.Cause(driveCtx), &died) {
 		// Not the user's doing: the run failed, but the database is
 		// there, so it is drained and checked as any run's.
-		s.tierDied = cause
+		s.tierDied = died.err
 		s.rep.Interrupted = false
 	}
 	if err != nil {
@@ -373,16 +378,6 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	return s.result(nil), nil
 }
 
-// isDone reports whether c is closed.
-func isDone(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // fail ends the run with a failure in phase: the result holds what was
 // measured until then, and err is returned beside it. An interrupt that
 // caused the failure (a cancelled load, …) is an interruption instead.
@@ -413,7 +408,7 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Version:       s.r.Version,
 		Config:        s.cfg,
 		Info:          s.info,
-		Environment:   environment(s.db, s.target),
+		Environment:   environment(cmp.Or(s.db, s.checked), s.target),
 		Load:          s.loaded,
 		Started:       started,
 		Elapsed:       s.rep.Elapsed,

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
@@ -48,6 +50,8 @@ type ServeOptions struct {
 
 // Serving is what a tier serves, once it listens.
 type Serving struct {
+	// Tier: "" (the whole middle tier), TierBusiness or TierWeb.
+	Tier string
 	// What: "rubis", "rubis business tier", "rubis web tier".
 	What  string
 	URL   string
@@ -61,19 +65,21 @@ type Serving struct {
 // the remote calls its pages made) as JSON, for the run that started it.
 const tiersPath = "/_tierbench/tiers"
 
-// withTierPaths adds tiersPath to h when h knows its tiers.
+// withTierPaths answers tiersPath beside h when h knows its tiers; every
+// other request goes to h as it is.
 func withTierPaths(h http.Handler) http.Handler {
 	tr, ok := h.(workload.TieredRun)
 	if !ok {
 		return h
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/", h)
-	mux.HandleFunc("GET "+tiersPath, func(w http.ResponseWriter, _ *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != tiersPath {
+			h.ServeHTTP(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(tr.Tiers())
 	})
-	return mux
 }
 
 // readToken reads --token-file: the token is the file's content without
@@ -126,7 +132,7 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {
-		ready(Serving{What: cfg.Workload + " business tier", URL: remote.URL(protocol, ln.Addr().String()), Scale: cfg.Scale, Style: cfg.StyleOf(), Protocol: string(protocol)})
+		ready(Serving{Tier: TierBusiness, What: cfg.Workload + " business tier", URL: remote.URL(protocol, ln.Addr().String()), Scale: cfg.Scale, Style: cfg.StyleOf(), Protocol: string(protocol)})
 	}
 	select {
 	case <-ctx.Done():
@@ -145,11 +151,6 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 	if o.Business == "" {
 		return config.Usage(errors.New("--tier web needs --business URL: where the business tier serves (tierbench serve " + cfg.Workload + " --tier business prints it)"))
 	}
-	protocol, addr, err := remote.ParseURL(o.Business)
-	if err != nil {
-		return config.Usage(fmt.Errorf("--business %w", err))
-	}
-	cfg.Protocol = string(protocol)
 	if _, err := r.validated(cfg); err != nil {
 		return err
 	}
@@ -157,17 +158,12 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 	if err != nil {
 		return err
 	}
-	conn, err := remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: cfg.ServerThreads})
+	conn, protocol, err := dialTier(ctx, "business", o.Business, token, cfg.ServerThreads)
 	if err != nil {
-		return config.Usage(fmt.Errorf("--business %w", err))
+		return err
 	}
 	defer conn.Close()
-	pingCtx, cancel := context.WithTimeout(ctx, TargetProbeTimeout)
-	err = remote.Ping(pingCtx, conn)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("the business tier at %s does not answer: %w", o.Business, err)
-	}
+	cfg.Protocol = string(protocol)
 	front, err := web.WebTier(ctx, conn, workload.RunParams{Config: cfg, Threads: cfg.ServerThreads, Scale: cfg.Scale})
 	if err != nil {
 		return err
@@ -175,9 +171,31 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 	defer front.Close()
 	return serveHTTP(ctx, front, o.Listen, func(url string) {
 		if ready != nil {
-			ready(Serving{What: cfg.Workload + " web tier", URL: url, Style: cfg.StyleOf(), Protocol: string(protocol)})
+			ready(Serving{Tier: TierWeb, What: cfg.Workload + " web tier", URL: url, Style: cfg.StyleOf(), Protocol: string(protocol)})
 		}
 	})
+}
+
+// dialTier connects to the business tier at url (http:// or grpc://,
+// the scheme its protocol) with conns connections and asks it whether it
+// answers: a tier that does not is an infrastructure failure before
+// anything is measured. flag names where url came from, for a bad one.
+func dialTier(ctx context.Context, flag, url, token string, conns int) (*remote.Conn, remote.Protocol, error) {
+	protocol, addr, err := remote.ParseURL(url)
+	if err != nil {
+		return nil, "", config.Usage(fmt.Errorf("--%s %w", flag, err))
+	}
+	conn, err := remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: conns})
+	if err != nil {
+		return nil, "", config.Usage(fmt.Errorf("--%s %w", flag, err))
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, TargetProbeTimeout)
+	defer cancel()
+	if err := remote.Ping(pingCtx, conn); err != nil {
+		conn.Close()
+		return nil, "", fmt.Errorf("the business tier at %s does not answer: %w", url, err)
+	}
+	return conn, protocol, nil
 }
 
 // newToken makes the token a run's tiers share, in a file of dir only
@@ -213,9 +231,10 @@ func fetchTiers(ctx context.Context, base string) (workload.Tiers, error) {
 	return t, json.NewDecoder(resp.Body).Decode(&t)
 }
 
-// tierArgs are the flags that give a tier the run's middle-tier
-// configuration, each as the run resolved it.
-func tierArgs(cfg config.Run) []string {
+// TierArgs are the flags of `serve` that give a tier the run's
+// middle-tier configuration, each as the run resolved it (the database
+// apart: see dbFile).
+func TierArgs(cfg config.Run) []string {
 	args := []string{"--server-threads", fmt.Sprint(cfg.ServerThreads), "--isolation", cfg.Isolation.String(),
 		"--persistence", cfg.Persistence.String(), "--protocol", cfg.Protocol}
 	if cfg.Workload == "rubis" {
@@ -241,13 +260,20 @@ func tierArgs(cfg config.Run) []string {
 	return args
 }
 
-// dsnArg is --db for a tier: the run's database, password and all (the
-// tier is the run's own child).
-func dsnArg(d store.DSN) string {
+// dbFile writes the run's database, password and all, as the db key of a
+// configuration file (-f) only the run's user reads: on a command line
+// the password would show in every user's process list.
+func dbFile(dir string, d store.DSN) (string, error) {
+	dsn := d.String()
 	if d.URL != nil {
-		return d.URL.String()
+		dsn = d.URL.String()
 	}
-	return d.String()
+	b, err := yaml.Marshal(map[string]string{"db": dsn})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "tier-db.yaml")
+	return path, os.WriteFile(path, b, 0o600)
 }
 
 // startTiers starts the run's tiers as child processes of tierbench on its
@@ -277,14 +303,18 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 		}
 		return proc, err
 	}
-	onDB := append([]string{"--db", dsnArg(cfg.DB)}, tierArgs(cfg)...)
+	db, err := dbFile(dir, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	onDB := append([]string{"--file", db}, TierArgs(cfg)...)
 	fail := func(err error) (*tieredRun, error) {
 		t.stopProcs()
 		return nil, err
 	}
-	switch web := w.(type) {
+	switch x := w.(type) {
 	case workload.Web:
-		if t.checker, err = web.Checker(ctx, s.db, p); err != nil {
+		if t.checker, err = x.Checker(ctx, s.db, p); err != nil {
 			return nil, err
 		}
 		var site *tierproc.Proc
@@ -302,25 +332,21 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 			return fail(err)
 		}
 		t.site = site.URL
-		if t.Run, err = web.Browsers(ctx, site.URL, p); err != nil {
+		if t.Run, err = x.Browsers(ctx, site.URL, p); err != nil {
 			return fail(err)
 		}
 	case workload.Served:
-		if t.checker, err = web.Checker(ctx, s.db, p); err != nil {
+		if t.checker, err = x.Checker(ctx, s.db, p); err != nil {
 			return nil, err
 		}
 		business, err := start("business tier", append([]string{"--token-file", tokenFile}, onDB...)...)
 		if err != nil {
 			return fail(err)
 		}
-		protocol, addr, err := remote.ParseURL(business.URL)
-		if err != nil {
+		if t.conn, _, err = dialTier(ctx, "business", business.URL, token, cfg.ServerThreads); err != nil {
 			return fail(err)
 		}
-		if t.conn, err = remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: cfg.ServerThreads}); err != nil {
-			return fail(err)
-		}
-		if t.Run, err = web.RemoteClients(ctx, t.conn, p); err != nil {
+		if t.Run, err = x.RemoteClients(ctx, t.conn, p); err != nil {
 			return fail(err)
 		}
 	default:
@@ -389,13 +415,20 @@ func (t *tieredRun) Tiers() workload.Tiers {
 	return x
 }
 
-// watchProcs ends the run (stop) when one of procs dies, until quit.
+// tierDied is the cause of a run ended by a tier's death.
+type tierDied struct{ err error }
+
+func (e tierDied) Error() string { return e.err.Error() }
+func (e tierDied) Unwrap() error { return e.err }
+
+// watchProcs ends the run (stop, with a tierDied cause) when one of
+// procs dies, until quit.
 func watchProcs(procs []*tierproc.Proc, quit <-chan struct{}, stop context.CancelCauseFunc) {
 	for _, p := range procs {
 		go func() {
 			select {
 			case <-p.Done():
-				stop(p.Died())
+				stop(tierDied{p.Died()})
 			case <-quit:
 			}
 		}()
@@ -416,11 +449,6 @@ type DriveOptions struct {
 // driveServed runs w's terminals against its business tier served at
 // target (http:// or grpc://, as `serve` prints it).
 func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Served, target string, o DriveOptions) (*result.Result, error) {
-	protocol, addr, err := remote.ParseURL(target)
-	if err != nil {
-		return nil, config.Usage(fmt.Errorf("--target %w", err))
-	}
-	cfg.Protocol = string(protocol)
 	if _, err := r.validated(cfg); err != nil {
 		return nil, err
 	}
@@ -435,27 +463,18 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	var checkDB *store.DB
 	if o.CheckDB != nil {
 		cfg.DB = *o.CheckDB
-		if checkDB, err = r.Backends.Open(ctx, cfg.DB, store.Options{Threads: 1}); err != nil {
-			var ue *store.UsageError
-			if errors.As(err, &ue) {
-				return nil, config.Usage(ue.Err)
-			}
+		if checkDB, err = r.open(ctx, cfg, w); err != nil {
 			return nil, err
 		}
 		defer checkDB.Close()
 	}
-	conn, err := remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: cfg.ServerThreads})
+	conn, protocol, err := dialTier(ctx, "target", target, token, cfg.ServerThreads)
 	if err != nil {
-		return nil, config.Usage(fmt.Errorf("--target %w", err))
+		return nil, err
 	}
 	defer conn.Close()
-	pingCtx, cancel := context.WithTimeout(ctx, TargetProbeTimeout)
-	err = remote.Ping(pingCtx, conn)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("the business tier at %s does not answer: %w", target, err)
-	}
-	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target}
+	cfg.Protocol = string(protocol)
+	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB}
 	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
 		probe: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
