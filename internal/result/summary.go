@@ -97,7 +97,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "tiers: style %s, %d %s", t.Style, t.Processes, processes)
 		if t.Protocol != "" {
 			c := t.Total
-			fmt.Fprintf(w, ", calls over %s: %.2f per page, %.0f B out and %.0f B in per page, %.3f ms per page in the layer (%d calls, %d answered with an error)",
+			fmt.Fprintf(w, ", calls over %s: %.2f per interaction, %.0f B out and %.0f B in per interaction, %.3f ms per interaction in the layer (%d calls, %d answered with an error)",
 				t.Protocol, c.CallsPerPage, c.BytesOutPerPage, c.BytesInPerPage, c.LayerMsPerPage, c.Calls, c.Failed)
 		}
 		fmt.Fprintln(w)

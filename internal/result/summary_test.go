@@ -170,7 +170,7 @@ func TestTiers(t *testing.T) {
 	r.Tiers = tiers
 	var buf bytes.Buffer
 	WriteSummary(&buf, r)
-	line := "tiers: style session, 1 process, calls over grpc: 0.50 per page, 10 B out and 500 B in per page, 0.125 ms per page in the layer (4 calls, 0 answered with an error)\n"
+	line := "tiers: style session, 1 process, calls over grpc: 0.50 per interaction, 10 B out and 500 B in per interaction, 0.125 ms per interaction in the layer (4 calls, 0 answered with an error)\n"
 	if !strings.Contains(buf.String(), line) {
 		t.Errorf("summary:\n%s\nwant the line %q", buf.String(), line)
 	}
