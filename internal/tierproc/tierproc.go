@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -43,6 +44,9 @@ type Proc struct {
 	// exitErr is the process's end, set before done is closed.
 	exitErr error
 	tail    *tailBuffer
+	// stopping: Stop has asked it to end; what it says from then on (that
+	// it was interrupted, that it stops) is kept for an error, not logged.
+	stopping atomic.Bool
 }
 
 // Start runs the executable at exe (os.Executable for tierbench itself)
@@ -53,7 +57,12 @@ type Proc struct {
 func Start(ctx context.Context, name, exe string, args []string, log io.Writer) (*Proc, error) {
 	p := &Proc{Name: name, done: make(chan struct{}), tail: &tailBuffer{max: 20}}
 	p.cmd = exec.Command(exe, args...)
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: an interrupt at the terminal reaches the run
+	// alone, which stops its tiers in order (callers first) instead of
+	// seeing them end under it. The parent-death signal is Linux's, sent
+	// when the thread that started the child ends; Go's runtime keeps its
+	// threads, so in practice when the run's process ends.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -69,7 +78,7 @@ func Start(ctx context.Context, name, exe string, args []string, log io.Writer) 
 	pipes.Add(2)
 	go func() {
 		defer pipes.Done()
-		copyLines(stderr, p.tail, log, name)
+		copyLines(stderr, p.tail, log, name, &p.stopping)
 	}()
 	urls := make(chan string, 1)
 	go func() {
@@ -145,6 +154,7 @@ func (p *Proc) Stop() error {
 		return nil
 	default:
 	}
+	p.stopping.Store(true)
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	t := time.NewTimer(StopGrace)
 	defer t.Stop()
@@ -162,14 +172,14 @@ func (p *Proc) Stop() error {
 	}
 }
 
-// copyLines copies r's lines to log, each prefixed with "[name] ", and
-// keeps the last ones in tail.
-func copyLines(r io.Reader, tail *tailBuffer, log io.Writer, name string) {
+// copyLines copies r's lines to log, each prefixed with "[name] ", until
+// quiet is set, and keeps the last ones in tail.
+func copyLines(r io.Reader, tail *tailBuffer, log io.Writer, name string, quiet *atomic.Bool) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		tail.add(line)
-		if log != nil {
+		if log != nil && !quiet.Load() {
 			fmt.Fprintf(log, "[%s] %s\n", name, line)
 		}
 	}
