@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -53,11 +54,84 @@ func (t *Threads) Give(n int) { t.free <- n }
 // made again; Aborted: the database chose the call's transaction as a
 // victim until its retries ran out; Canceled and DeadlineExceeded: the
 // caller's own context ended. Anything else, a commit in doubt included,
-// is Internal. Business outcomes are the workload's to encode (a status
-// with a detail).
+// is Internal. Its detail, a google.rpc.ErrorInfo of domain FailureDomain,
+// names the store's class (a deadlock, a commit in doubt, …) or
+// UNCLASSIFIED, and says that the bean answered: FailureClass reads it.
+// Business outcomes are the workload's to encode (a status with a detail
+// of its own).
 func FailureStatus(err error) error {
-	return status.Error(failureCode(err), err.Error())
+	reason := "UNCLASSIFIED"
+	for _, c := range failureClasses {
+		if errors.Is(err, c.class) {
+			reason = c.reason
+			break
+		}
+	}
+	st := status.New(failureCode(err), err.Error())
+	if with, derr := st.WithDetails(&errdetails.ErrorInfo{Domain: FailureDomain, Reason: reason}); derr == nil {
+		st = with
+	}
+	return st.Err()
 }
+
+// FailureDomain is the domain of FailureStatus's ErrorInfo detail.
+const FailureDomain = "tierbench.store"
+
+// failureClasses are the store's classes a caller acts on, by their names
+// on the wire: an abort it may retry (store.Retryable), a commit it counts
+// as in doubt, a database that did nothing.
+var failureClasses = []struct {
+	class  error
+	reason string
+}{
+	{store.ErrDeadlock, "DEADLOCK"},
+	{store.ErrSerialization, "SERIALIZATION"},
+	{store.ErrLockTimeout, "LOCK_TIMEOUT"},
+	{store.ErrInDoubt, "IN_DOUBT"},
+	{store.ErrUnreachable, "UNREACHABLE"},
+	{store.ErrConnectionLost, "CONNECTION_LOST"},
+}
+
+// FailureClass reads the failure of a call: answered, when the bean sent
+// it (FailureStatus), and then its store class, nil when it had none. A
+// call that failed without an answer (the tier not reached, the reply
+// lost, the caller's deadline) may or may not have done its work.
+func FailureClass(err error) (class error, answered bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil, false
+	}
+	for _, d := range st.Details() {
+		info, ok := d.(*errdetails.ErrorInfo)
+		if !ok || info.GetDomain() != FailureDomain {
+			continue
+		}
+		for _, c := range failureClasses {
+			if c.reason == info.GetReason() {
+				return c.class, true
+			}
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// FailureError is err, the failure of a call, in the store class the bean
+// gave it (store.Retryable and errors.Is read it as they would in
+// process); err as it is otherwise.
+func FailureError(err error) error {
+	if class, _ := FailureClass(err); class != nil {
+		return classified{class: class, err: err}
+	}
+	return err
+}
+
+// classified is a call's error in the class its bean gave it, its message
+// unchanged (the bean's message names the class already).
+type classified struct{ class, err error }
+
+func (e classified) Error() string   { return e.err.Error() }
+func (e classified) Unwrap() []error { return []error{e.class, e.err} }
 
 func failureCode(err error) codes.Code {
 	switch {

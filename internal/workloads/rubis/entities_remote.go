@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -212,7 +211,10 @@ func (e *EntityBeans) with(id int64, fn func(o *openTx) error) error {
 // rolled it back). Nothing of it was committed, so the caller may run it
 // again: Aborted.
 func (e *EntityBeans) notOpen(id int64) error {
-	return status.Errorf(codes.Aborted, "transaction %d is not open: ended, or rolled back after %v without a call", id, e.idle)
+	// A serialization failure to the caller: its transaction was rolled
+	// back under it, and running it again is what it should do.
+	return remote.FailureStatus(store.Classified(store.ErrSerialization,
+		fmt.Errorf("transaction %d is not open: ended, or rolled back after %v without a call", id, e.idle)))
 }
 
 // entityStatus is the status err crosses the layer as: ErrNotFound as
@@ -467,24 +469,14 @@ func (r remoteEntities) begin(ctx context.Context, _ int, write bool) (entityTx,
 
 // entityError is the error of a call that failed as the web tier's code
 // reads it: NotFound is container.ErrNotFound, as a find in process
-// returns it; Aborted is retryable (store.Retryable), in the class its
-// message names (the container's and the stores' messages start with it);
-// anything else the layer's status wrapped with the method's name.
+// returns it; a failure of the bean's keeps its store class
+// (remote.FailureError: an abort is retryable, a commit in doubt is in
+// doubt); the error is wrapped with the method's name.
 func entityError(method string, err error) error {
-	err = fmt.Errorf("remote %s: %w", method, err)
-	switch status.Code(errors.Unwrap(err)) {
-	case codes.NotFound:
+	if status.Code(err) == codes.NotFound {
 		return container.ErrNotFound
-	case codes.Aborted:
-		class := store.ErrSerialization
-		for _, c := range []error{store.ErrDeadlock, store.ErrLockTimeout} {
-			if strings.Contains(err.Error(), c.Error()) {
-				class = c
-			}
-		}
-		return store.Classified(class, err)
 	}
-	return err
+	return remote.FailureError(fmt.Errorf("remote %s: %w", method, err))
 }
 
 // remoteTx is a transaction on the business tier, named by its id.

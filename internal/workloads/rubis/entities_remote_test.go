@@ -3,6 +3,7 @@ package rubis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -255,9 +256,9 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 			}
 
 			// The abandoned transaction's caller comes back.
-			_ = u.Int(userNickname)
+			_ = u.String(userNickname)
 			err = abandoned.Err()
-			if status.Code(errors.Unwrap(errors.Unwrap(err))) != codes.Aborted || !store.Retryable(err) {
+			if status.Code(err) != codes.Aborted || !store.Retryable(err) {
 				t.Errorf("a call in the rolled back transaction: %v, want Aborted and retryable", err)
 			}
 			if err := abandoned.Commit(); err == nil {
@@ -287,18 +288,21 @@ func TestEntityErrors(t *testing.T) {
 	if err := entityError("Find", status.Error(codes.NotFound, "container: no such entity")); err != container.ErrNotFound {
 		t.Errorf("NotFound: %v", err)
 	}
-	for msg, class := range map[string]error{
-		"lock timeout: container: exclusive lock wait timed out":              store.ErrLockTimeout,
-		"deadlock: container: exclusive locks taken in conflicting orders":    store.ErrDeadlock,
-		"serialization failure: container: concurrent update of the same ...": store.ErrSerialization,
-		"transaction 7 is not open":                                           store.ErrSerialization,
+	e := &EntityBeans{idle: time.Second}
+	for name, tc := range map[string]struct {
+		sent  error
+		class error
+	}{
+		"lock timeout": {remote.FailureStatus(fmt.Errorf("commit: %w", store.ErrLockTimeout)), store.ErrLockTimeout},
+		"deadlock":     {remote.FailureStatus(store.Classified(store.ErrDeadlock, errors.New("conflicting orders"))), store.ErrDeadlock},
+		"not open":     {e.notOpen(7), store.ErrSerialization},
 	} {
-		err := entityError("Commit", status.Error(codes.Aborted, msg))
-		if !errors.Is(err, class) || !store.Retryable(err) || status.Code(errors.Unwrap(errors.Unwrap(err))) != codes.Aborted {
-			t.Errorf("Aborted %q: %v, want retryable as %v", msg, err, class)
+		err := entityError("Commit", tc.sent)
+		if !errors.Is(err, tc.class) || !store.Retryable(err) || status.Code(err) != codes.Aborted {
+			t.Errorf("%s: %v, want retryable as %v, code Aborted", name, err, tc.class)
 		}
 	}
-	if err := entityError("Get", status.Error(codes.Unavailable, "down")); store.Retryable(err) || status.Code(errors.Unwrap(err)) != codes.Unavailable {
+	if err := entityError("Get", status.Error(codes.Unavailable, "down")); store.Retryable(err) || status.Code(err) != codes.Unavailable {
 		t.Errorf("Unavailable: %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func remoteError(method string, err error) error {
 			}
 		}
 	}
-	return fmt.Errorf("remote %s: %w", method, err)
+	return remote.FailureError(fmt.Errorf("remote %s: %w", method, err))
 }
 
 // The methods, client side then server side, in Auction's order.

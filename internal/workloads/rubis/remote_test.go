@@ -232,15 +232,16 @@ func (f failingAuction) ViewItem(context.Context, int, ViewItemRequest) (ViewIte
 func TestRemoteAuctionErrors(t *testing.T) {
 	refused := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
 	for _, tc := range []struct {
-		name string
-		err  error
-		code codes.Code
+		name  string
+		err   error
+		code  codes.Code
+		class error // kept across the layer
 	}{
-		{"unreachable", fmt.Errorf("item 5: %w", store.Classified(store.ErrUnreachable, refused)), codes.Unavailable},
-		{"connection lost", fmt.Errorf("item 5: %w", store.Classified(store.ErrConnectionLost, refused)), codes.Unavailable},
-		{"deadlock", fmt.Errorf("bid on item 5: %w", store.Classified(store.ErrDeadlock, errors.New("deadlock detected"))), codes.Aborted},
-		{"in doubt", fmt.Errorf("register item %q: %w", "lamp", store.Classified(store.ErrInDoubt, refused)), codes.Internal},
-		{"unclassified", errors.New("rubis-item: sql: Scan error on column index 3"), codes.Internal},
+		{"unreachable", fmt.Errorf("item 5: %w", store.Classified(store.ErrUnreachable, refused)), codes.Unavailable, store.ErrUnreachable},
+		{"connection lost", fmt.Errorf("item 5: %w", store.Classified(store.ErrConnectionLost, refused)), codes.Unavailable, store.ErrConnectionLost},
+		{"deadlock", fmt.Errorf("bid on item 5: %w", store.Classified(store.ErrDeadlock, errors.New("deadlock detected"))), codes.Aborted, store.ErrDeadlock},
+		{"in doubt", fmt.Errorf("register item %q: %w", "lamp", store.Classified(store.ErrInDoubt, refused)), codes.Internal, store.ErrInDoubt},
+		{"unclassified", errors.New("rubis-item: sql: Scan error on column index 3"), codes.Internal, nil},
 	} {
 		for _, p := range remote.Protocols {
 			t.Run(string(p)+"/"+tc.name, func(t *testing.T) {
@@ -249,6 +250,9 @@ func TestRemoteAuctionErrors(t *testing.T) {
 				_, err := a.ViewItem(context.Background(), 0, ViewItemRequest{ItemID: 5})
 				if status.Code(err) != tc.code || IsPageError(err) {
 					t.Fatalf("%v: %v, want %v", tc.err, err, tc.code)
+				}
+				if tc.class != nil && !errors.Is(err, tc.class) {
+					t.Errorf("%v: lost its class %v across the layer", err, tc.class)
 				}
 				if want := "remote ViewItem: rpc error: code = " + tc.code.String() + " desc = " + tc.err.Error(); err.Error() != want {
 					t.Errorf("error %q, want %q", err, want)

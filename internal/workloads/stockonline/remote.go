@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/protoadapt"
 
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
@@ -50,50 +49,21 @@ var businessReasons = []struct {
 	{ErrInsufficientHolding, pb.BusinessException_INSUFFICIENT_HOLDING},
 }
 
-// failureClasses are the store's classes a caller acts on: an abort it
-// retries (store.Retryable), a commit it counts as in doubt, a database
-// that did nothing.
-var failureClasses = []struct {
-	err   error
-	class pb.Failure_Class
-}{
-	{store.ErrDeadlock, pb.Failure_DEADLOCK},
-	{store.ErrSerialization, pb.Failure_SERIALIZATION},
-	{store.ErrLockTimeout, pb.Failure_LOCK_TIMEOUT},
-	{store.ErrInDoubt, pb.Failure_IN_DOUBT},
-	{store.ErrUnreachable, pb.Failure_UNREACHABLE},
-	{store.ErrConnectionLost, pb.Failure_CONNECTION_LOST},
-}
-
 // errorStatus is the status a bean's error crosses the layer as: a
 // business exception as FailedPrecondition naming it; anything else as
-// remote.FailureStatus with a Failure naming its class, which tells the
-// caller the bean answered.
+// remote.FailureStatus, which names its class and tells the caller the
+// bean answered.
 func errorStatus(err error) error {
-	var st *status.Status
-	var detail protoadapt.MessageV1
 	for _, b := range businessReasons {
 		if errors.Is(err, b.err) {
-			st, detail = status.New(codes.FailedPrecondition, err.Error()), &pb.BusinessException{Reason: b.reason}
-			break
-		}
-	}
-	if st == nil {
-		st = status.Convert(remote.FailureStatus(err))
-		f := &pb.Failure{}
-		for _, c := range failureClasses {
-			if errors.Is(err, c.err) {
-				f.Class = c.class
-				break
+			st, derr := status.New(codes.FailedPrecondition, err.Error()).WithDetails(&pb.BusinessException{Reason: b.reason})
+			if derr != nil {
+				return status.Errorf(codes.Internal, "%v (its detail could not be sent: %v)", err, derr)
 			}
+			return st.Err()
 		}
-		detail = f
 	}
-	withDetail, derr := st.WithDetails(detail)
-	if derr != nil {
-		return status.Errorf(codes.Internal, "%v (its detail could not be sent: %v)", err, derr)
-	}
-	return withDetail.Err()
+	return remote.FailureStatus(err)
 }
 
 // take lends the caller a free thread's bean, waiting for one while all
@@ -251,33 +221,24 @@ var writes = [numOps]bool{CreateAccount: true, UpdateAccount: true, BuyStock: tr
 // remoteError turns the status of a failed call back into what the bean
 // returned, as far as the caller acts on it.
 func remoteError(op int, err error) error {
-	st, ok := status.FromError(err)
-	if !ok {
-		return fmt.Errorf("remote %s: %w", opNames[op], err)
-	}
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *pb.BusinessException:
-			for _, b := range businessReasons {
-				if b.reason == d.GetReason() {
-					return b.err
+	if st, ok := status.FromError(err); ok {
+		for _, d := range st.Details() {
+			if be, ok := d.(*pb.BusinessException); ok {
+				for _, b := range businessReasons {
+					if b.reason == be.GetReason() {
+						return b.err
+					}
 				}
 			}
-		case *pb.Failure:
-			for _, c := range failureClasses {
-				if c.class == d.GetClass() {
-					return fmt.Errorf("remote %s: %w: %w", opNames[op], c.err, err)
-				}
-			}
-			return fmt.Errorf("remote %s: %w", opNames[op], err)
 		}
 	}
+	wrapped := fmt.Errorf("remote %s: %w", opNames[op], err)
 	// A write whose call failed in the layer (the tier not reached, the
 	// reply lost, the caller's deadline) may have committed.
-	if writes[op] {
-		return fmt.Errorf("remote %s: %w: %w", opNames[op], store.ErrInDoubt, err)
+	if _, answered := remote.FailureClass(err); !answered && writes[op] {
+		return store.Classified(store.ErrInDoubt, wrapped)
 	}
-	return fmt.Errorf("remote %s: %w", opNames[op], err)
+	return remote.FailureError(wrapped)
 }
 
 func (f *remoteBean) createAccount(ctx context.Context, name, address string, credit int64) (int64, error) {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -575,6 +576,18 @@ type schema struct {
 	Ref        string            `yaml:"$ref"`
 	Properties map[string]schema `yaml:"properties"`
 	Items      *schema           `yaml:"items"`
+	Enum       []string          `yaml:"enum"`
+	// AllOf: a $ref with a description of its own is written as allOf
+	// of the one $ref.
+	AllOf []schema `yaml:"allOf"`
+}
+
+// ref is the schema's $ref, written alone or as allOf of one.
+func (s schema) ref() string {
+	if s.Ref == "" && len(s.AllOf) == 1 {
+		return s.AllOf[0].Ref
+	}
+	return s.Ref
 }
 
 const schemaPrefix = "#/components/schemas/"
@@ -634,10 +647,28 @@ func TestOpenAPIMatchesBroker(t *testing.T) {
 		}
 		for i := range fields.Len() {
 			f := fields.Get(i)
+			prop := def.Properties[f.JSONName()]
+			switch f.Kind() {
+			case protoreflect.EnumKind:
+				var names []string
+				values := f.Enum().Values()
+				for j := range values.Len() {
+					names = append(names, string(values.Get(j).Name()))
+				}
+				if !slices.Equal(prop.Enum, names) {
+					t.Errorf("schema %s: %s's enum %v, want %s's %v", name, f.JSONName(), prop.Enum, f.Enum().FullName(), names)
+				}
+				continue
+			case protoreflect.Int64Kind, protoreflect.Uint64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Fixed64Kind:
+				// protojson writes 64-bit integers as strings.
+				if !f.IsList() && prop.ref() != schemaPrefix+"Int64" {
+					t.Errorf("schema %s: %s is a 64-bit integer, want a $ref to %sInt64", name, f.JSONName(), schemaPrefix)
+				}
+				continue
+			}
 			if f.Kind() != protoreflect.MessageKind || f.Message().FullName() == "google.protobuf.Any" {
 				continue
 			}
-			prop := def.Properties[f.JSONName()]
 			if f.IsList() {
 				if prop.Items == nil {
 					t.Errorf("schema %s: %s is a list without items", name, f.JSONName())
@@ -696,8 +727,25 @@ func TestOpenAPIMatchesBroker(t *testing.T) {
 	// The details a caller decodes.
 	for _, md := range []protoreflect.MessageDescriptor{
 		(&pb.BusinessException{}).ProtoReflect().Descriptor(),
-		(&pb.Failure{}).ProtoReflect().Descriptor(),
 	} {
 		checkMessage("detail", schema{Ref: schemaPrefix + string(md.Name())}, md)
+	}
+	// A failure's ErrorInfo: its properties, and the reasons FailureStatus
+	// gives, each documented and none other.
+	info := doc.Comps.Schemas["ErrorInfo"]
+	if got := slices.Sorted(maps.Keys(info.Properties)); !slices.Equal(got, []string{"domain", "metadata", "reason"}) {
+		t.Errorf("schema ErrorInfo has properties %v, want google.rpc.ErrorInfo's domain, metadata, reason", got)
+	}
+	reasons := make(map[string]bool)
+	for _, err := range []error{store.ErrDeadlock, store.ErrSerialization, store.ErrLockTimeout, store.ErrInDoubt,
+		store.ErrUnreachable, store.ErrConnectionLost, errors.New("disk full")} {
+		for _, d := range status.Convert(remote.FailureStatus(err)).Details() {
+			if ei, ok := d.(*errdetails.ErrorInfo); ok {
+				reasons[ei.GetReason()] = true
+			}
+		}
+	}
+	if got, want := slices.Sorted(slices.Values(info.Properties["reason"].Enum)), slices.Sorted(maps.Keys(reasons)); !slices.Equal(got, want) {
+		t.Errorf("ErrorInfo's documented reasons %v, FailureStatus gives %v", got, want)
 	}
 }
