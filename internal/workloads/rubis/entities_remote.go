@@ -600,7 +600,10 @@ func (t *remoteTx) Rollback() {
 		return
 	}
 	t.done = true
-	t.c.Rollback(t.ctx, &rubispb.TxRequest{Tx: t.id})
+	// Sent even when the page's context has ended (the browser left, the
+	// run stops): that is when a rollback is due, and otherwise the
+	// transaction would hold its thread and locks until the idle reaper.
+	t.c.Rollback(context.WithoutCancel(t.ctx), &rubispb.TxRequest{Tx: t.id})
 }
 
 // remoteRef is a bean of a remote transaction: its key is at hand, each

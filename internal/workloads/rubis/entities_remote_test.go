@@ -255,6 +255,20 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// A page whose context ends mid-transaction (its browser gone)
+			// still rolls back at once: the thread does not wait for the
+			// reaper.
+			pageCtx, cancelPage := context.WithCancel(ctx)
+			gone, err := ents.begin(pageCtx, 0, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cancelPage()
+			gone.Rollback()
+			if n := served.Open(); n != 0 {
+				t.Errorf("%d transactions open after a cancelled page's rollback, want 0", n)
+			}
+
 			// The abandoned transaction's caller comes back.
 			_ = u.String(userNickname)
 			err = abandoned.Err()
