@@ -228,9 +228,17 @@ func (b *Beans) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPr
 	if err != nil {
 		return p, fmt.Errorf("bids of item %d: %w", id, err)
 	}
+	// Each bid's amount read once: under the entity style every read is
+	// a remote call.
+	type amount struct {
+		ref entityRef
+		bid float64
+	}
+	amounts := make([]amount, len(bids))
 	var maxBid float64
-	for _, x := range bids {
-		maxBid = max(maxBid, x.Float(bidBid))
+	for n, x := range bids {
+		amounts[n] = amount{x, x.Float(bidBid)}
+		maxBid = max(maxBid, amounts[n].bid)
 	}
 	if maxBid == 0 {
 		p.CurrentPrice = p.InitialPrice
@@ -242,12 +250,12 @@ func (b *Beans) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPr
 	if p.Quantity > 1 {
 		// The Quantity highest bids, highest first, earliest first among
 		// equal ones, as Direct's query orders them.
-		slices.SortFunc(bids, func(a, b entityRef) int {
-			return cmp.Or(cmp.Compare(b.Float(bidBid), a.Float(bidBid)), cmp.Compare(a.Key().A, b.Key().A))
+		slices.SortFunc(amounts, func(a, b amount) int {
+			return cmp.Or(cmp.Compare(b.bid, a.bid), cmp.Compare(a.ref.Key().A, b.ref.Key().A))
 		})
-		top := make([]Bid, min(int64(len(bids)), p.Quantity))
+		top := make([]Bid, min(int64(len(amounts)), p.Quantity))
 		for n := range top {
-			top[n] = Bid{Bid: bids[n].Float(bidBid), Qty: bids[n].Int(bidQty)}
+			top[n] = Bid{Bid: amounts[n].bid, Qty: amounts[n].ref.Int(bidQty)}
 		}
 		p.CurrentPrice = multiUnitPrice(top, p.Quantity, maxBid)
 	}
@@ -743,9 +751,9 @@ func (b *Beans) aboutBids(tx entityTx, res *AboutMeResult, uid int64, now, since
 	}
 	highest := make(map[int64]float64)
 	for _, x := range bids {
-		id := x.Int(bidItem)
-		if m, ok := highest[id]; !ok || x.Float(bidMaxBid) > m {
-			highest[id] = x.Float(bidMaxBid)
+		id, maxBid := x.Int(bidItem), x.Float(bidMaxBid)
+		if m, ok := highest[id]; !ok || maxBid > m {
+			highest[id] = maxBid
 		}
 	}
 	ids := make([]int64, 0, len(highest))

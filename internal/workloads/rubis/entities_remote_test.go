@@ -122,6 +122,20 @@ func (c *countingTx) Rollback() {
 	c.entityTx.Rollback()
 }
 
+// zeroRef is a bean whose fields are all zero, for counting what a
+// conversion reads.
+type zeroRef struct{}
+
+func (zeroRef) Key() container.Key     { return container.Key{} }
+func (zeroRef) Int(int) int64          { return 0 }
+func (zeroRef) Float(int) float64      { return 0 }
+func (zeroRef) String(int) string      { return "" }
+func (zeroRef) Time(int) time.Time     { return time.Time{} }
+func (zeroRef) SetInt(int, int64)      {}
+func (zeroRef) SetFloat(int, float64)  {}
+func (zeroRef) SetString(int, string)  {}
+func (zeroRef) SetTime(int, time.Time) {}
+
 func (r countingRef) Int(f int) int64            { *r.n++; return r.entityRef.Int(f) }
 func (r countingRef) Float(f int) float64        { *r.n++; return r.entityRef.Float(f) }
 func (r countingRef) String(f int) string        { *r.n++; return r.entityRef.String(f) }
