@@ -337,21 +337,6 @@ func (e *EntityBeans) Create(_ context.Context, r *rubispb.CreateRequest) (*rubi
 	return ref, err
 }
 
-func (e *EntityBeans) Remove(_ context.Context, r *rubispb.RefRequest) (*rubispb.TxReply, error) {
-	err := e.with(r.GetTx(), func(o *openTx) error {
-		i, _, err := o.field(r.GetRef(), 0)
-		if err != nil {
-			return err
-		}
-		o.tx.Remove(i)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &rubispb.TxReply{}, nil
-}
-
 func (e *EntityBeans) Get(_ context.Context, r *rubispb.RefRequest) (*rubispb.Value, error) {
 	var v *rubispb.Value
 	err := e.with(r.GetTx(), func(o *openTx) error {
@@ -504,8 +489,8 @@ func (t *remoteTx) failed() error {
 	return nil
 }
 
-func (t *remoteTx) ref(h entityHome, p *rubispb.Ref) *remoteRef {
-	return &remoteRef{tx: t, h: h, ref: p.GetRef(), key: keyFromPB(p.GetKey())}
+func (t *remoteTx) ref(p *rubispb.Ref) *remoteRef {
+	return &remoteRef{tx: t, ref: p.GetRef(), key: keyFromPB(p.GetKey())}
 }
 
 func (t *remoteTx) Find(h entityHome, key container.Key) (entityRef, error) {
@@ -516,7 +501,7 @@ func (t *remoteTx) Find(h entityHome, key container.Key) (entityRef, error) {
 	if err != nil {
 		return nil, entityError("Find", err)
 	}
-	return t.ref(h, p), nil
+	return t.ref(p), nil
 }
 
 func (t *remoteTx) FindOne(h entityHome, finder string, args ...any) (entityRef, error) {
@@ -551,7 +536,7 @@ func (t *remoteTx) FindMany(h entityHome, finder string, args ...any) ([]entityR
 	}
 	out := make([]entityRef, len(p.GetRefs()))
 	for n, r := range p.GetRefs() {
-		out[n] = t.ref(h, r)
+		out[n] = t.ref(r)
 	}
 	return out, nil
 }
@@ -564,17 +549,7 @@ func (t *remoteTx) Create(h entityHome, key container.Key) (entityRef, error) {
 	if err != nil {
 		return nil, entityError("Create", err)
 	}
-	return t.ref(h, p), nil
-}
-
-func (t *remoteTx) Remove(r entityRef) error {
-	if err := t.failed(); err != nil {
-		return err
-	}
-	if _, err := t.c.Remove(t.ctx, &rubispb.RefRequest{Tx: t.id, Ref: r.(*remoteRef).ref}); err != nil {
-		return entityError("Remove", err)
-	}
-	return nil
+	return t.ref(p), nil
 }
 
 func (t *remoteTx) Commit() error {
@@ -611,7 +586,6 @@ func (t *remoteTx) Rollback() {
 // transaction (entityTx).
 type remoteRef struct {
 	tx  *remoteTx
-	h   entityHome
 	ref int64
 	key container.Key
 }

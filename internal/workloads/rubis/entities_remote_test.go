@@ -105,10 +105,6 @@ func (c *countingTx) FindMany(h entityHome, finder string, args ...any) ([]entit
 	}
 	return found, err
 }
-func (c *countingTx) Remove(r entityRef) error {
-	*c.n++
-	return c.entityTx.Remove(r.(countingRef).entityRef)
-}
 func (c *countingTx) Commit() error {
 	*c.n++
 	c.ended = true

@@ -51,8 +51,6 @@ type entityTx interface {
 	// Create makes a bean, its key given or, for a sequence-keyed type,
 	// allocated.
 	Create(h entityHome, key container.Key) (entityRef, error)
-	// Remove deletes r at commit.
-	Remove(r entityRef) error
 	// Commit ends the transaction, its changes stored; on error it is
 	// rolled back.
 	Commit() error
@@ -158,11 +156,6 @@ func (l localTx) Create(h entityHome, key container.Key) (entityRef, error) {
 		return nil, err
 	}
 	return i, nil
-}
-
-func (l localTx) Remove(r entityRef) error {
-	l.tx.Remove(r.(*container.Instance))
-	return nil
 }
 
 func (l localTx) Commit() error { return l.tx.Commit() }

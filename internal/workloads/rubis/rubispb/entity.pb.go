@@ -1,6 +1,6 @@
 // The RUBiS entity beans as remote interfaces, as an EJB 1.1 web tier
 // reached them (the --style entity arrangement): a home's finders and
-// create, a bean's getters and setters and remove, and the transaction
+// create, a bean's getters and setters (no interaction removes one), and the transaction
 // demarcation of a servlet's UserTransaction, each one call.
 //
 // A transaction is begun by Begin and named by its id in every later call
@@ -675,7 +675,7 @@ func (x *CreateRequest) GetKey() *Key {
 	return nil
 }
 
-// RefRequest names a bean (Remove) or one of its fields (Get).
+// RefRequest names one of a bean's fields (Get).
 type RefRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tx            int64                  `protobuf:"varint,1,opt,name=tx,proto3" json:"tx,omitempty"`
@@ -855,15 +855,14 @@ const file_entity_proto_rawDesc = "" +
 	"\x02tx\x18\x01 \x01(\x03R\x02tx\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\x03R\x03ref\x12\x14\n" +
 	"\x05field\x18\x03 \x01(\x05R\x05field\x12,\n" +
-	"\x05value\x18\x04 \x01(\v2\x16.tierbench.rubis.ValueR\x05value2\xc9\x04\n" +
+	"\x05value\x18\x04 \x01(\v2\x16.tierbench.rubis.ValueR\x05value2\x88\x04\n" +
 	"\bEntities\x12C\n" +
 	"\x05Begin\x12\x1d.tierbench.rubis.BeginRequest\x1a\x1b.tierbench.rubis.BeginReply\x12>\n" +
 	"\x06Commit\x12\x1a.tierbench.rubis.TxRequest\x1a\x18.tierbench.rubis.TxReply\x12@\n" +
 	"\bRollback\x12\x1a.tierbench.rubis.TxRequest\x1a\x18.tierbench.rubis.TxReply\x12:\n" +
 	"\x04Find\x12\x1c.tierbench.rubis.FindRequest\x1a\x14.tierbench.rubis.Ref\x12?\n" +
 	"\x06FindBy\x12\x1e.tierbench.rubis.FindByRequest\x1a\x15.tierbench.rubis.Refs\x12>\n" +
-	"\x06Create\x12\x1e.tierbench.rubis.CreateRequest\x1a\x14.tierbench.rubis.Ref\x12?\n" +
-	"\x06Remove\x12\x1b.tierbench.rubis.RefRequest\x1a\x18.tierbench.rubis.TxReply\x12:\n" +
+	"\x06Create\x12\x1e.tierbench.rubis.CreateRequest\x1a\x14.tierbench.rubis.Ref\x12:\n" +
 	"\x03Get\x12\x1b.tierbench.rubis.RefRequest\x1a\x16.tierbench.rubis.Value\x12<\n" +
 	"\x03Set\x12\x1b.tierbench.rubis.SetRequest\x1a\x18.tierbench.rubis.TxReplyBAZ?github.com/tierbench/tierbench/internal/workloads/rubis/rubispbb\x06proto3"
 
@@ -910,20 +909,18 @@ var file_entity_proto_depIdxs = []int32{
 	8,  // 10: tierbench.rubis.Entities.Find:input_type -> tierbench.rubis.FindRequest
 	9,  // 11: tierbench.rubis.Entities.FindBy:input_type -> tierbench.rubis.FindByRequest
 	10, // 12: tierbench.rubis.Entities.Create:input_type -> tierbench.rubis.CreateRequest
-	11, // 13: tierbench.rubis.Entities.Remove:input_type -> tierbench.rubis.RefRequest
-	11, // 14: tierbench.rubis.Entities.Get:input_type -> tierbench.rubis.RefRequest
-	12, // 15: tierbench.rubis.Entities.Set:input_type -> tierbench.rubis.SetRequest
-	1,  // 16: tierbench.rubis.Entities.Begin:output_type -> tierbench.rubis.BeginReply
-	3,  // 17: tierbench.rubis.Entities.Commit:output_type -> tierbench.rubis.TxReply
-	3,  // 18: tierbench.rubis.Entities.Rollback:output_type -> tierbench.rubis.TxReply
-	5,  // 19: tierbench.rubis.Entities.Find:output_type -> tierbench.rubis.Ref
-	6,  // 20: tierbench.rubis.Entities.FindBy:output_type -> tierbench.rubis.Refs
-	5,  // 21: tierbench.rubis.Entities.Create:output_type -> tierbench.rubis.Ref
-	3,  // 22: tierbench.rubis.Entities.Remove:output_type -> tierbench.rubis.TxReply
-	7,  // 23: tierbench.rubis.Entities.Get:output_type -> tierbench.rubis.Value
-	3,  // 24: tierbench.rubis.Entities.Set:output_type -> tierbench.rubis.TxReply
-	16, // [16:25] is the sub-list for method output_type
-	7,  // [7:16] is the sub-list for method input_type
+	11, // 13: tierbench.rubis.Entities.Get:input_type -> tierbench.rubis.RefRequest
+	12, // 14: tierbench.rubis.Entities.Set:input_type -> tierbench.rubis.SetRequest
+	1,  // 15: tierbench.rubis.Entities.Begin:output_type -> tierbench.rubis.BeginReply
+	3,  // 16: tierbench.rubis.Entities.Commit:output_type -> tierbench.rubis.TxReply
+	3,  // 17: tierbench.rubis.Entities.Rollback:output_type -> tierbench.rubis.TxReply
+	5,  // 18: tierbench.rubis.Entities.Find:output_type -> tierbench.rubis.Ref
+	6,  // 19: tierbench.rubis.Entities.FindBy:output_type -> tierbench.rubis.Refs
+	5,  // 20: tierbench.rubis.Entities.Create:output_type -> tierbench.rubis.Ref
+	7,  // 21: tierbench.rubis.Entities.Get:output_type -> tierbench.rubis.Value
+	3,  // 22: tierbench.rubis.Entities.Set:output_type -> tierbench.rubis.TxReply
+	15, // [15:23] is the sub-list for method output_type
+	7,  // [7:15] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name

@@ -1,6 +1,6 @@
 // The RUBiS entity beans as remote interfaces, as an EJB 1.1 web tier
 // reached them (the --style entity arrangement): a home's finders and
-// create, a bean's getters and setters and remove, and the transaction
+// create, a bean's getters and setters (no interaction removes one), and the transaction
 // demarcation of a servlet's UserTransaction, each one call.
 //
 // A transaction is begun by Begin and named by its id in every later call
@@ -45,7 +45,6 @@ const (
 	Entities_Find_FullMethodName     = "/tierbench.rubis.Entities/Find"
 	Entities_FindBy_FullMethodName   = "/tierbench.rubis.Entities/FindBy"
 	Entities_Create_FullMethodName   = "/tierbench.rubis.Entities/Create"
-	Entities_Remove_FullMethodName   = "/tierbench.rubis.Entities/Remove"
 	Entities_Get_FullMethodName      = "/tierbench.rubis.Entities/Get"
 	Entities_Set_FullMethodName      = "/tierbench.rubis.Entities/Set"
 )
@@ -60,7 +59,6 @@ type EntitiesClient interface {
 	Find(ctx context.Context, in *FindRequest, opts ...grpc.CallOption) (*Ref, error)
 	FindBy(ctx context.Context, in *FindByRequest, opts ...grpc.CallOption) (*Refs, error)
 	Create(ctx context.Context, in *CreateRequest, opts ...grpc.CallOption) (*Ref, error)
-	Remove(ctx context.Context, in *RefRequest, opts ...grpc.CallOption) (*TxReply, error)
 	Get(ctx context.Context, in *RefRequest, opts ...grpc.CallOption) (*Value, error)
 	Set(ctx context.Context, in *SetRequest, opts ...grpc.CallOption) (*TxReply, error)
 }
@@ -133,16 +131,6 @@ func (c *entitiesClient) Create(ctx context.Context, in *CreateRequest, opts ...
 	return out, nil
 }
 
-func (c *entitiesClient) Remove(ctx context.Context, in *RefRequest, opts ...grpc.CallOption) (*TxReply, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(TxReply)
-	err := c.cc.Invoke(ctx, Entities_Remove_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *entitiesClient) Get(ctx context.Context, in *RefRequest, opts ...grpc.CallOption) (*Value, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Value)
@@ -173,7 +161,6 @@ type EntitiesServer interface {
 	Find(context.Context, *FindRequest) (*Ref, error)
 	FindBy(context.Context, *FindByRequest) (*Refs, error)
 	Create(context.Context, *CreateRequest) (*Ref, error)
-	Remove(context.Context, *RefRequest) (*TxReply, error)
 	Get(context.Context, *RefRequest) (*Value, error)
 	Set(context.Context, *SetRequest) (*TxReply, error)
 	mustEmbedUnimplementedEntitiesServer()
@@ -203,9 +190,6 @@ func (UnimplementedEntitiesServer) FindBy(context.Context, *FindByRequest) (*Ref
 }
 func (UnimplementedEntitiesServer) Create(context.Context, *CreateRequest) (*Ref, error) {
 	return nil, status.Error(codes.Unimplemented, "method Create not implemented")
-}
-func (UnimplementedEntitiesServer) Remove(context.Context, *RefRequest) (*TxReply, error) {
-	return nil, status.Error(codes.Unimplemented, "method Remove not implemented")
 }
 func (UnimplementedEntitiesServer) Get(context.Context, *RefRequest) (*Value, error) {
 	return nil, status.Error(codes.Unimplemented, "method Get not implemented")
@@ -342,24 +326,6 @@ func _Entities_Create_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Entities_Remove_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RefRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(EntitiesServer).Remove(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Entities_Remove_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(EntitiesServer).Remove(ctx, req.(*RefRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _Entities_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RefRequest)
 	if err := dec(in); err != nil {
@@ -426,10 +392,6 @@ var Entities_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Create",
 			Handler:    _Entities_Create_Handler,
-		},
-		{
-			MethodName: "Remove",
-			Handler:    _Entities_Remove_Handler,
 		},
 		{
 			MethodName: "Get",
