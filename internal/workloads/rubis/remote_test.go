@@ -371,7 +371,7 @@ func TestRemoteSitePages(t *testing.T) {
 			"/PHP/ViewUserInfo.php?userId=17",
 			"/PHP/AboutMe.php?nickname=" + nickname(11) + "&password=" + password(11),
 		}
-		local := NewSite(d.d, testThreads, nil)
+		local := NewSite(d.d, SiteOptions{Threads: testThreads})
 		serve := func(s *Site, path string) *httptest.ResponseRecorder {
 			w := httptest.NewRecorder()
 			s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
@@ -380,7 +380,7 @@ func TestRemoteSitePages(t *testing.T) {
 		for _, p := range remote.Protocols {
 			t.Run(string(p), func(t *testing.T) {
 				a := serveRemote(t, p, d.d, testThreads)
-				far := NewSite(a, testThreads, nil)
+				far := NewSite(a, SiteOptions{Threads: testThreads, Remote: true})
 				for _, path := range paths {
 					want, got := serve(local, path), serve(far, path)
 					if got.Code != want.Code || !reflect.DeepEqual(got.Header(), want.Header()) {

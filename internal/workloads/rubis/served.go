@@ -63,7 +63,7 @@ func (Workload) WebTier(_ context.Context, business grpc.ClientConnInterface, p 
 	default:
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %s", style, strings.Join(config.RemoteStyles, ", ")))
 	}
-	return webTier{Site: NewSite(a, p.Threads, nil), style: style, protocol: p.Config.Protocol}, nil
+	return webTier{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: true}), style: style, protocol: p.Config.Protocol}, nil
 }
 
 // webTier is the pages served over a remote business tier.

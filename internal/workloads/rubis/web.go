@@ -57,8 +57,7 @@ type Site struct {
 	// they made to the business tier (none when it is in-process). Filled
 	// by routes, read-only after.
 	calls map[string]*scriptCalls
-	// remote: the Auction is a business tier's client (RemoteAuction, or
-	// the entity style's NewRemoteBeans).
+	// remote: the Auction is a business tier's client (SiteOptions).
 	remote bool
 }
 
@@ -81,20 +80,27 @@ func (s *Site) RemoteCalls() []workload.RemoteCalls {
 	return out
 }
 
-// NewSite serves a's pages with threads server threads (at least 1);
-// logger (nil: none) receives the failures of the business tier and
-// recovered panics.
-func NewSite(a Auction, threads int, logger *slog.Logger) *Site {
+// SiteOptions configure a Site.
+type SiteOptions struct {
+	// Threads is the number of server threads (at least 1).
+	Threads int
+	// Remote: the Auction calls a business tier over the remote layer,
+	// whose calls the site counts per page.
+	Remote bool
+	// Log (nil: none) receives the failures of the business tier and
+	// recovered panics.
+	Log *slog.Logger
+}
+
+// NewSite serves a's pages.
+func NewSite(a Auction, o SiteOptions) *Site {
+	logger := o.Log
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	threads = max(threads, 1)
+	threads := max(o.Threads, 1)
 	s := &Site{auction: a, threads: make(chan int, threads), pages: mustParsePages(), log: logger, mux: http.NewServeMux(),
-		calls: map[string]*scriptCalls{}}
-	_, s.remote = a.(remoteAuction)
-	if b, ok := a.(*Beans); ok {
-		_, s.remote = b.ents.(remoteEntities)
-	}
+		calls: map[string]*scriptCalls{}, remote: o.Remote}
 	for i := range threads {
 		s.threads <- i
 	}

@@ -65,7 +65,7 @@ func setupWebBench(b *testing.B, dsn string) (*httptest.Server, population) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(NewSite(d, 2, nil))
+	srv := httptest.NewServer(NewSite(d, SiteOptions{Threads: 2}))
 	b.Cleanup(srv.Close)
 	pop, _ := populationAt(1)
 	return srv, pop

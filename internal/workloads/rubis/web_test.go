@@ -23,7 +23,7 @@ type webBundle struct {
 func setupWeb(t *testing.T, dsn string) webBundle {
 	t.Helper()
 	b := setupDirect(t, dsn)
-	srv := httptest.NewServer(NewSite(b.d, testThreads, nil))
+	srv := httptest.NewServer(NewSite(b.d, SiteOptions{Threads: testThreads}))
 	t.Cleanup(srv.Close)
 	return webBundle{directBundle: b, srv: srv}
 }
@@ -259,7 +259,7 @@ func TestWebAdmission(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const threads, requests = 2, 5
 		gate := &gatedAuction{entered: make(chan int, 16), release: make(chan struct{})}
-		site := NewSite(gate, threads, nil)
+		site := NewSite(gate, SiteOptions{Threads: threads})
 		done := make(chan int, requests)
 		for range requests {
 			go func() {
@@ -307,7 +307,7 @@ func (g *gatedAuction) ViewItem(context.Context, int, ViewItemRequest) (ViewItem
 }
 
 func TestWebPanicIsTheErrorPage(t *testing.T) {
-	srv := httptest.NewServer(NewSite(&gatedAuction{}, 1, nil))
+	srv := httptest.NewServer(NewSite(&gatedAuction{}, SiteOptions{Threads: 1}))
 	defer srv.Close()
 	for range 2 { // the thread is given back despite the panic
 		resp, err := http.Get(srv.URL + "/PHP/ViewItem.php?itemId=1")

@@ -129,7 +129,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	if err != nil {
 		return nil, err
 	}
-	s := site{Site: NewSite(a, p.Threads, nil), checker: c, tiering: t}
+	s := site{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: t.business != nil}), checker: c, tiering: t}
 	if beans != nil {
 		return entitySite{site: s, beans: beans}, nil
 	}
