@@ -668,7 +668,7 @@ func TestContainerConcurrentWrites(t *testing.T) {
 				}
 				var a Auction = b.b
 				if v.entity != "" {
-					bt, err := startEntityTier(b.b.ctr, testThreads, v.entity)
+					bt, err := startBusinessTier("entity", b.b, testThreads, v.entity)
 					if err != nil {
 						t.Fatal(err)
 					}

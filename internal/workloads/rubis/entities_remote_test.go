@@ -25,6 +25,8 @@ type entityBundle struct {
 	local *Beans // the business tier's, in this process
 	web   *Beans
 	tier  *businessTier
+	// served are the entity beans the tier serves.
+	served *EntityBeans
 }
 
 func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Protocol, threads int, base time.Time) entityBundle {
@@ -38,7 +40,11 @@ func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Pr
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt, err := startEntityTier(local.ctr, threads, p)
+	var served *EntityBeans
+	bt, err := startTier(func(s *remote.Server) (func(), error) {
+		served = ServeEntities(s, local.ctr, threads)
+		return served.Close, nil
+	}, threads, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +55,11 @@ func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Pr
 	})
 	web := NewRemoteBeans(bt.conn)
 	web.now = func() time.Time { return base }
-	return entityBundle{db: db, local: local, web: web, tier: bt}
+	return entityBundle{db: db, local: local, web: web, tier: bt, served: served}
 }
 
 // countingEntities count the calls the interactions' code implies: one
-// per Begin, finder, create, remove, getter and setter, and one for the
+// per Begin, finder, create, getter and setter, and one for the
 // transaction's end (Commit, or Rollback when it was not committed).
 type countingEntities struct {
 	entities
@@ -186,7 +192,7 @@ func TestEntityMatchesDirect(t *testing.T) {
 					}
 					t.Logf("%d steps, %d remote calls", len(steps), total)
 					compareRows(t, "entity", tableRows(t, e.db), wantRows)
-					if n := e.tier.entities.Open(); n != 0 {
+					if n := e.served.Open(); n != 0 {
 						t.Errorf("%d transactions left open", n)
 					}
 				})
@@ -215,9 +221,9 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 			}
 			const idle = 300 * time.Millisecond
 			var served *EntityBeans
-			bt, err := startTier(func(s *remote.Server) *EntityBeans {
+			bt, err := startTier(func(s *remote.Server) (func(), error) {
 				served = serveEntities(s, local.ctr, 1, idle)
-				return served
+				return served.Close, nil
 			}, 1, p)
 			if err != nil {
 				t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 // it; the tier stops with the test.
 func serveRemote(t testing.TB, p remote.Protocol, a Auction, threads int) Auction {
 	t.Helper()
-	b, err := startBusinessTier(a, threads, p)
+	b, err := startBusinessTier("session", a, threads, p)
 	if err != nil {
 		t.Fatal(err)
 	}

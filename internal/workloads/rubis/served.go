@@ -2,8 +2,10 @@ package rubis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -18,35 +20,56 @@ import (
 // `serve rubis --tier web --business URL` the pages over a business tier
 // served elsewhere. A run with --tiers 3 starts one of each.
 
-// ServeBusiness registers on s the business tier of p's style over db:
-// session beans holding the SQL (session), a session facade over entity
-// beans on the container (facade), the container's entity beans
-// themselves (entity; the interactions run in the web tier).
+// ServeBusiness registers on s the business tier of p's style over db
+// (serveStyle): its business logic is the container's beans, or under
+// session the direct SQL.
 func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p workload.RunParams) (func() error, error) {
-	switch style := p.Config.StyleOf(); style {
-	case "session":
-		d, err := NewDirect(ctx, db)
-		if err != nil {
-			return nil, err
-		}
-		ServeAuction(s, d, p.Threads)
-	case "facade":
-		beans, err := openContainer(ctx, db, p.Entities, p.Warmup)
-		if err != nil {
-			return nil, err
-		}
-		ServeAuction(s, beans, p.Threads)
-	case "entity":
-		beans, err := openContainer(ctx, db, p.Entities, p.Warmup)
-		if err != nil {
-			return nil, err
-		}
-		e := ServeEntities(s, beans.ctr, p.Threads)
-		return func() error { e.Close(); return nil }, nil
-	default:
+	style := p.Config.StyleOf()
+	if !slices.Contains(config.RemoteStyles, style) {
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier apart from the web tier; serve it whole (tierbench serve rubis --style %s), or give the business tier a style that has one: %s", style, style, strings.Join(config.RemoteStyles, ", ")))
 	}
-	return func() error { return nil }, nil
+	var a Auction
+	var err error
+	if style == "session" {
+		a, err = NewDirect(ctx, db)
+	} else {
+		a, err = openContainer(ctx, db, p.Entities, p.Warmup)
+	}
+	if err != nil {
+		return nil, err
+	}
+	afterStop, err := serveStyle(s, style, a, p.Threads)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { afterStop(); return nil }, nil
+}
+
+// serveStyle registers on s the remote interface of style's business tier
+// over a: the Auction itself (session, facade: one call per interaction),
+// or the entity beans of its container (entity: a is the container's
+// Beans, and the interactions run in the web tier). afterStop releases
+// what the interface holds, once the server has stopped.
+func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int) (afterStop func(), err error) {
+	if style != "entity" {
+		ServeAuction(s, a, threads)
+		return func() {}, nil
+	}
+	beans, ok := a.(*Beans)
+	if !ok || beans.ctr == nil {
+		return nil, errors.New("--style entity serves the entity container's beans: run it on --persistence cmp or bmp")
+	}
+	e := ServeEntities(s, beans.ctr, threads)
+	return e.Close, nil
+}
+
+// auctionOver is the web tier's Auction under style, over the business
+// tier behind conn (which serveStyle serves in the same style).
+func auctionOver(style string, conn grpc.ClientConnInterface) Auction {
+	if style == "entity" {
+		return NewRemoteBeans(conn)
+	}
+	return RemoteAuction(conn)
 }
 
 // WebTier readies the pages alone, over the business tier that business
@@ -54,16 +77,11 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 // it holds no database, and its Tiers are the remote calls its pages made.
 func (Workload) WebTier(_ context.Context, business grpc.ClientConnInterface, p workload.RunParams) (workload.Front, error) {
 	style := p.Config.StyleOf()
-	var a Auction
-	switch style {
-	case "session", "facade":
-		a = RemoteAuction(business)
-	case "entity":
-		a = NewRemoteBeans(business)
-	default:
+	if !slices.Contains(config.RemoteStyles, style) {
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %s", style, strings.Join(config.RemoteStyles, ", ")))
 	}
-	return webTier{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: true}), style: style, protocol: p.Config.Protocol}, nil
+	site := NewSite(auctionOver(style, business), SiteOptions{Threads: p.Threads, Remote: true})
+	return webTier{Site: site, style: style, protocol: p.Config.Protocol}, nil
 }
 
 // webTier is the pages served over a remote business tier.

@@ -2,7 +2,6 @@ package rubis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
-	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -27,35 +25,35 @@ type businessTier struct {
 	srv    *remote.Server
 	conn   *remote.Conn
 	served chan error
-	// entities: the entity style's beans, whose open transactions are
-	// rolled back once the server has stopped.
-	entities *EntityBeans
-	closing  sync.Once
-	closed   error
+	// afterStop releases what the served interface holds (the entity
+	// style's open transactions) once the server has stopped.
+	afterStop func()
+	closing   sync.Once
+	closed    error
 }
 
-// startBusinessTier serves a on a free loopback port over protocol, each
-// call on one of threads server threads, and connects to it.
-func startBusinessTier(a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
-	return startTier(func(s *remote.Server) *EntityBeans { ServeAuction(s, a, threads); return nil }, threads, protocol)
+// startBusinessTier serves style's business tier over a (serveStyle) on a
+// free loopback port over protocol, each call on one of threads server
+// threads, and connects to it with a connection per thread.
+func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
+	return startTier(func(s *remote.Server) (func(), error) { return serveStyle(s, style, a, threads) }, threads, protocol)
 }
 
-// startEntityTier serves the entity beans of ctr (ServeEntities) as
-// startBusinessTier serves an Auction.
-func startEntityTier(ctr *container.Container, threads int, protocol remote.Protocol) (*businessTier, error) {
-	return startTier(func(s *remote.Server) *EntityBeans { return ServeEntities(s, ctr, threads) }, threads, protocol)
-}
-
-// startTier serves what register registers on a free loopback port over
-// protocol, and connects to it with a connection per server thread.
-func startTier(register func(*remote.Server) *EntityBeans, threads int, protocol remote.Protocol) (*businessTier, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("business tier: %w", err)
-	}
+// startTier serves what register registers (its afterStop run once the
+// server has stopped) as startBusinessTier does.
+func startTier(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol) (*businessTier, error) {
 	srv := remote.NewServer(protocol, remote.ServerOptions{})
 	remote.RegisterPing(srv)
-	b := &businessTier{srv: srv, served: make(chan error, 1), entities: register(srv)}
+	afterStop, err := register(srv)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		afterStop()
+		return nil, fmt.Errorf("business tier: %w", err)
+	}
+	b := &businessTier{srv: srv, served: make(chan error, 1), afterStop: afterStop}
 	go func() { b.served <- srv.Serve(ln) }()
 	if b.conn, err = remote.Dial(protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
 		b.close()
@@ -83,9 +81,7 @@ func (b *businessTier) close() error {
 		defer cancel()
 		b.srv.Stop(ctx)
 		b.closed = <-b.served
-		if b.entities != nil {
-			b.entities.Close()
-		}
+		b.afterStop()
 	})
 	return b.closed
 }
@@ -99,32 +95,19 @@ type tiering struct {
 }
 
 // split puts a behind a remote boundary when the run's style has one: the
-// Auction the web tier calls is then a client of a served a (session,
-// facade) or, under the entity style, the beans' interactions run in the
-// web tier over the entity beans of a's container, served (a is then the
-// container's Beans).
+// Auction the web tier calls is then a client of style's business tier
+// over a, served (serveStyle, auctionOver).
 func split(cfg config.Run, a Auction, threads int) (Auction, tiering, error) {
 	t := tiering{style: cfg.StyleOf()}
 	if !slices.Contains(config.RemoteStyles, t.style) {
 		return a, t, nil
 	}
 	var err error
-	if t.style == "entity" {
-		beans, ok := a.(*Beans)
-		if !ok || beans.ctr == nil {
-			return nil, t, errors.New("--style entity serves the entity container's beans: run it on --persistence cmp or bmp")
-		}
-		if t.business, err = startEntityTier(beans.ctr, threads, remote.Protocol(cfg.Protocol)); err != nil {
-			return nil, t, err
-		}
-		t.protocol = cfg.Protocol
-		return NewRemoteBeans(t.business.conn), t, nil
-	}
-	if t.business, err = startBusinessTier(a, threads, remote.Protocol(cfg.Protocol)); err != nil {
+	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(cfg.Protocol)); err != nil {
 		return nil, t, err
 	}
 	t.protocol = cfg.Protocol
-	return RemoteAuction(t.business.conn), t, nil
+	return auctionOver(t.style, t.business.conn), t, nil
 }
 
 func (t tiering) close() error {
