@@ -38,25 +38,24 @@ type call struct {
 	code    string
 }
 
-// client is one terminal's subscriber session. Accounts and stocks are
-// uniform over the initial population (no locality, section 3.5).
+// client is one terminal's subscriber session: what it asks for, of
+// whichever bean runs it (localClient, remoteClient). Accounts and stocks
+// are uniform over the initial population (no locality, section 3.5).
 type client struct {
-	pop population
-	rng *rand.Rand
-	// beans holds a session bean per server thread, or one remote bean.
-	beans  []facade
+	pop    population
+	rng    *rand.Rand
 	bought []trade // by pair: what the Buy of pair k bought, for its Sell
 	stmt   []holding
 }
 
-func newClient(pop population, rng *rand.Rand, beans []facade) *client {
+func newClient(pop population, rng *rand.Rand) *client {
 	pairs := 0
 	for _, c := range Mix().Cards {
 		if c.Op == BuyStock {
 			pairs += c.Count
 		}
 	}
-	return &client{pop: pop, rng: rng, beans: beans, bought: make([]trade, pairs), stmt: make([]holding, 0, maxHoldingStatement)}
+	return &client{pop: pop, rng: rng, bought: make([]trade, pairs), stmt: make([]holding, 0, maxHoldingStatement)}
 }
 
 // choose draws the arguments of step.
@@ -89,15 +88,20 @@ func (c *client) choose(step workload.Step) call {
 func (c *client) account() int64 { return 1 + c.rng.Int64N(c.pop.accounts) }
 func (c *client) stock() int64   { return 1 + c.rng.Int64N(c.pop.items) }
 
-// Do runs one step as one transaction.
-func (c *client) Do(ctx context.Context, step workload.Step) error {
+// localClient is a terminal in the process of the beans: a step runs on
+// its server thread's bean.
+type localClient struct {
+	*client
+	beans []facade // by server thread
+}
+
+func (c localClient) Do(ctx context.Context, step workload.Step) error {
+	return c.do(ctx, c.beans[step.Thread], step)
+}
+
+// do runs one step as one transaction of bean.
+func (c *client) do(ctx context.Context, bean facade, step workload.Step) error {
 	k := c.choose(step)
-	// A step runs on its server thread's bean; a remote client has one
-	// bean of its own, the business tier choosing the thread.
-	bean := c.beans[0]
-	if len(c.beans) > 1 {
-		bean = c.beans[step.Thread]
-	}
 	switch k.op {
 	case CreateAccount:
 		_, err := bean.createAccount(ctx, "New subscriber", "Market Street, Canberra", k.credit)

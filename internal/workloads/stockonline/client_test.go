@@ -29,7 +29,7 @@ func TestStockCode(t *testing.T) {
 // amount, whatever came between.
 func TestSellRepeatsItsPairedBuy(t *testing.T) {
 	pop := populationAt(2)
-	c := newClient(pop, rand.New(rand.NewPCG(1, 2)), nil)
+	c := newClient(pop, rand.New(rand.NewPCG(1, 2)))
 	steps := []workload.Step{
 		{Op: BuyStock, Pair: 0}, {Op: BuyStock, Pair: 2}, {Op: QueryByID, Pair: -1},
 		{Op: SellStock, Pair: 2}, {Op: BuyStock, Pair: 1}, {Op: GetHoldingStatement, Pair: -1},
@@ -82,7 +82,7 @@ func TestChoicesAreUniformOverThePopulation(t *testing.T) {
 		{"BuyStock's stock", workload.Step{Op: BuyStock, Pair: 0}, stock, pop.items},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(pop, rand.New(rand.NewPCG(9, 9)), nil)
+			c := newClient(pop, rand.New(rand.NewPCG(9, 9)))
 			counts := make([]int64, tt.size)
 			for range perValue * tt.size {
 				v := tt.value(c.choose(tt.step))

@@ -289,6 +289,9 @@ func TestRemoteClientsConcurrent(t *testing.T) {
 						deck := rand.New(rand.NewPCG(12, uint64(id)))
 						for range iterations {
 							for _, s := range dealForTest(deck) {
+								// The driver numbers its own threads; the
+								// business tier chooses the bean's.
+								s.Thread = id
 								var err error
 								for attempt := 0; attempt < 20; attempt++ {
 									err = c.Do(ctx, s)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 
@@ -69,7 +68,7 @@ type remoteRun struct {
 var _ workload.TieredRun = (*remoteRun)(nil)
 
 func (r *remoteRun) NewClient(_, _ int, rng *rand.Rand) workload.Client {
-	c := &remoteClient{client: newClient(r.pop, rng, []facade{newRemoteBean(r.conn)})}
+	c := &remoteClient{client: newClient(r.pop, rng), bean: newRemoteBean(r.conn)}
 	r.mu.Lock()
 	r.clients = append(r.clients, c)
 	r.mu.Unlock()
@@ -93,8 +92,10 @@ func (r *remoteRun) Tiers() workload.Tiers {
 	defer r.mu.Unlock()
 	for _, c := range r.clients {
 		for op := range t.Calls {
-			t.Calls[op].Pages += c.done[op].Load()
-			t.Calls[op].Counts = t.Calls[op].Counts.Add(c.meters[op].Counts())
+			counts := c.meters[op].Counts()
+			// Each operation is one call.
+			t.Calls[op].Pages += counts.Calls
+			t.Calls[op].Counts = t.Calls[op].Counts.Add(counts)
 		}
 	}
 	return t
@@ -105,14 +106,14 @@ func (r *remoteRun) Tiers() workload.Tiers {
 // terminals never contend for one; Tiers sums them.
 type remoteClient struct {
 	*client
-	done   [numOps]atomic.Int64
+	// bean is the client's own: the business tier chooses the thread.
+	bean   facade
 	meters [numOps]remote.Meter
 }
 
 func (c *remoteClient) Do(ctx context.Context, step workload.Step) error {
 	if step.Op < 0 || step.Op >= numOps {
-		return c.client.Do(ctx, step)
+		return fmt.Errorf("stockonline: no operation %d", step.Op)
 	}
-	c.done[step.Op].Add(1)
-	return c.client.Do(remote.WithMeter(ctx, &c.meters[step.Op]), step)
+	return c.do(remote.WithMeter(ctx, &c.meters[step.Op]), c.bean, step)
 }

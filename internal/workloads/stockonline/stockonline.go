@@ -146,5 +146,5 @@ func (r *run) EntityStats() []workload.EntityStats {
 }
 
 func (r *run) NewClient(_, _ int, rng *rand.Rand) workload.Client {
-	return newClient(r.pop, rng, r.beans)
+	return localClient{client: newClient(r.pop, rng), beans: r.beans}
 }
