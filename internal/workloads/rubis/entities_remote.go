@@ -347,13 +347,13 @@ func (e *EntityBeans) Get(_ context.Context, r *rubispb.RefRequest) (*rubispb.Va
 		f := int(r.GetField())
 		switch kind {
 		case container.Float:
-			v = &rubispb.Value{Kind: &rubispb.Value_Float{Float: i.Float(f)}}
+			v = floatValue(i.Float(f))
 		case container.String:
-			v = &rubispb.Value{Kind: &rubispb.Value_String_{String_: i.String(f)}}
+			v = stringValue(i.String(f))
 		case container.Time:
-			v = &rubispb.Value{Kind: &rubispb.Value_Time{Time: timestamppb.New(i.Time(f))}}
+			v = timeValue(i.Time(f))
 		default:
-			v = &rubispb.Value{Kind: &rubispb.Value_Int{Int: i.Int(f)}}
+			v = intValue(i.Int(f))
 		}
 		return nil
 	})
@@ -402,20 +402,33 @@ func keyFromPB(p *rubispb.Key) container.Key {
 	return container.Key{A: p.GetA(), B: p.GetB(), S: p.GetS()}
 }
 
+// A field's or a finder argument's value, of each kind the container
+// has. A time is always present (the zero time too, as year 1).
+func intValue(v int64) *rubispb.Value { return &rubispb.Value{Kind: &rubispb.Value_Int{Int: v}} }
+func floatValue(v float64) *rubispb.Value {
+	return &rubispb.Value{Kind: &rubispb.Value_Float{Float: v}}
+}
+func stringValue(v string) *rubispb.Value {
+	return &rubispb.Value{Kind: &rubispb.Value_String_{String_: v}}
+}
+func timeValue(v time.Time) *rubispb.Value {
+	return &rubispb.Value{Kind: &rubispb.Value_Time{Time: timestamppb.New(v)}}
+}
+
 // valueToPB is a finder's argument as a Value: the kinds the container's
 // finders take.
 func valueToPB(v any) (*rubispb.Value, error) {
 	switch v := v.(type) {
 	case int:
-		return &rubispb.Value{Kind: &rubispb.Value_Int{Int: int64(v)}}, nil
+		return intValue(int64(v)), nil
 	case int64:
-		return &rubispb.Value{Kind: &rubispb.Value_Int{Int: v}}, nil
+		return intValue(v), nil
 	case float64:
-		return &rubispb.Value{Kind: &rubispb.Value_Float{Float: v}}, nil
+		return floatValue(v), nil
 	case string:
-		return &rubispb.Value{Kind: &rubispb.Value_String_{String_: v}}, nil
+		return stringValue(v), nil
 	case time.Time:
-		return &rubispb.Value{Kind: &rubispb.Value_Time{Time: timestamppb.New(v)}}, nil
+		return timeValue(v), nil
 	}
 	return nil, fmt.Errorf("a finder argument of type %T: want int, int64, float64, string or time.Time", v)
 }
@@ -619,23 +632,8 @@ func (r *remoteRef) Int(f int) int64     { return r.get(f).GetInt() }
 func (r *remoteRef) Float(f int) float64 { return r.get(f).GetFloat() }
 func (r *remoteRef) String(f int) string { return r.get(f).GetString_() }
 
-// Time: a Value's time is always present (the zero time too, as year 1).
-func (r *remoteRef) Time(f int) time.Time {
-	if v := r.get(f).GetTime(); v != nil {
-		return v.AsTime()
-	}
-	return time.Time{}
-}
-
-func (r *remoteRef) SetInt(f int, v int64) {
-	r.set(f, &rubispb.Value{Kind: &rubispb.Value_Int{Int: v}})
-}
-func (r *remoteRef) SetFloat(f int, v float64) {
-	r.set(f, &rubispb.Value{Kind: &rubispb.Value_Float{Float: v}})
-}
-func (r *remoteRef) SetString(f int, v string) {
-	r.set(f, &rubispb.Value{Kind: &rubispb.Value_String_{String_: v}})
-}
-func (r *remoteRef) SetTime(f int, v time.Time) {
-	r.set(f, &rubispb.Value{Kind: &rubispb.Value_Time{Time: timestamppb.New(v)}})
-}
+func (r *remoteRef) Time(f int) time.Time       { return timeFromPB(r.get(f).GetTime()) }
+func (r *remoteRef) SetInt(f int, v int64)      { r.set(f, intValue(v)) }
+func (r *remoteRef) SetFloat(f int, v float64)  { r.set(f, floatValue(v)) }
+func (r *remoteRef) SetString(f int, v string)  { r.set(f, stringValue(v)) }
+func (r *remoteRef) SetTime(f int, v time.Time) { r.set(f, timeValue(v)) }
