@@ -43,6 +43,9 @@ type Instance struct {
 // Key of the instance.
 func (i *Instance) Key() Key { return i.key }
 
+// Type is the instance's entity type.
+func (i *Instance) Type() *Type { return i.home.t }
+
 // Int, Float, String and Time read field f (its index in Type.Fields).
 func (i *Instance) Int(f int) int64      { return i.vals[f].I }
 func (i *Instance) Float(f int) float64  { return i.vals[f].F }

@@ -60,9 +60,8 @@ type openTx struct {
 	thread int
 	cancel context.CancelFunc
 	// refs are the beans the transaction's calls found or created, by
-	// handle (their index), each with its type.
-	refs  []*container.Instance
-	types []*container.Type
+	// handle (their index).
+	refs []*container.Instance
 	used  time.Time // the end of its last call
 	timer *time.Timer
 	ended bool
@@ -183,8 +182,7 @@ func (e *EntityBeans) end(o *openTx, commit bool) error {
 		o.tx.Rollback()
 	}
 	o.cancel()
-	clear(o.refs)
-	o.refs, o.types = nil, nil
+	o.refs = nil
 	e.threads.Give(o.thread)
 	return err
 }
@@ -241,9 +239,8 @@ func (e *EntityBeans) home(name string) (*container.Home, error) {
 }
 
 // add gives i a handle in o.
-func (o *openTx) add(i *container.Instance, t *container.Type) *rubispb.Ref {
+func (o *openTx) add(i *container.Instance) *rubispb.Ref {
 	o.refs = append(o.refs, i)
-	o.types = append(o.types, t)
 	return &rubispb.Ref{Ref: int64(len(o.refs) - 1), Key: keyToPB(i.Key())}
 }
 
@@ -252,11 +249,11 @@ func (o *openTx) field(ref int64, f int32) (*container.Instance, container.Kind,
 	if ref < 0 || ref >= int64(len(o.refs)) {
 		return nil, 0, status.Errorf(codes.InvalidArgument, "transaction %d has no bean %d", o.id, ref)
 	}
-	fields := o.types[ref].Fields
-	if f < 0 || int(f) >= len(fields) {
-		return nil, 0, status.Errorf(codes.InvalidArgument, "%s has no field %d", o.types[ref].Name, f)
+	t := o.refs[ref].Type()
+	if f < 0 || int(f) >= len(t.Fields) {
+		return nil, 0, status.Errorf(codes.InvalidArgument, "%s has no field %d", t.Name, f)
 	}
-	return o.refs[ref], fields[f].Kind, nil
+	return o.refs[ref], t.Fields[f].Kind, nil
 }
 
 func (e *EntityBeans) Commit(_ context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
@@ -286,7 +283,7 @@ func (e *EntityBeans) Find(_ context.Context, r *rubispb.FindRequest) (*rubispb.
 		if err != nil {
 			return err
 		}
-		ref = o.add(i, h.Type())
+		ref = o.add(i)
 		return nil
 	})
 	return ref, err
@@ -310,7 +307,7 @@ func (e *EntityBeans) FindBy(_ context.Context, r *rubispb.FindByRequest) (*rubi
 			return err
 		}
 		for _, i := range found {
-			refs.Refs = append(refs.Refs, o.add(i, h.Type()))
+			refs.Refs = append(refs.Refs, o.add(i))
 		}
 		return nil
 	})
@@ -331,7 +328,7 @@ func (e *EntityBeans) Create(_ context.Context, r *rubispb.CreateRequest) (*rubi
 		if err != nil {
 			return err
 		}
-		ref = o.add(i, h.Type())
+		ref = o.add(i)
 		return nil
 	})
 	return ref, err
@@ -389,7 +386,7 @@ func (e *EntityBeans) Set(_ context.Context, r *rubispb.SetRequest) (*rubispb.Tx
 				return nil
 			}
 		}
-		return status.Errorf(codes.InvalidArgument, "field %d of %s: a value of another kind", f, o.types[r.GetRef()].Name)
+		return status.Errorf(codes.InvalidArgument, "field %d of %s: a value of another kind", f, o.refs[r.GetRef()].Type().Name)
 	})
 	if err != nil {
 		return nil, err
