@@ -61,7 +61,7 @@ type openTx struct {
 	cancel context.CancelFunc
 	// refs are the beans the transaction's calls found or created, by
 	// handle (their index).
-	refs []*container.Instance
+	refs  []*container.Instance
 	used  time.Time // the end of its last call
 	timer *time.Timer
 	ended bool
