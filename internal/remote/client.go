@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,17 +65,16 @@ type Conn struct {
 	replies sync.Pool
 }
 
-// Dial connects to the tier at addr (host:port, or an http:// URL for
-// HTTP) over protocol p. gRPC connects lazily; the first call reports a
+// Dial connects to the tier at hostport over protocol p (a tier's URL
+// gives both: ParseURL). gRPC connects lazily; the first call reports a
 // tier that is not there.
-func Dial(p Protocol, addr string, o DialOptions) (*Conn, error) {
+func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 	o.Conns = max(o.Conns, 1)
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	hostport := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(addr, "http://"), "grpc://"), "/")
 	if _, _, err := net.SplitHostPort(hostport); err != nil {
-		return nil, fmt.Errorf("tier address %q: want host:port: %v", addr, err)
+		return nil, fmt.Errorf("tier address %q: want host:port: %v", hostport, err)
 	}
 	c := &Conn{target: hostport, timeout: o.Timeout}
 	switch p {
@@ -94,7 +92,7 @@ func Dial(p Protocol, addr string, o DialOptions) (*Conn, error) {
 			cc, err := grpc.NewClient("passthrough:///"+hostport, opts...)
 			if err != nil {
 				c.Close()
-				return nil, fmt.Errorf("tier %s: %w", addr, err)
+				return nil, fmt.Errorf("tier %s: %w", hostport, err)
 			}
 			c.grpcs = append(c.grpcs, cc)
 		}
