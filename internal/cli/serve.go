@@ -25,7 +25,8 @@ under way finish.
 
 RUBiS: the auction site over HTTP, with ` + server.HealthPath + ` beside it; drive it with
 tierbench drive rubis --target URL, or use it in a browser. Its tiers apart:
-  --tier business   the business tier of --style session, facade or entity, over
+  --tier business   the business tier of --style session, facade or entity (default:
+                    session, or facade under --persistence cmp or bmp), over
                     --protocol http or grpc; it prints its URL (http:// or grpc://)
   --tier web        the pages alone, over the business tier at --business URL
                     (no database: the business tier has it)

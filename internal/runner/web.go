@@ -66,6 +66,15 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	}
 	web, isWeb := w.(workload.Web)
 	business, hasBusiness := w.(workload.BusinessTier)
+	if isWeb && o.Tier != "" && cfg.Style == "" {
+		// A tier apart has a business tier: its style is the one of the
+		// persistence that has one (the session beans' SQL, or the
+		// facade over the container's beans).
+		cfg.Style = "session"
+		if cfg.Persistence.Container() {
+			cfg.Style = "facade"
+		}
+	}
 	switch {
 	case o.Tier == TierWeb && isWeb:
 		return r.serveWeb(ctx, cfg, web, o, ready)
