@@ -38,6 +38,12 @@ func FuzzSweepFile(f *testing.F) {
 		"name: x\nexperiments: [{name: a, set: {clients: 1, clients: 2}}]\n",
 		"name: x\nexperiments: [{name: a, set: &s {clients: 2}}]\nbase: *s\n",
 		"name: x\nbase: [1]\nexperiments: [{name: a}]\n",
+		"name: x\nexperiments: [{name: a, variants: [{name: p, clients: 2}, {name: q, clients: 3, scale: 2}], axes: {seed: [1, 2]}}]\n",
+		"name: x\nexperiments: [{name: a, variants: [{name: p}, {name: p}]}]\n",
+		"name: x\nexperiments: [{name: a, variants: [{clients: 2}]}]\n",
+		"name: x\nexperiments: [{name: a, variants: [[1]]}]\n",
+		"name: x\nexperiments: [{name: a, variants: [{name: ../p}]}]\n",
+		"name: x\nexperiments: [{name: a, variants: [{name: p, colour: red}]}]\n",
 		"name: x\nexperiments: [{name: a}]\n---\ncolour: red\n",
 		"name: x\nexperiments: [{name: a, axes: {\"a\\nb\": [1]}}]\n",
 		"name: x\nexperiments: [{name: \"a\\nb\"}, {name: \"a\\nb\"}]\n",
@@ -135,7 +141,7 @@ func oneLineNaming(t *testing.T, data []byte, err error, path string) {
 // YAML: each axis a list of values, the axes multiplying; past MaxPoints,
 // MaxPoints+1.
 func gridSize(e *sweep.Experiment) int {
-	n := 1
+	n := max(len(e.Variants), 1)
 	for i := 1; i < len(e.Axes.Content); i += 2 {
 		n = min(n*len(e.Axes.Content[i].Content), sweep.MaxPoints+1)
 	}
@@ -176,6 +182,9 @@ func experimentNames(f *sweep.File) []string {
 
 func axisKeys(e *sweep.Experiment) []string {
 	var keys []string
+	if len(e.Variants) > 0 {
+		keys = append(keys, sweep.VariantAxis)
+	}
 	for i := 0; i < len(e.Axes.Content); i += 2 {
 		keys = append(keys, e.Axes.Content[i].Value)
 	}

@@ -154,6 +154,34 @@ var entityColumns = []struct {
 	{"pooled_at_end", func(e result.EntityStats) float64 { return float64(e.PooledAtEnd) }},
 }
 
+// tiered: the runs crossed a tier boundary (RUBiS's remote styles,
+// Stock-Online's --tiers 2), so what crossing it cost is a figure of the
+// point.
+func (o Outcome) tiered() bool {
+	return len(o.Runs) > 0 && o.Runs[0].Tiers != nil
+}
+
+// tierColumns are what a page's crossing of the tier boundary cost,
+// reported per point when the runs were tiered.
+var tierColumns = []struct {
+	name string
+	get  func(result.TierCalls) float64
+}{
+	{"calls_per_page", func(t result.TierCalls) float64 { return t.CallsPerPage }},
+	{"bytes_out_per_page", func(t result.TierCalls) float64 { return t.BytesOutPerPage }},
+	{"bytes_in_per_page", func(t result.TierCalls) float64 { return t.BytesInPerPage }},
+	{"layer_ms_per_page", func(t result.TierCalls) float64 { return t.LayerMsPerPage }},
+}
+
+func (o Outcome) tierFigure(get func(result.TierCalls) float64) Stat {
+	return o.figure(func(r *result.Result) float64 {
+		if r.Tiers == nil {
+			return 0
+		}
+		return get(r.Tiers.Total)
+	})
+}
+
 func entities(outs []Outcome) []string {
 	for _, o := range outs {
 		if len(o.Runs) > 0 {
@@ -164,7 +192,9 @@ func entities(outs []Outcome) []string {
 }
 
 // WriteCSV writes one experiment's points: the axes, the metric's mean,
-// spread and range, and the container's figures per entity type (means).
+// spread and range, the latency percentiles, what crossing the tiers cost
+// when the runs were tiered, and the container's figures per entity type
+// (means).
 func WriteCSV(w io.Writer, outs []Outcome) error {
 	if len(outs) == 0 {
 		return nil
@@ -178,7 +208,7 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 	for _, v := range outs[0].Point.Values {
 		header = append(header, strings.SplitN(v, "=", 2)[0])
 	}
-	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_min", metricName+"_max", "p99_ms_mean", "errors_mean", "aborts_mean", "passed", "checks_passed")
+	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_min", metricName+"_max", "p90_ms_mean", "p99_ms_mean", "errors_mean", "aborts_mean", "passed", "checks_passed")
 	judged := outs[0].judged()
 	var ops []string
 	if judged {
@@ -186,6 +216,12 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 		ops = outs[0].Runs[0].OperationOrder
 		for _, op := range ops {
 			header = append(header, op+".p90_ms")
+		}
+	}
+	tiered := outs[0].tiered()
+	if tiered {
+		for _, c := range tierColumns {
+			header = append(header, c.name)
 		}
 	}
 	names := entities(outs)
@@ -201,15 +237,21 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 			row = append(row, strings.SplitN(v, "=", 2)[1])
 		}
 		m := o.metric()
+		p90 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P90 })
 		p99 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P99 })
 		errs := o.figure(func(r *result.Result) float64 { return float64(r.Summary.Errors) })
-		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p99.Mean), num(errs.Mean),
+		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p90.Mean), num(p99.Mean), num(errs.Mean),
 			num(o.aborts().Mean), strconv.FormatBool(o.passed()), strconv.FormatBool(o.checksPassed()))
 		if judged {
 			rt, mix, both := o.valid()
 			row = append(row, strconv.FormatBool(both), strconv.FormatBool(rt), strconv.FormatBool(mix))
 			for _, op := range ops {
 				row = append(row, num(o.figure(func(r *result.Result) float64 { return r.Operations[op].Latency.P90 }).Mean))
+			}
+		}
+		if tiered {
+			for _, c := range tierColumns {
+				row = append(row, num(o.tierFigure(c.get).Mean))
 			}
 		}
 		for _, e := range names {
@@ -227,8 +269,9 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // WriteTable prints one experiment for people: per point the metric (mean
-// ± standard deviation over the runs), the paper's figure where the sweep
-// file gives one, whether the runs were valid and their aborts (workloads
+// ± standard deviation over the runs) and the p90 latency of all
+// operations, the paper's figure where the sweep file gives one, the
+// remote calls and bytes per page when the runs were tiered, whether the runs were valid and their aborts (workloads
 // with validity rules), and, when the experiment is about the container,
 // per entity type the peak ready and pooled instances and the discards.
 // A point whose checks failed is marked.
@@ -255,9 +298,13 @@ func WriteTable(w io.Writer, outs []Outcome) {
 	for _, o := range outs {
 		width = max(width, len(o.Point.Label()))
 	}
-	fmt.Fprintf(w, "  %-*s %22s", width, "point", metricName+" (mean ± sd)")
+	tiered := outs[0].tiered()
+	fmt.Fprintf(w, "  %-*s %22s %9s", width, "point", metricName+" (mean ± sd)", "p90 ms")
 	if len(e.Paper) > 0 {
 		fmt.Fprintf(w, " %9s", "paper")
+	}
+	if tiered {
+		fmt.Fprintf(w, " %11s %17s", "calls/page", "bytes/page out/in")
 	}
 	if judged {
 		fmt.Fprintf(w, "  %-20s %8s", "valid", "aborts")
@@ -272,7 +319,8 @@ func WriteTable(w io.Writer, outs []Outcome) {
 		if !o.checksPassed() {
 			mark = " CHECKS FAILED"
 		}
-		fmt.Fprintf(w, "  %-*s %22s", width, o.Point.Label(), fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD))
+		p90 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P90 })
+		fmt.Fprintf(w, "  %-*s %22s %9.1f", width, o.Point.Label(), fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD), p90.Mean)
 		if len(e.Paper) > 0 {
 			paper := "-"
 			if len(o.Point.Values) > 0 {
@@ -281,6 +329,12 @@ func WriteTable(w io.Writer, outs []Outcome) {
 				}
 			}
 			fmt.Fprintf(w, " %9s", paper)
+		}
+		if tiered {
+			calls := o.tierFigure(func(t result.TierCalls) float64 { return t.CallsPerPage })
+			out := o.tierFigure(func(t result.TierCalls) float64 { return t.BytesOutPerPage })
+			in := o.tierFigure(func(t result.TierCalls) float64 { return t.BytesInPerPage })
+			fmt.Fprintf(w, " %11.2f %17s", calls.Mean, fmt.Sprintf("%.0f/%.0f", out.Mean, in.Mean))
 		}
 		if judged {
 			fmt.Fprintf(w, "  %-20s %8.0f", o.validity(), o.aborts().Mean)

@@ -38,6 +38,12 @@ type Experiment struct {
 	Title string `yaml:"title"`
 	// Set overrides the base for every point of the experiment.
 	Set yaml.Node `yaml:"set"`
+	// Variants are named sets of settings that vary together, compared as
+	// one axis ahead of the others: settings that only make sense in
+	// combination (RUBiS's style with its protocol and tiers) without a
+	// grid of their meaningless products. Each is a mapping of run keys
+	// with a `name` that labels its points "variant=NAME".
+	Variants []yaml.Node `yaml:"variants"`
 	// Axes map a setting to the values it takes, in order; several axes
 	// multiply.
 	Axes yaml.Node `yaml:"axes"`
@@ -74,6 +80,15 @@ func Parse(path string) (*File, error) {
 	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: more than one YAML document (---); a sweep is one", path)
 	}
+	deref(&f.Base)
+	for i := range f.Experiments {
+		e := &f.Experiments[i]
+		deref(&e.Set)
+		deref(&e.Axes)
+		for j := range e.Variants {
+			deref(&e.Variants[j])
+		}
+	}
 	if f.Name == "" || len(f.Experiments) == 0 {
 		return nil, fmt.Errorf("%s: a sweep needs a name and at least one experiment", path)
 	}
@@ -95,8 +110,68 @@ func Parse(path string) (*File, error) {
 			return nil, fmt.Errorf("%s: experiment %q: use letters, digits, '.', '_' and '-' (it names a directory and a CSV file of the results)", path, e.Name)
 		}
 		seen[e.Name] = true
+		if _, err := variantsOf(&e); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
 	}
 	return &f, nil
+}
+
+// variant is an experiment's named set of settings.
+type variant struct {
+	name     string
+	settings *yaml.Node
+}
+
+// VariantAxis is the label's key of a variant's points.
+const VariantAxis = "variant"
+
+// variantsOf reads an experiment's variants: mappings, each with a unique
+// name safe in a file name; the rest of each mapping is run keys, checked
+// when the points are made.
+func variantsOf(e *Experiment) ([]variant, error) {
+	var out []variant
+	for _, v := range e.Variants {
+		if v.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("experiment %s: a variant must be a mapping of settings with a name", e.Name)
+		}
+		settings := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		name := ""
+		for i := 0; i < len(v.Content); i += 2 {
+			k, val := v.Content[i], v.Content[i+1]
+			if k.Value != "name" {
+				settings.Content = append(settings.Content, k, val)
+				continue
+			}
+			if name != "" || val.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("experiment %s: a variant's name must be given once, as a word", e.Name)
+			}
+			name = val.Value
+		}
+		if !fileSafe.MatchString(name) {
+			return nil, fmt.Errorf("experiment %s: variant name %q: use letters, digits, '.', '_' and '-' (it names the variant's result files)", e.Name, name)
+		}
+		if slices.ContainsFunc(out, func(o variant) bool { return o.name == name }) {
+			return nil, fmt.Errorf("experiment %s: two variants are named %s", e.Name, name)
+		}
+		out = append(out, variant{name: name, settings: settings})
+	}
+	if len(out) > MaxPoints {
+		return nil, fmt.Errorf("experiment %s: more than %d variants", e.Name, MaxPoints)
+	}
+	return out, nil
+}
+
+// deref replaces an alias by what it names, so that experiments can share
+// a set, an axis or a list of variants (`variants: *styles`). Only the
+// top: an alias deeper inside stays one and is refused where a value is
+// read, so a few lines cannot expand into more settings than memory holds.
+func deref(n *yaml.Node) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		anchor := n.Alias
+		*n = *anchor
+		n.Anchor = ""
+	}
 }
 
 // fileSafe matches names that are safe as one path element: sweep and
@@ -129,9 +204,10 @@ func (f *File) Workload() (string, error) {
 	return w.Workload, nil
 }
 
-// Points expands every experiment over its axes: the workload's defaults
-// (base), then the file's base, then flags (the command line's settings),
-// then the experiment's settings and axis values.
+// Points expands every experiment over its variants and axes: the
+// workload's defaults (base), then the file's base, then flags (the command
+// line's settings), then the experiment's settings, its variant's, and its
+// axis values.
 func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error) {
 	if err := overlay(&base, &f.Base, "base"); err != nil {
 		return nil, err
@@ -146,11 +222,25 @@ func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error)
 		if err := overlay(&cfg, &e.Set, e.Name+" set"); err != nil {
 			return nil, err
 		}
-		axes, err := axesOf(e)
+		variants, err := variantsOf(e)
+		if err != nil {
+			return nil, err
+		}
+		axes, err := axesOf(e, max(len(variants), 1))
 		if err != nil {
 			return nil, err
 		}
 		grid := []Point{{Experiment: e, Config: cfg}}
+		if len(variants) > 0 {
+			grid = nil
+			for _, v := range variants {
+				p := Point{Experiment: e, Config: cfg, Values: []string{VariantAxis + "=" + v.name}}
+				if err := overlay(&p.Config, v.settings, e.Name+" variant "+v.name); err != nil {
+					return nil, err
+				}
+				grid = append(grid, p)
+			}
+		}
 		for _, ax := range axes {
 			var next []Point
 			for _, p := range grid {
@@ -175,7 +265,9 @@ type axis struct {
 	values  []*yaml.Node
 }
 
-func axesOf(e *Experiment) ([]axis, error) {
+// axesOf reads an experiment's axes; points is how many points each
+// combination of their values makes (one per variant).
+func axesOf(e *Experiment, points int) ([]axis, error) {
 	if e.Axes.Kind == 0 {
 		return nil, nil
 	}
@@ -183,7 +275,6 @@ func axesOf(e *Experiment) ([]axis, error) {
 		return nil, fmt.Errorf("experiment %s: axes must map a setting to a list of values", e.Name)
 	}
 	var out []axis
-	points := 1
 	for i := 0; i < len(e.Axes.Content); i += 2 {
 		k, v := e.Axes.Content[i], e.Axes.Content[i+1]
 		if !slices.Contains(config.Keys(), k.Value) {
@@ -205,7 +296,7 @@ func axesOf(e *Experiment) ([]axis, error) {
 			}
 		}
 		if points *= len(v.Content); points > MaxPoints {
-			return nil, fmt.Errorf("experiment %s: its axes make more than %d points", e.Name, MaxPoints)
+			return nil, fmt.Errorf("experiment %s: its variants and axes make more than %d points", e.Name, MaxPoints)
 		}
 		out = append(out, axis{key: k.Value, keyNode: k, values: v.Content})
 	}

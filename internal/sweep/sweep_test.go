@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/sweep"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf"
+	"github.com/tierbench/tierbench/internal/workloads/rubis"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
@@ -33,7 +35,7 @@ func write(t *testing.T, content string) string {
 
 func newRunner(t *testing.T) *runner.Runner {
 	t.Helper()
-	w, err := workload.NewRegistry(stockonline.New(), ecperf.New())
+	w, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +96,59 @@ experiments:
 	}
 }
 
+// Variants vary settings together as one axis ahead of the others, over
+// the experiment's set; their names label the points; a variant's unknown
+// key, a missing or repeated name, are refused naming the experiment.
+func TestVariantsVaryTogetherAheadOfTheAxes(t *testing.T) {
+	f, err := sweep.Parse(write(t, `
+name: styles
+base: {workload: rubis, clients: 7}
+experiments:
+  - name: e
+    set: {tiers: 2, mix: browsing}
+    variants:
+      - {name: servlets, style: servlets}
+      - {name: entity-grpc, style: entity, protocol: grpc, tiers: 3}
+    axes:
+      clients: [10, 20]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := f.Points(config.New("rubis", config.Defaults{Clients: 100, ServerThreads: 10}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range points {
+		c := p.Config
+		got = append(got, fmt.Sprintf("%s: %s %s %d %s %d", p.Label(), c.Style, c.Protocol, c.Tiers, c.Mix, c.Clients))
+	}
+	want := []string{
+		"variant=servlets clients=10: servlets http 2 browsing 10",
+		"variant=servlets clients=20: servlets http 2 browsing 20",
+		"variant=entity-grpc clients=10: entity grpc 3 browsing 10",
+		"variant=entity-grpc clients=20: entity grpc 3 browsing 20",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("points:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, tc := range []struct{ variants, want string }{
+		{"[{name: a, colour: red}]", "e variant a"},
+		{"[{style: servlets}]", `variant name ""`},
+		{"[{name: a}, {name: a}]", "two variants are named a"},
+		{"[[style]]", "a variant must be a mapping"},
+	} {
+		f, err := sweep.Parse(write(t, "name: s\nbase: {workload: rubis}\nexperiments: [{name: e, variants: "+tc.variants+"}]\n"))
+		if err == nil {
+			_, err = f.Points(config.New("rubis", config.Defaults{Clients: 1, ServerThreads: 1}), nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("variants %s: error %v, want one saying %q", tc.variants, err, tc.want)
+		}
+	}
+}
+
 func TestShippedBrebnerRanSweepIsValid(t *testing.T) {
 	f, err := sweep.Parse("../../experiments/brebner-ran.yaml")
 	if err != nil {
@@ -139,6 +194,36 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	}
 	if c := points[51].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || c.DB.Dialect != store.Postgres {
 		t.Errorf("last point: %+v", c)
+	}
+}
+
+func TestShippedRUBiSSweepsAreValid(t *testing.T) {
+	r := newRunner(t)
+	base, _, _ := r.Config("rubis")
+	for _, tc := range []struct {
+		file   string
+		points int
+		why    string
+	}{
+		{"rubis-clients.yaml", 28, "2 databases × 2 mixes × (5 client counts + 2 beyond)"},
+		{"cecchet-styles.yaml", 64, "2 databases × 2 mixes × 8 styles × 2 client counts"},
+	} {
+		f, err := sweep.Parse("../../experiments/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		points, err := f.Points(base, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(points) != tc.points {
+			t.Errorf("%s: %d points, want %s", tc.file, len(points), tc.why)
+		}
+		for _, p := range points {
+			if err := r.Validate(p.Config); err != nil {
+				t.Errorf("%s %s %s: %v", tc.file, p.Experiment.Name, p.Label(), err)
+			}
+		}
 	}
 }
 
@@ -315,4 +400,62 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// Tiered runs (a remote RUBiS style) report what crossing the tiers cost
+// per page, as the mean over the point's runs; untiered ones have no such
+// columns. Every point reports its p90.
+func TestReportShowsTierCostsOfTieredRuns(t *testing.T) {
+	f, err := sweep.Parse(write(t, `
+name: styles
+base: {workload: rubis}
+experiments:
+  - name: remote
+    axes: {style: [entity]}
+  - name: inproc
+    axes: {style: [servlets]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(calls, out, in float64, tiered bool) *result.Result {
+		r := &result.Result{
+			TotalLatency: metrics.Latency{P90: 250, P99: 900},
+			Summary:      result.Summary{Passed: true, Metric: result.Metric{Name: "interactions/min", Value: 6000}},
+		}
+		if tiered {
+			r.Tiers = &result.Tiers{Style: "entity", Protocol: "grpc", Processes: 3,
+				Total: result.TierCalls{CallsPerPage: calls, BytesOutPerPage: out, BytesInPerPage: in, LayerMsPerPage: 1.5}}
+		}
+		return r
+	}
+	outs := []sweep.Outcome{
+		{Point: sweep.Point{Experiment: &f.Experiments[0], Values: []string{"style=entity"}}, Runs: []*result.Result{run(20, 900, 1500, true), run(30, 1100, 2500, true)}},
+		{Point: sweep.Point{Experiment: &f.Experiments[1], Values: []string{"style=servlets"}}, Runs: []*result.Result{run(0, 0, 0, false)}},
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := sweep.Report(&out, dir, outs); err != nil {
+		t.Fatal(err)
+	}
+	tables := strings.SplitN(out.String(), "inproc", 2)
+	for _, want := range []string{"calls/page", "25.00", "1000/2000", "p90 ms", "250.0"} {
+		if !strings.Contains(tables[0], want) {
+			t.Errorf("the tiered table lacks %q:\n%s", want, tables[0])
+		}
+	}
+	if strings.Contains(tables[1], "calls/page") || !strings.Contains(tables[1], "250.0") {
+		t.Errorf("the untiered table shows tier columns or lacks its p90:\n%s", tables[1])
+	}
+	rows := readCSV(t, filepath.Join(dir, "remote.csv"))
+	header := strings.Join(rows[0], ",")
+	if want := "p90_ms_mean,p99_ms_mean,errors_mean,aborts_mean,passed,checks_passed,calls_per_page,bytes_out_per_page,bytes_in_per_page,layer_ms_per_page"; !strings.Contains(header, want) {
+		t.Fatalf("CSV header %s\nlacks %s", header, want)
+	}
+	if got := strings.Join(rows[1][len(rows[1])-4:], ","); got != "25,1000,2000,1.5" {
+		t.Errorf("tier columns = %s, want 25,1000,2000,1.5", got)
+	}
+	if header := strings.Join(readCSV(t, filepath.Join(dir, "inproc.csv"))[0], ","); strings.Contains(header, "calls_per_page") {
+		t.Errorf("untiered CSV has tier columns: %s", header)
+	}
 }
