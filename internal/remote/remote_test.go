@@ -250,7 +250,8 @@ func TestParseProtocol(t *testing.T) {
 }
 
 // BenchmarkEmptyCall: one empty call on loopback, caller and tier on the
-// same cores; allocs/op counts both sides (see BenchmarkEmptyCallClient).
+// same cores; allocs/op counts both sides (BenchmarkEmptyCallClient puts
+// the tier in a child process and counts the caller alone).
 func BenchmarkEmptyCall(b *testing.B) {
 	for _, p := range Protocols {
 		b.Run(string(p), func(b *testing.B) {

@@ -154,11 +154,11 @@ var entityColumns = []struct {
 	{"pooled_at_end", func(e result.EntityStats) float64 { return float64(e.PooledAtEnd) }},
 }
 
-// tiered: the runs crossed a tier boundary (RUBiS's remote styles,
-// Stock-Online's --tiers 2), so what crossing it cost is a figure of the
-// point.
+// tiered: the runs made remote calls (RUBiS's remote styles,
+// Stock-Online's --tiers 2), so what crossing the boundary cost is a
+// figure of the point. A site alone in a child process makes none.
 func (o Outcome) tiered() bool {
-	return len(o.Runs) > 0 && o.Runs[0].Tiers != nil
+	return len(o.Runs) > 0 && o.Runs[0].Tiers != nil && o.Runs[0].Tiers.Protocol != ""
 }
 
 // tierColumns are what a page's crossing of the tier boundary cost,

@@ -205,7 +205,7 @@ func TestShippedRUBiSSweepsAreValid(t *testing.T) {
 		points int
 		why    string
 	}{
-		{"rubis-clients.yaml", 28, "2 databases × 2 mixes × (5 client counts + 2 beyond)"},
+		{"rubis-clients.yaml", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
 		{"cecchet-styles.yaml", 64, "2 databases × 2 mixes × 8 styles × 2 client counts"},
 	} {
 		f, err := sweep.Parse("../../experiments/" + tc.file)
@@ -429,9 +429,12 @@ experiments:
 		}
 		return r
 	}
+	// The site in a child process (--tiers 2): a tiers section, no calls.
+	siteAlone := run(0, 0, 0, false)
+	siteAlone.Tiers = &result.Tiers{Style: "servlets", Processes: 2}
 	outs := []sweep.Outcome{
 		{Point: sweep.Point{Experiment: &f.Experiments[0], Values: []string{"style=entity"}}, Runs: []*result.Result{run(20, 900, 1500, true), run(30, 1100, 2500, true)}},
-		{Point: sweep.Point{Experiment: &f.Experiments[1], Values: []string{"style=servlets"}}, Runs: []*result.Result{run(0, 0, 0, false)}},
+		{Point: sweep.Point{Experiment: &f.Experiments[1], Values: []string{"style=servlets"}}, Runs: []*result.Result{siteAlone}},
 	}
 	dir := t.TempDir()
 	var out bytes.Buffer
