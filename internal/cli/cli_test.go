@@ -189,3 +189,21 @@ func TestIRIsTheScale(t *testing.T) {
 		}
 	}
 }
+
+// Every command's help prints each flag's default readably: a setting
+// whose zero value printed as a NUL showed "(default  )" after its own
+// "(default C)".
+func TestHelpShowsNoEmptyDefaults(t *testing.T) {
+	for _, cmd := range []string{"run", "load", "serve", "drive", "sweep"} {
+		code, out, errOut := runCLI(t, cmd, "--help")
+		help := out + errOut
+		if code != 0 || !strings.Contains(help, "--db") {
+			t.Fatalf("%s --help (exit %d) is not its help:\n%s", cmd, code, help)
+		}
+		for _, line := range strings.Split(help, "\n") {
+			if strings.Contains(line, "\x00") || strings.Contains(line, "(default  )") || strings.Contains(line, "(default )") {
+				t.Errorf("%s --help: %q", cmd, line)
+			}
+		}
+	}
+}

@@ -25,7 +25,14 @@ const (
 	OptionD CommitOption = 'D'
 )
 
-func (o CommitOption) String() string { return string(o) }
+// String is the option's letter; the zero value (none chosen yet) is
+// empty, so that a flag's help does not print a NUL as its default.
+func (o CommitOption) String() string {
+	if o == 0 {
+		return ""
+	}
+	return string(o)
+}
 
 // caches reports whether the option keeps data across transactions.
 func (o CommitOption) caches() bool { return o == OptionA || o == OptionD }
