@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,6 +162,13 @@ func (o Outcome) tiered() bool {
 	return len(o.Runs) > 0 && o.Runs[0].Tiers != nil && o.Runs[0].Tiers.Protocol != ""
 }
 
+// anyTiered: some point of the experiment made remote calls (its variants
+// may mix in-process styles with remote ones), so its table has the
+// columns.
+func anyTiered(outs []Outcome) bool {
+	return slices.ContainsFunc(outs, Outcome.tiered)
+}
+
 // tierColumns are what a page's crossing of the tier boundary cost,
 // reported per point when the runs were tiered.
 var tierColumns = []struct {
@@ -218,7 +226,7 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 			header = append(header, op+".p90_ms")
 		}
 	}
-	tiered := outs[0].tiered()
+	tiered := anyTiered(outs)
 	if tiered {
 		for _, c := range tierColumns {
 			header = append(header, c.name)
@@ -298,7 +306,7 @@ func WriteTable(w io.Writer, outs []Outcome) {
 	for _, o := range outs {
 		width = max(width, len(o.Point.Label()))
 	}
-	tiered := outs[0].tiered()
+	tiered := anyTiered(outs)
 	fmt.Fprintf(w, "  %-*s %22s %9s", width, "point", metricName+" (mean ± sd)", "p90 ms")
 	if len(e.Paper) > 0 {
 		fmt.Fprintf(w, " %9s", "paper")

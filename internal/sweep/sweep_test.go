@@ -433,6 +433,8 @@ experiments:
 	siteAlone := run(0, 0, 0, false)
 	siteAlone.Tiers = &result.Tiers{Style: "servlets", Processes: 2}
 	outs := []sweep.Outcome{
+		// An in-process point first: the experiment still gets the columns.
+		{Point: sweep.Point{Experiment: &f.Experiments[0], Values: []string{"style=local"}}, Runs: []*result.Result{run(0, 0, 0, false)}},
 		{Point: sweep.Point{Experiment: &f.Experiments[0], Values: []string{"style=entity"}}, Runs: []*result.Result{run(20, 900, 1500, true), run(30, 1100, 2500, true)}},
 		{Point: sweep.Point{Experiment: &f.Experiments[1], Values: []string{"style=servlets"}}, Runs: []*result.Result{siteAlone}},
 	}
@@ -455,7 +457,10 @@ experiments:
 	if want := "p90_ms_mean,p99_ms_mean,errors_mean,aborts_mean,passed,checks_passed,calls_per_page,bytes_out_per_page,bytes_in_per_page,layer_ms_per_page"; !strings.Contains(header, want) {
 		t.Fatalf("CSV header %s\nlacks %s", header, want)
 	}
-	if got := strings.Join(rows[1][len(rows[1])-4:], ","); got != "25,1000,2000,1.5" {
+	if got := strings.Join(rows[1][len(rows[1])-4:], ","); got != "0,0,0,0" {
+		t.Errorf("the in-process point's tier columns = %s, want zeros", got)
+	}
+	if got := strings.Join(rows[2][len(rows[2])-4:], ","); got != "25,1000,2000,1.5" {
 		t.Errorf("tier columns = %s, want 25,1000,2000,1.5", got)
 	}
 	if header := strings.Join(readCSV(t, filepath.Join(dir, "inproc.csv"))[0], ","); strings.Contains(header, "calls_per_page") {
