@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/result"
@@ -66,5 +67,5 @@ func fileName(label string) string {
 	if label == "" {
 		return "base"
 	}
-	return unsafe.ReplaceAllString(regexp.MustCompile(`%`).ReplaceAllString(label, "pct"), "_")
+	return unsafe.ReplaceAllString(strings.ReplaceAll(label, "%", "pct"), "_")
 }

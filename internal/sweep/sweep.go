@@ -110,27 +110,25 @@ func Parse(path string) (*File, error) {
 			return nil, fmt.Errorf("%s: experiment %q: use letters, digits, '.', '_' and '-' (it names a directory and a CSV file of the results)", path, e.Name)
 		}
 		seen[e.Name] = true
-		if _, err := variantsOf(&e); err != nil {
+		if _, err := variantAxis(&e); err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 	}
 	return &f, nil
 }
 
-// variant is an experiment's named set of settings.
-type variant struct {
-	name     string
-	settings *yaml.Node
-}
-
 // VariantAxis is the label's key of a variant's points.
 const VariantAxis = "variant"
 
-// variantsOf reads an experiment's variants: mappings, each with a unique
-// name safe in a file name; the rest of each mapping is run keys, checked
-// when the points are made.
-func variantsOf(e *Experiment) ([]variant, error) {
-	var out []variant
+// variantAxis reads an experiment's variants as the axis ahead of the
+// others (nil when it has none): mappings, each with a unique name safe in
+// a file name that labels its points; the rest of each mapping is run
+// keys, checked when the points are made.
+func variantAxis(e *Experiment) (*axis, error) {
+	if len(e.Variants) == 0 {
+		return nil, nil
+	}
+	ax := &axis{key: VariantAxis}
 	for _, v := range e.Variants {
 		if v.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("experiment %s: a variant must be a mapping of settings with a name", e.Name)
@@ -151,15 +149,12 @@ func variantsOf(e *Experiment) ([]variant, error) {
 		if !fileSafe.MatchString(name) {
 			return nil, fmt.Errorf("experiment %s: variant name %q: use letters, digits, '.', '_' and '-' (it names the variant's result files)", e.Name, name)
 		}
-		if slices.ContainsFunc(out, func(o variant) bool { return o.name == name }) {
+		if slices.ContainsFunc(ax.values, func(o axisValue) bool { return o.label == name }) {
 			return nil, fmt.Errorf("experiment %s: two variants are named %s", e.Name, name)
 		}
-		out = append(out, variant{name: name, settings: settings})
+		ax.values = append(ax.values, axisValue{label: name, settings: settings})
 	}
-	if len(out) > MaxPoints {
-		return nil, fmt.Errorf("experiment %s: more than %d variants", e.Name, MaxPoints)
-	}
-	return out, nil
+	return ax, nil
 }
 
 // deref replaces an alias by what it names, so that experiments can share
@@ -222,31 +217,17 @@ func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error)
 		if err := overlay(&cfg, &e.Set, e.Name+" set"); err != nil {
 			return nil, err
 		}
-		variants, err := variantsOf(e)
-		if err != nil {
-			return nil, err
-		}
-		axes, err := axesOf(e, max(len(variants), 1))
+		axes, err := axesOf(e)
 		if err != nil {
 			return nil, err
 		}
 		grid := []Point{{Experiment: e, Config: cfg}}
-		if len(variants) > 0 {
-			grid = nil
-			for _, v := range variants {
-				p := Point{Experiment: e, Config: cfg, Values: []string{VariantAxis + "=" + v.name}}
-				if err := overlay(&p.Config, v.settings, e.Name+" variant "+v.name); err != nil {
-					return nil, err
-				}
-				grid = append(grid, p)
-			}
-		}
 		for _, ax := range axes {
 			var next []Point
 			for _, p := range grid {
 				for _, v := range ax.values {
-					q := Point{Experiment: e, Config: p.Config, Values: append(append([]string(nil), p.Values...), ax.key+"="+valueText(v))}
-					if err := overlay(&q.Config, mapping(ax.keyNode, v), e.Name+" axis "+ax.key); err != nil {
+					q := Point{Experiment: e, Config: p.Config, Values: append(slices.Clone(p.Values), ax.key+"="+v.label)}
+					if err := overlay(&q.Config, v.settings, e.Name+" "+ax.key+" "+v.label); err != nil {
 						return nil, err
 					}
 					next = append(next, q)
@@ -259,22 +240,41 @@ func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error)
 	return points, nil
 }
 
+// axis is a setting, or a set of them (the variants), and the values it
+// takes in order.
 type axis struct {
-	key     string
-	keyNode *yaml.Node
-	values  []*yaml.Node
+	key    string
+	values []axisValue
 }
 
-// axesOf reads an experiment's axes; points is how many points each
-// combination of their values makes (one per variant).
-func axesOf(e *Experiment, points int) ([]axis, error) {
+// axisValue labels a point ("pool=20%", "variant=entity-grpc") and holds
+// the run keys it sets.
+type axisValue struct {
+	label    string
+	settings *yaml.Node
+}
+
+// axesOf reads an experiment's variants and axes, in the order they
+// multiply.
+func axesOf(e *Experiment) ([]axis, error) {
+	var out []axis
+	variants, err := variantAxis(e)
+	if err != nil {
+		return nil, err
+	}
+	points := 1
+	if variants != nil {
+		out = append(out, *variants)
+		if points = len(variants.values); points > MaxPoints {
+			return nil, fmt.Errorf("experiment %s: its variants make more than %d points", e.Name, MaxPoints)
+		}
+	}
 	if e.Axes.Kind == 0 {
-		return nil, nil
+		return out, nil
 	}
 	if e.Axes.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("experiment %s: axes must map a setting to a list of values", e.Name)
 	}
-	var out []axis
 	for i := 0; i < len(e.Axes.Content); i += 2 {
 		k, v := e.Axes.Content[i], e.Axes.Content[i+1]
 		if !slices.Contains(config.Keys(), k.Value) {
@@ -298,7 +298,11 @@ func axesOf(e *Experiment, points int) ([]axis, error) {
 		if points *= len(v.Content); points > MaxPoints {
 			return nil, fmt.Errorf("experiment %s: its variants and axes make more than %d points", e.Name, MaxPoints)
 		}
-		out = append(out, axis{key: k.Value, keyNode: k, values: v.Content})
+		ax := axis{key: k.Value}
+		for _, x := range v.Content {
+			ax.values = append(ax.values, axisValue{label: valueText(x), settings: mapping(k, x)})
+		}
+		out = append(out, ax)
 	}
 	return out, nil
 }
