@@ -45,11 +45,11 @@ const maxFormBytes = 1 << 20
 // Site serves the RUBiS pages over an Auction.
 type Site struct {
 	auction Auction
-	// threads holds the numbers of the server threads not in use: a
-	// request takes one for its Auction call, so at most cap(threads)
-	// requests are in the business tier at once, each on its own thread's
-	// store session, and the others wait (--server-threads).
-	threads chan int
+	// threads are the server threads: a request takes one for its
+	// Auction call, so at most --server-threads requests are in the
+	// business tier at once, each on its own thread's store session, and
+	// the others wait.
+	threads *remote.Threads
 	pages   map[string]*template.Template
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -98,12 +98,8 @@ func NewSite(a Auction, o SiteOptions) *Site {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	threads := max(o.Threads, 1)
-	s := &Site{auction: a, threads: make(chan int, threads), pages: mustParsePages(), log: logger, mux: http.NewServeMux(),
+	s := &Site{auction: a, threads: remote.NewThreads(o.Threads), pages: mustParsePages(), log: logger, mux: http.NewServeMux(),
 		calls: map[string]*scriptCalls{}, remote: o.Remote}
-	for i := range threads {
-		s.threads <- i
-	}
 	s.routes()
 	return s
 }
@@ -299,14 +295,12 @@ func (s *Site) count(script string) *scriptCalls {
 // call runs one Auction method on a free server thread, waiting for one
 // while all are busy (or until the request is abandoned).
 func call[Req, Res any](ctx context.Context, s *Site, m func(context.Context, int, Req) (Res, error), req Req) (Res, error) {
-	var thread int
-	select {
-	case thread = <-s.threads:
-	case <-ctx.Done():
+	thread, err := s.threads.Take(ctx)
+	if err != nil {
 		var zero Res
-		return zero, ctx.Err()
+		return zero, err
 	}
-	defer func() { s.threads <- thread }()
+	defer s.threads.Give(thread)
 	return m(ctx, thread, req)
 }
 
