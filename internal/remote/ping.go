@@ -49,6 +49,21 @@ func (pingBean) Fail(_ context.Context, r *pingpb.FailRequest) (*pingpb.EmptyRep
 	return nil, st.Err()
 }
 
+// DialReady dials the tier at hostport as Dial does, then makes one call
+// on the connection (gRPC connects only then), so that a tier that cannot
+// answer fails whoever starts with it, not their first measured call.
+func DialReady(ctx context.Context, p Protocol, hostport string, o DialOptions) (*Conn, error) {
+	c, err := Dial(p, hostport, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := Ping(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // Ping makes one empty call on c: nil when the tier behind it answers.
 func Ping(ctx context.Context, c *Conn) error {
 	_, err := pingpb.NewPingClient(c).Empty(ctx, &pingpb.EmptyRequest{})

@@ -185,14 +185,10 @@ func dialTier(ctx context.Context, flag, url, token string, conns int) (*remote.
 	if err != nil {
 		return nil, "", config.Usage(fmt.Errorf("--%s %w", flag, err))
 	}
-	conn, err := remote.Dial(protocol, addr, remote.DialOptions{Token: token, Conns: conns})
-	if err != nil {
-		return nil, "", config.Usage(fmt.Errorf("--%s %w", flag, err))
-	}
 	pingCtx, cancel := context.WithTimeout(ctx, TargetProbeTimeout)
 	defer cancel()
-	if err := remote.Ping(pingCtx, conn); err != nil {
-		conn.Close()
+	conn, err := remote.DialReady(pingCtx, protocol, addr, remote.DialOptions{Token: token, Conns: conns})
+	if err != nil {
 		return nil, "", fmt.Errorf("the business tier at %s does not answer: %w", url, err)
 	}
 	return conn, protocol, nil

@@ -55,15 +55,9 @@ func startTier(register func(*remote.Server) (afterStop func(), err error), thre
 	}
 	b := &businessTier{srv: srv, served: make(chan error, 1), afterStop: afterStop}
 	go func() { b.served <- srv.Serve(ln) }()
-	if b.conn, err = remote.Dial(protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
-		b.close()
-		return nil, err
-	}
-	// gRPC connects on the first call: make it now, so that a tier that
-	// cannot answer fails the start, not the first page.
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
-	if err := remote.Ping(ctx, b.conn); err != nil {
+	if b.conn, err = remote.DialReady(ctx, protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
 		b.close()
 		return nil, fmt.Errorf("business tier: %w", err)
 	}
