@@ -205,6 +205,9 @@ func TestServeAndDriveStockOnline(t *testing.T) {
 			if r.Tiers == nil || r.Tiers.Protocol != protocol || r.Tiers.Processes != 2 {
 				t.Fatalf("tiers = %+v; want %s, 2 processes", r.Tiers, protocol)
 			}
+			if got, want := len(r.Tiers.Pages), len(stockonline.New().Info().Operations); got != want {
+				t.Errorf("calls counted for %d operations, want %d", got, want)
+			}
 			for _, c := range r.Tiers.Pages {
 				if c.Calls != c.Pages {
 					t.Errorf("%s: %d calls for %d operations; want one each", c.Name, c.Calls, c.Pages)

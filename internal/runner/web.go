@@ -14,12 +14,17 @@ import (
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
 // ShutdownGrace bounds how long a stopping server waits for the requests
 // under way.
 const ShutdownGrace = 30 * time.Second
+
+// A tier process stopping is killed only after its own shutdown grace:
+// this fails to compile if tierproc.StopGrace is not the longer.
+const _ = uint64(tierproc.StopGrace - ShutdownGrace - 1)
 
 // listenLoopback serves a web workload's middle tier for its own clients
 // on a free loopback port (`tierbench run`): a real socket, so that the

@@ -26,8 +26,10 @@ import (
 const ReadyTimeout = 2 * time.Minute
 
 // StopGrace is how long a stopping tier has, after SIGTERM, to finish the
-// calls under way before it is killed.
-const StopGrace = 30 * time.Second
+// calls under way before it is killed: longer than the tier's own
+// shutdown grace (runner.ShutdownGrace, 30 s), so that a tier using all of
+// it still exits on its own and is not reported as killed.
+const StopGrace = 35 * time.Second
 
 // servingLine is what `tierbench serve` prints once it listens: "serving
 // … on URL …". The first URL on such a line is the tier's.
@@ -91,6 +93,9 @@ func Start(ctx context.Context, name, exe string, args []string, log io.Writer) 
 				sent = true
 			}
 		}
+		// A line longer than the scanner's buffer ends the scan: the rest
+		// is still read, or the child would block writing to a full pipe.
+		io.Copy(io.Discard, stdout)
 	}()
 	go func() {
 		// Wait must follow the pipes' last reads: it closes them.
@@ -183,6 +188,9 @@ func copyLines(r io.Reader, tail *tailBuffer, log io.Writer, name string, quiet 
 			fmt.Fprintf(log, "[%s] %s\n", name, line)
 		}
 	}
+	// As for stdout: a line too long for the scanner must not leave the
+	// child blocked on a full pipe.
+	io.Copy(io.Discard, r)
 }
 
 // tailBuffer keeps the last max lines written to it.
