@@ -57,7 +57,7 @@ func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
 func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	v := &f.values
 	fs.IntVar(&v.ServerThreads, "server-threads", 0, "transactions the middle tier runs at once; more clients queue (default: the workload's, 10 for stockonline)")
-	fs.Var(&v.Persistence, "persistence", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL) (default cmp)")
+	fs.Var(&v.Persistence, "persistence", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL) (default: the workload's; cmp, direct for rubis)")
 	fs.Var(&v.CommitOption, "commit-option", "entity container commit option: A (cache data), B (cache identity), C (pool), D (A with --refresh-interval) (default C)")
 	fs.Var(&v.Cache, "cache", "ready cache size per entity type: N, or P% of the type's rows, followed as they grow or shrink (default 0)")
 	fs.Var(&v.Pool, "pool", "pool size per entity type: N or P% (default 20%)")
@@ -81,7 +81,7 @@ func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.Var(&v.MaxErrorRate, "max-error-rate", "the run fails (exit 1) when more than this share of its operations end in an error or in doubt (default 1%)")
 	fs.StringVar(&v.Out, "out", "", "result file (default results/WORKLOAD-TIME.json)")
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
-	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only) (default bidding)")
+	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only), or the path of a table file in the original's format (default bidding)")
 	fs.Float64Var(&v.ThinkScale, "think-scale", 0, "RUBiS: multiply the browsers' think time, negative exponential of mean 7 s (default 1; 0.01 for short runs, 0 for none)")
 }
 
