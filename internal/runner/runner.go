@@ -93,7 +93,7 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
-	db, err := r.open(ctx, cfg, w)
+	db, err := r.open(ctx, cfg, w, false)
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
@@ -162,7 +162,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		defer os.RemoveAll(dir)
 		cfg.DB = store.DSN{Dialect: store.SQLite, Path: filepath.Join(dir, cfg.Workload+".db")}
 	}
-	db, err := r.open(ctx, cfg, w)
+	db, err := r.open(ctx, cfg, w, cfg.Tiers > 1)
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +306,18 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	failpoint.Hit(ctx, "run")
 	failed := func() int64 { _, f := s.rec.Completed(); return f }
 	var watched tier
-	if s.watched != nil {
+	switch {
+	case s.watched != nil:
 		watched = *s.watched
-	} else if db != nil {
+	case db != nil && len(s.procs) > 0:
+		// The tiers' processes run the statements, so this pool never
+		// loses a connection: the operations that fail make the watchdog
+		// probe the database.
 		watched = databaseTier(db)
-	} else {
+		watched.lost = failed
+	case db != nil:
+		watched = databaseTier(db)
+	default:
 		watched = siteTier(s.target, failed)
 	}
 	watch := watchTier(driveCtx, watched, OutageGrace, failed, stopDriving)
@@ -543,10 +550,23 @@ func threads(cfg config.Run, w workload.Workload) int {
 	return driver.Threads(cfg.Clients, cfg.ServerThreads) + agents
 }
 
-func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload) (*store.DB, error) {
+// open opens cfg's database for a process that serves the middle tier,
+// one session per server thread; with checksOnly, for one that only loads
+// and checks it (the driver of --tiers 2|3 and of drive --db), whose
+// statements all go over the shared session, while the tiers open their
+// own pools.
+func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, checksOnly bool) (*store.DB, error) {
 	iso := cfg.Isolation
 	info := w.Info()
 	n := threads(cfg, w)
+	pool, others := n, 0
+	if checksOnly {
+		pool = 1
+		if cfg.Tiers > 1 {
+			// The run's own tiers open their pools on the same server.
+			others = n + 1
+		}
+	}
 	var ue *store.UsageError
 	if cfg.DB.Dialect != store.SQLite {
 		// The server's connection limit is read over one connection
@@ -559,7 +579,7 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload) 
 		if err != nil {
 			return nil, err
 		}
-		err = fitsConnectionLimit(ctx, probe, cfg, info, n)
+		err = fitsConnectionLimit(ctx, probe, cfg, info, pool, others)
 		probe.Close()
 		if err != nil {
 			return nil, err
@@ -568,7 +588,7 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload) 
 	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
 		// One connection per server thread: the middle tier never runs
 		// more transactions at once than it has threads.
-		Threads:   n,
+		Threads:   pool,
 		Isolation: iso,
 	})
 	if errors.As(err, &ue) {
@@ -580,21 +600,28 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload) 
 // fitsConnectionLimit refuses, before anything runs, a run that needs more
 // connections than the server admits: it would fail part-way with "too many
 // clients".
-func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info workload.Info, threads int) error {
+// fitsConnectionLimit checks that the server admits this process's pool
+// (threads sessions and a shared one) and others, the pools of the run's
+// tier processes, opened on the same server.
+func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info workload.Info, threads, others int) error {
 	limit, how, err := db.ConnectionLimit(ctx)
 	if err != nil || limit == 0 {
 		return err
 	}
-	need := threads + 1 // and one shared connection for loading and checks
+	need := threads + 1 + others // and one shared connection for loading and checks
 	if need <= limit {
 		return nil
 	}
-	agents := ""
+	parts := "one per server thread"
 	if info.AgentThreads != nil {
-		agents = fmt.Sprintf(" + %d for the workload's agents", info.AgentThreads(cfg))
+		parts += fmt.Sprintf(" + %d for the workload's agents", info.AgentThreads(cfg))
 	}
-	return config.Usage(fmt.Errorf("--server-threads %d needs %d database connections (one per server thread%s, and one shared), but %s admits %d (%s): lower --server-threads, or raise the server's max_connections",
-		cfg.ServerThreads, need, agents, db.Version(), limit, how))
+	parts += ", and one shared"
+	if others > 0 {
+		parts = fmt.Sprintf("the tiers': %s; the run's own: %d for loading and checks", parts, threads+1)
+	}
+	return config.Usage(fmt.Errorf("--server-threads %d needs %d database connections (%s), but %s admits %d (%s): lower --server-threads, or raise the server's max_connections",
+		cfg.ServerThreads, need, parts, db.Version(), limit, how))
 }
 
 // environment is the run's provenance: the database it ran on, or, for a

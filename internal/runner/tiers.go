@@ -459,7 +459,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	var checkDB *store.DB
 	if o.CheckDB != nil {
 		cfg.DB = *o.CheckDB
-		if checkDB, err = r.open(ctx, cfg, w); err != nil {
+		if checkDB, err = r.open(ctx, cfg, w, true); err != nil {
 			return nil, err
 		}
 		defer checkDB.Close()

@@ -125,7 +125,7 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, config.Usage(err)
 	}
-	db, err := r.open(ctx, cfg, w)
+	db, err := r.open(ctx, cfg, w, false)
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, err
 	}
