@@ -206,7 +206,7 @@ func TestShippedRUBiSSweepsAreValid(t *testing.T) {
 		why    string
 	}{
 		{"rubis-clients.yaml", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
-		{"cecchet-styles.yaml", 64, "2 databases × 2 mixes × 8 styles × 2 client counts"},
+		{"cecchet-styles.yaml", 108, "2 databases × 2 mixes × 9 styles × 3 client counts"},
 	} {
 		f, err := sweep.Parse("../../experiments/" + tc.file)
 		if err != nil {
