@@ -1,0 +1,125 @@
+package partner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ErrDeclined is POV's or PGE's business answer: the request was well
+// formed and the partner said no.
+var ErrDeclined = errors.New("declined")
+
+// Client calls one partner. It is safe for concurrent use.
+type Client struct {
+	kind Kind
+	base string
+	hc   *http.Client
+}
+
+// NewClient returns a client of the partner of kind k at baseURL, an
+// absolute http(s) URL. hc nil means http.DefaultClient; bound each call
+// with its context.
+func NewClient(k Kind, baseURL string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%s URL %q: want an absolute http(s) URL such as http://127.0.0.1:8201", k, baseURL)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{kind: k, base: strings.TrimSuffix(u.String(), "/"), hc: hc}, nil
+}
+
+// URL is the partner's base URL.
+func (c *Client) URL() string { return c.base }
+
+// Verify asks POV; a decline is ErrDeclined.
+func (c *Client) Verify(ctx context.Context, req VerifyRequest) (Decision, error) {
+	return c.decision(ctx, PathVerify, req)
+}
+
+// Authorize asks PGE; a decline is ErrDeclined.
+func (c *Client) Authorize(ctx context.Context, req AuthorizeRequest) (Decision, error) {
+	return c.decision(ctx, PathAuthorize, req)
+}
+
+func (c *Client) decision(ctx context.Context, path string, req any) (Decision, error) {
+	var d Decision
+	if err := c.do(ctx, http.MethodPost, path, req, &d); err != nil {
+		return d, err
+	}
+	if !d.Approved {
+		return d, fmt.Errorf("%s: %w", c.kind, ErrDeclined)
+	}
+	return d, nil
+}
+
+// Reorder asks ICE to replenish; sending the same reorder again is safe.
+func (c *Client) Reorder(ctx context.Context, req ReorderRequest) (ReorderResponse, error) {
+	var res ReorderResponse
+	err := c.do(ctx, http.MethodPost, PathReorder, req, &res)
+	if err == nil && !res.Accepted {
+		err = fmt.Errorf("%s did not accept reorder %d", c.kind, req.ReorderID)
+	}
+	return res, err
+}
+
+// Stats reads the partner's counters.
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := c.do(ctx, http.MethodGet, PathStats, nil, &st)
+	return st, err
+}
+
+// StatusError is a non-2xx answer.
+type StatusError struct {
+	Kind    Kind
+	Status  int
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s answered %d %s: %s", e.Kind, e.Status, http.StatusText(e.Status), e.Message)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.kind, err)
+	}
+	defer func() {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+	if resp.StatusCode/100 != 2 {
+		var e ErrorResponse
+		json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+		return &StatusError{Kind: c.kind, Status: resp.StatusCode, Message: e.Error}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s: read the answer: %w", c.kind, err)
+	}
+	return nil
+}

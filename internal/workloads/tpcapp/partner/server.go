@@ -1,0 +1,257 @@
+package partner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// shutdownGrace bounds how long Serve waits for requests in progress.
+const shutdownGrace = 5 * time.Second
+
+// Server is one partner. Its zero value is not usable; call New.
+type Server struct {
+	cfg Config
+
+	requests, approved, declined, duplicates, failed, rejected atomic.Int64
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	reorders map[string]map[int64]struct{} // ICE: accepted reorder ids by run
+}
+
+// New validates cfg and makes the server.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg.WithDefaults(), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		reorders: make(map[string]map[int64]struct{})}, nil
+}
+
+// Config is the server's configuration, defaults applied.
+func (s *Server) Config() Config { return s.cfg }
+
+// Stats is a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	return Stats{Kind: s.cfg.Kind, Requests: s.requests.Load(), Approved: s.approved.Load(), Declined: s.declined.Load(),
+		Duplicates: s.duplicates.Load(), Failed: s.failed.Load(), Rejected: s.rejected.Load()}
+}
+
+// Handler is the partner's HTTP API: its own kind's path and PathStats.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	switch s.cfg.Kind {
+	case POV:
+		mux.HandleFunc(PathVerify, s.allow(http.MethodPost, s.handleVerify))
+	case PGE:
+		mux.HandleFunc(PathAuthorize, s.allow(http.MethodPost, s.handleAuthorize))
+	case ICE:
+		mux.HandleFunc(PathReorder, s.allow(http.MethodPost, s.handleReorder))
+	}
+	mux.HandleFunc(PathStats, s.allow(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) }))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.rejected.Add(1)
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no resource %s %s on the %s", r.Method, r.URL.Path, s.cfg.Kind.Title()))
+	})
+	return mux
+}
+
+// allow answers 405 to every method but method. (A method in the mux's
+// pattern would leave other methods to the catch-all's 404.)
+func (s *Server) allow(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			s.rejected.Add(1)
+			w.Header().Set("Allow", method)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want %s", r.Method, r.URL.Path, method))
+			return
+		}
+		h(w, r)
+	}
+}
+
+// Serve answers on ln until ctx is done, then lets requests in progress
+// finish (up to 5 s). It closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("%s: serve %s: %w", s.cfg.Kind, ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		hs.Close()
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// admit decodes the request into v and waits the partner's response time.
+// It answers the request itself and returns false when the body is bad,
+// the partner is failing this request, or the caller gave up.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, v any, valid func() error) bool {
+	if err := decode(w, r, s.cfg.MaxBody, v); err == nil {
+		err = valid()
+		if err != nil {
+			s.rejected.Add(1)
+			writeError(w, http.StatusUnprocessableEntity, err.Error())
+			return false
+		}
+	} else {
+		s.rejected.Add(1)
+		writeError(w, statusOf(err), err.Error())
+		return false
+	}
+	s.mu.Lock()
+	wait := s.cfg.Delay.Draw(s.rng)
+	fail := s.cfg.FailRate > 0 && s.rng.Float64() < s.cfg.FailRate
+	s.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return false // nobody is waiting for the answer: nothing happened
+		}
+	}
+	if fail {
+		s.failed.Add(1)
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the %s is failing this request (--fail-rate %g)", s.cfg.Kind.Title(), s.cfg.FailRate))
+		return false
+	}
+	return true
+}
+
+func (s *Server) decide(w http.ResponseWriter, key string) {
+	s.requests.Add(1)
+	d := Decision{Approved: Approves(key, *s.cfg.Approve)}
+	if d.Approved {
+		d.AuthCode = fmt.Sprintf("%s-%d", s.cfg.Kind, s.approved.Add(1))
+	} else {
+		s.declined.Add(1)
+		d.Reason = "declined"
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request) {
+	var req VerifyRequest
+	if s.admit(w, r, &req, func() error {
+		if req.POID == "" {
+			return errors.New("po_id is empty")
+		}
+		return nil
+	}) {
+		s.decide(w, req.POID)
+	}
+}
+
+func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
+	var req AuthorizeRequest
+	if s.admit(w, r, &req, func() error {
+		if req.CardNumber == "" || req.Reference == "" {
+			return errors.New("card_number and reference are required")
+		}
+		if req.AmountCents < 0 {
+			return fmt.Errorf("amount_cents %d: want >= 0", req.AmountCents)
+		}
+		return nil
+	}) {
+		s.decide(w, authorizeKey(req))
+	}
+}
+
+func (s *Server) handleReorder(w http.ResponseWriter, r *http.Request) {
+	var req ReorderRequest
+	if !s.admit(w, r, &req, func() error {
+		if req.Run == "" || req.ReorderID <= 0 || req.ItemID <= 0 || req.Quantity <= 0 {
+			return fmt.Errorf("run, reorder_id, item_id and quantity are required, ids and quantity > 0 (got run %q, reorder %d, item %d, quantity %d)",
+				req.Run, req.ReorderID, req.ItemID, req.Quantity)
+		}
+		return nil
+	}) {
+		return
+	}
+	s.requests.Add(1)
+	s.mu.Lock()
+	seen := s.reorders[req.Run]
+	if seen == nil {
+		seen = make(map[int64]struct{})
+		s.reorders[req.Run] = seen
+	}
+	_, dup := seen[req.ReorderID]
+	seen[req.ReorderID] = struct{}{}
+	s.mu.Unlock()
+	if dup {
+		s.duplicates.Add(1)
+	} else {
+		s.approved.Add(1)
+	}
+	writeJSON(w, http.StatusOK, ReorderResponse{Accepted: true, Duplicate: dup})
+}
+
+// requestError is a bad request, with the status to answer it with.
+type requestError struct {
+	status int
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func statusOf(err error) int {
+	var re *requestError
+	if errors.As(err, &re) {
+		return re.status
+	}
+	return http.StatusBadRequest
+}
+
+// decode reads one JSON object of at most max bytes, strictly: unknown
+// fields and trailing data are errors.
+func decode(w http.ResponseWriter, r *http.Request, max int64, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: want application/json", ct)}
+		}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, max))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", max)}
+		}
+		return &requestError{http.StatusBadRequest, "body: " + err.Error()}
+	}
+	if dec.More() {
+		return &requestError{http.StatusBadRequest, "body: data after the JSON object"}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, ErrorResponse{Error: msg})
+}
