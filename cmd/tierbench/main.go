@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/workloads/ecperf"
 	"github.com/tierbench/tierbench/internal/workloads/rubis"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+	"github.com/tierbench/tierbench/internal/workloads/tpcapp"
 )
 
 // version is set by the Makefile (-ldflags "-X main.version=…"); a plain go
@@ -45,7 +46,7 @@ func run() int {
 			return cli.ExitInfra
 		}
 	}
-	workloads, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New())
+	workloads, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New(), tpcapp.New())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tierbench:", err)
 		return cli.ExitInfra

@@ -15,7 +15,7 @@ func newDriveCmd(env *Env, r *runner.Runner) *cobra.Command {
 	var checkDB store.DSN
 	cmd := &cobra.Command{
 		Use:   "drive WORKLOAD --target URL",
-		Short: "Drive a workload served elsewhere (tierbench serve): RUBiS's site, Stock-Online's session bean",
+		Short: "Drive a workload served elsewhere (tierbench serve): RUBiS's site, Stock-Online's session bean, TPC-App's web service",
 		Long: `Run the workload's clients against the tier at --target, print a summary and write the
 result file, as tierbench run does. --scale and --seed must be the served population's,
 so that the clients ask for what exists.
@@ -27,7 +27,10 @@ Stock-Online: the terminals call the session bean served at --target (http://HOS
 or grpc://HOST:PORT, as tierbench serve stockonline prints it; the scheme is the
 protocol), with the token of --token-file if it requires one. With --db naming the
 database behind it, the driver reads that database before and after the run and runs
-the workload's checks.`,
+the workload's checks.
+TPC-App: the emulated businesses call the web service at --target (http://HOST:PORT)
+in --front's protocol (soap, the default, or json); the site's shipping runs where it
+is served, so the drive checks no database.`,
 		Args: workloadArg(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(r, args[0])

@@ -51,6 +51,11 @@ func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
 	addPopulationFlags(fs, f)
 	addDatabaseFlags(fs, f)
 	fs.IntVar(&f.values.IR, "ir", 0, "ECperf's injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules)")
+	v := &f.values
+	fs.StringVar(&v.ItemImages, "item-images", "", "TPC-App: where item images live: in-row (in the item row), file (a file the row names, read only by ProductDetail), none (default in-row)")
+	fs.IntVar(&v.ImageKB, "image-kb", 0, "TPC-App: size of each item's image in KiB (default 100, the seed's)")
+	fs.StringVar(&v.ImageDir, "image-dir", "", "TPC-App: directory of the image files under --item-images file (default: one per database under the system's temporary directory)")
+	fs.StringVar(&v.Indexes, "indexes", "", "TPC-App: spec (primary keys and the address lookup) or tuned (also the seed's four: item(subject, pub_date), orders(customer), order_line(order), order_line(item)) (default spec)")
 }
 
 // addTierFlags binds the middle tier's flags: what `serve` runs with too.
@@ -66,6 +71,13 @@ func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
 	fs.StringVar(&v.Style, "style", "", "RUBiS: how the middle tier is built: servlets (SQL in the web tier), session (session beans on a business tier, SQL), entity (the web tier calls entity beans on a business tier field by field), facade (session facade over entity beans on a business tier), local (facade and entity beans in the web tier's process) (default: servlets under --persistence direct, local under cmp or bmp)")
 	fs.StringVar(&v.Protocol, "protocol", "", "how a tier calls the next one over a process boundary (RUBiS's web tier its business tier under --style session, facade or entity; Stock-Online's clients its session bean under --tiers 2): http (HTTP/1.1, JSON) or grpc (HTTP/2, protobuf) (default http)")
+	fs.StringVar(&v.Broker, "broker", "", "ECperf queue dispatch and TPC-App's shipping queue: NATS URL, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)")
+	fs.StringVar(&v.POV, "pov", "", "TPC-App: URL of a purchase order verification service started with `tierbench emulator pov` (default: one in-process)")
+	fs.StringVar(&v.PGE, "pge", "", "TPC-App: URL of a payment gateway started with `tierbench emulator pge` (default: one in-process)")
+	fs.StringVar(&v.ICE, "ice", "", "TPC-App: URL of an inventory control service started with `tierbench emulator ice` (default: one in-process)")
+	fs.StringVar(&v.PartnerDelay, "partner-delay", "", "TPC-App: response time of the in-process partners: none, fixed:D, uniform:MIN-MAX, negexp:MEAN (default fixed:500ms, the seed's)")
+	fs.Float64Var(&v.PartnerFailRate, "partner-fail-rate", 0, "TPC-App: share of calls the in-process partners answer 503, in [0, 1] (default 0)")
+	fs.IntVar(&v.ShippingAgents, "shipping-agents", 0, "TPC-App: agents shipping orders off the shipping queue at once, each a database session (default 2)")
 	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout")
 }
 
@@ -83,6 +95,8 @@ func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
 	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only), or the path of a table file in the original's format (default bidding)")
 	fs.Float64Var(&v.ThinkScale, "think-scale", 0, "RUBiS: multiply the browsers' think time, negative exponential of mean 7 s (default 1; 0.01 for short runs, 0 for none)")
+	fs.StringVar(&v.Front, "front", "", "TPC-App: how the businesses call the web service: soap (SOAP 1.1, the specification's) or json (default soap)")
+	fs.StringVar(&v.SessionLength, "session-length", "", "TPC-App: requests per business session: negexp:MEAN (truncated to 1..120), uniform:MIN-MAX, fixed:N, or a file of the cumulative distribution (length and cumulative probability per line) (default negexp:20)")
 }
 
 func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
@@ -96,7 +110,6 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.IntVar(&v.Tiers, "tiers", 0, "processes the run spans: 1 (everything here), 2 (the middle tier in a child process: RUBiS's site, Stock-Online's session bean), 3 (RUBiS: web and business tier each in a child process; --style session, facade or entity) (default 1)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.PODispatch, "po-dispatch", "", "ECperf: how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender) (default sync)")
-	fs.StringVar(&v.Broker, "broker", "", "ECperf queue dispatch: NATS URL, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)")
 	fs.StringVar(&v.Emulator, "emulator", "", "ECperf: URL of a Supplier Emulator started with `tierbench emulator` (default: one in-process)")
 	fs.DurationVar((*time.Duration)(&v.EmulatorDelay), "emulator-delay", 0, "ECperf: how long the in-process emulator takes to answer a PO, the partner's network and processing (default 0)")
 	fs.StringVar(&v.Receiver, "receiver", "", "ECperf: HOST:PORT the emulator delivers parts back to (default 127.0.0.1:0, any free port)")

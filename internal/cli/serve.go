@@ -32,6 +32,10 @@ tierbench drive rubis --target URL, or use it in a browser. Its tiers apart:
                     (no database: the business tier has it)
 Stock-Online: its session bean (the business tier) over --protocol; drive it with
 tierbench drive stockonline --target URL.
+TPC-App: its web service, SOAP 1.1 at /tpcapp/soap (WSDL at /tpcapp/soap?wsdl) and
+JSON at /tpcapp/v1/METHOD, with its partners (in-process unless --pov, --pge, --ice),
+its shipping and inventory agents and their queues; drive it with
+tierbench drive tpcapp --target URL [--front json].
 --token-file FILE: the business tier answers only callers that send the token the
 file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 		Args: workloadArg(env),

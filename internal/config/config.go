@@ -116,6 +116,35 @@ type Run struct {
 	// queue dispatch (the message-driven beans): at most this many sends
 	// are under way at once, each a database session.
 	POSenders int `yaml:"po-senders" json:"po-senders,omitempty"`
+
+	// TPC-App. ItemImages is where item images live: in-row (in the item
+	// row, the seed's first runs), file (a file the row names, under
+	// ImageDir), none. ImageKB is each image's size.
+	ItemImages string `yaml:"item-images" json:"item-images,omitempty"`
+	ImageKB    int    `yaml:"image-kb" json:"image-kb,omitempty"`
+	// ImageDir holds the image files of --item-images file (default: a
+	// directory per database under the system's temporary directory).
+	ImageDir string `yaml:"image-dir" json:"image-dir,omitempty"`
+	// Indexes: spec (primary keys and the address lookup) or tuned (the
+	// seed's four indexes besides).
+	Indexes string `yaml:"indexes" json:"indexes,omitempty"`
+	// POV, PGE and ICE are the external partners' URLs; empty: one
+	// in-process each, answering after PartnerDelay, failing
+	// PartnerFailRate of their calls.
+	POV             string  `yaml:"pov" json:"pov,omitempty"`
+	PGE             string  `yaml:"pge" json:"pge,omitempty"`
+	ICE             string  `yaml:"ice" json:"ice,omitempty"`
+	PartnerDelay    string  `yaml:"partner-delay" json:"partner-delay,omitempty"`
+	PartnerFailRate float64 `yaml:"partner-fail-rate" json:"partner-fail-rate,omitempty"`
+	// SessionLength is the distribution of an emulated business's session
+	// length in requests (TPC-App: 1..120).
+	SessionLength string `yaml:"session-length" json:"session-length,omitempty"`
+	// Front is how TPC-App's businesses speak to its web service: soap
+	// (SOAP 1.1, the specification's) or json.
+	Front string `yaml:"front" json:"front,omitempty"`
+	// ShippingAgents ship orders off the shipping queue at once, each a
+	// database session.
+	ShippingAgents int `yaml:"shipping-agents" json:"shipping-agents,omitempty"`
 }
 
 // Styles are the values of --style: the implementation styles of Cecchet
@@ -160,30 +189,37 @@ type Defaults struct {
 // New is the default configuration of a workload.
 func New(workload string, d Defaults) Run {
 	return Run{
-		Workload:      workload,
-		DB:            store.DSN{Dialect: store.SQLite, Temp: true},
-		Scale:         1,
-		Clients:       d.Clients,
-		ServerThreads: d.ServerThreads,
-		Iterations:    d.Iterations,
-		Duration:      Duration(d.Duration),
-		RampUp:        Duration(d.RampUp),
-		RampDown:      Duration(d.RampDown),
-		PODispatch:    "sync",
-		Mix:           "bidding",
-		Protocol:      "http",
-		Tiers:         1,
-		ThinkScale:    1,
-		POSenders:     16,
-		CycleScale:    1,
-		Receiver:      "127.0.0.1:0",
-		Seed:          1,
-		Retries:       5,
-		MaxErrorRate:  1,
-		Persistence:   cmp.Or(d.Persistence, container.CMP),
-		Isolation:     store.ReadCommitted,
-		CommitOption:  container.OptionC,
-		Pool:          container.Size{Percent: 20, Relative: true},
+		Workload:       workload,
+		DB:             store.DSN{Dialect: store.SQLite, Temp: true},
+		Scale:          1,
+		Clients:        d.Clients,
+		ServerThreads:  d.ServerThreads,
+		Iterations:     d.Iterations,
+		Duration:       Duration(d.Duration),
+		RampUp:         Duration(d.RampUp),
+		RampDown:       Duration(d.RampDown),
+		PODispatch:     "sync",
+		Mix:            "bidding",
+		Protocol:       "http",
+		Tiers:          1,
+		ThinkScale:     1,
+		POSenders:      16,
+		ItemImages:     "in-row",
+		ImageKB:        100,
+		Indexes:        "spec",
+		PartnerDelay:   "fixed:500ms",
+		SessionLength:  "negexp:20",
+		ShippingAgents: 2,
+		Front:          "soap",
+		CycleScale:     1,
+		Receiver:       "127.0.0.1:0",
+		Seed:           1,
+		Retries:        5,
+		MaxErrorRate:   1,
+		Persistence:    cmp.Or(d.Persistence, container.CMP),
+		Isolation:      store.ReadCommitted,
+		CommitOption:   container.OptionC,
+		Pool:           container.Size{Percent: 20, Relative: true},
 		// Concurrency is left empty: each entity type's follows its commit
 		// option (container.Resolve).
 		RefreshInterval: Duration(10 * time.Second),
@@ -440,11 +476,14 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 // workloadKeys are the configuration keys only some workloads read; given
 // to another workload they would be ignored, so they are refused.
 var workloadKeys = map[string][]string{
-	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf"}, "emulator": {"ecperf"},
+	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf", "tpcapp"}, "emulator": {"ecperf"},
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
 	"warmup": {"stockonline"}, "mix": {"rubis"}, "think-scale": {"rubis"},
 	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
+	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
+	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},
+	"partner-fail-rate": {"tpcapp"}, "session-length": {"tpcapp"}, "shipping-agents": {"tpcapp"}, "front": {"tpcapp"},
 }
 
 // CheckKeys refuses keys (flags given, or keys of the -f file) that the

@@ -196,6 +196,10 @@ func terminals(r *Result) string {
 		parts[i] = fmt.Sprintf("%d %s", t.Count, t.Group)
 	}
 	s := strings.Join(parts, ", ") + " terminals"
+	if len(r.Terminals) <= 1 {
+		// One group: the clients themselves, after the workload's setup.
+		s = fmt.Sprintf("%d clients", r.Config.Clients)
+	}
 	if r.Setup != "" {
 		s = r.Setup + ": " + s
 	}

@@ -108,7 +108,7 @@ func load(ctx context.Context, db *store.DB, w workload.Workload, cfg config.Run
 	if err := clearMarker(ctx, db, cfg.Workload); err != nil {
 		return workload.LoadReport{}, err
 	}
-	rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed})
+	rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed, Config: cfg})
 	if err != nil {
 		return rep, fmt.Errorf("%w; the database is incomplete (a run with --no-load refuses it)", err)
 	}

@@ -163,6 +163,33 @@ func (s statements) Query(ctx context.Context, st *Stmt, args ...any) (*Rows, er
 	return &Rows{r: r, db: s.db}, nil
 }
 
+// RowQuerier is what Collect reads from: a session or a transaction.
+type RowQuerier interface {
+	Query(ctx context.Context, s *Stmt, args ...any) (*Rows, error)
+}
+
+// Collect runs a multi-row query and returns its rows, each scanned into
+// the destinations dest gives for a new element.
+func Collect[T any](ctx context.Context, q RowQuerier, s *Stmt, dest func(*T) []any, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, s, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(dest(&v)...); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	return out, nil
+}
+
 // Session runs statements through one executor: the shared pool, or a
 // server thread's connection. Outside a transaction each statement is its
 // own implicit transaction. A thread's session is used by that thread

@@ -93,13 +93,19 @@ type Metric struct {
 // LoadParams for Load.
 type LoadParams struct {
 	Scale int
+	// Config is the whole run configuration, for load settings only one
+	// workload has (TPC-App's --item-images, --indexes).
+	Config config.Run
 	// Seed makes the population reproducible.
 	Seed uint64
 }
 
 // LoadReport says what Load wrote.
 type LoadReport struct {
-	Rows     int64
+	Rows int64
+	// Bytes are the large objects written besides the rows' ordinary
+	// columns (TPC-App's item images); 0 when the workload has none.
+	Bytes    int64
 	Tables   map[string]int64
 	Duration time.Duration
 }

@@ -223,25 +223,6 @@ func itemDest(it *Item) []any {
 }
 
 // queryAll runs s and scans each row with scan into a fresh T.
-func queryAll[T any](ctx context.Context, q querier, s *store.Stmt, dest func(*T) []any, args ...any) ([]T, error) {
-	rows, err := q.Query(ctx, s, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name(), err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		var v T
-		if err := rows.Scan(dest(&v)...); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name(), err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name(), err)
-	}
-	return out, nil
-}
 
 func categoryDest(c *Category) []any { return []any{&c.ID, &c.Name} }
 func regionDest(r *Region) []any     { return []any{&r.ID, &r.Name} }
@@ -297,12 +278,12 @@ func insertReturningID(ctx context.Context, tx *store.Tx, dialect store.Dialect,
 }
 
 func (d *Direct) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
-	cs, err := queryAll(ctx, d.session(thread), d.st.categories, categoryDest)
+	cs, err := store.Collect(ctx, d.session(thread), d.st.categories, categoryDest)
 	return BrowseCategoriesResult{Categories: cs}, err
 }
 
 func (d *Direct) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
-	rs, err := queryAll(ctx, d.session(thread), d.st.regions, regionDest)
+	rs, err := store.Collect(ctx, d.session(thread), d.st.regions, regionDest)
 	return BrowseRegionsResult{Regions: rs}, err
 }
 
@@ -321,19 +302,19 @@ func (d *Direct) BrowseCategoriesInRegion(ctx context.Context, thread int, r Bro
 	if err != nil {
 		return BrowseCategoriesInRegionResult{}, fmt.Errorf("region %q: %w", r.Region, err)
 	}
-	cs, err := queryAll(ctx, s, d.st.categories, categoryDest)
+	cs, err := store.Collect(ctx, s, d.st.categories, categoryDest)
 	return BrowseCategoriesInRegionResult{Region: reg, Categories: cs}, err
 }
 
 func (d *Direct) SearchItemsByCategory(ctx context.Context, thread int, r SearchItemsByCategoryRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
-	items, err := queryAll(ctx, d.session(thread), d.st.searchCategory, summaryDest, r.Category, d.clock(), n, r.Page*n)
+	items, err := store.Collect(ctx, d.session(thread), d.st.searchCategory, summaryDest, r.Category, d.clock(), n, r.Page*n)
 	return SearchItemsResult{Items: items}, err
 }
 
 func (d *Direct) SearchItemsByRegion(ctx context.Context, thread int, r SearchItemsByRegionRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
-	items, err := queryAll(ctx, d.session(thread), d.st.searchRegion, summaryDest, r.Category, r.Region, d.clock(), n, r.Page*n)
+	items, err := store.Collect(ctx, d.session(thread), d.st.searchRegion, summaryDest, r.Category, r.Region, d.clock(), n, r.Page*n)
 	return SearchItemsResult{Items: items}, err
 }
 
@@ -383,7 +364,7 @@ func (d *Direct) itemPrice(ctx context.Context, q querier, title string, id int6
 	}
 	p.CurrentPrice = maxBid
 	if p.Quantity > 1 {
-		top, err := queryAll(ctx, q, d.st.topBids, func(b *Bid) []any { return []any{&b.Bid, &b.Qty} }, id, p.Quantity)
+		top, err := store.Collect(ctx, q, d.st.topBids, func(b *Bid) []any { return []any{&b.Bid, &b.Qty} }, id, p.Quantity)
 		if err != nil {
 			return p, err
 		}
@@ -407,7 +388,7 @@ func (d *Direct) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoReq
 	if err != nil {
 		return res, fmt.Errorf("user %d: %w", r.UserID, err)
 	}
-	res.Comments, err = queryAll(ctx, s, d.st.commentsAbout, commentDest, r.UserID)
+	res.Comments, err = store.Collect(ctx, s, d.st.commentsAbout, commentDest, r.UserID)
 	return res, err
 }
 
@@ -418,7 +399,7 @@ func (d *Direct) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistor
 		return ViewBidHistoryResult{}, err
 	}
 	res := ViewBidHistoryResult{ItemID: it.ID, ItemName: it.Name}
-	res.Bids, err = queryAll(ctx, s, d.st.bidHistory, func(b *Bid) []any {
+	res.Bids, err = store.Collect(ctx, s, d.st.bidHistory, func(b *Bid) []any {
 		return []any{&b.UserID, &b.Nickname, &b.Qty, &b.Bid, &b.MaxBid, &b.Date}
 	}, r.ItemID)
 	return res, err
@@ -578,7 +559,7 @@ func (d *Direct) SelectCategoryToSellItem(ctx context.Context, thread int, r Sel
 	if err != nil {
 		return SelectCategoryToSellItemResult{}, err
 	}
-	cs, err := queryAll(ctx, s, d.st.categories, categoryDest)
+	cs, err := store.Collect(ctx, s, d.st.categories, categoryDest)
 	return SelectCategoryToSellItemResult{UserID: uid, Categories: cs}, err
 }
 
@@ -611,16 +592,16 @@ func (d *Direct) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abo
 	}
 	now := d.clock()
 	since := now.AddDate(0, 0, -recentDays)
-	if res.Bidding, err = queryAll(ctx, s, d.st.aboutBidding, func(b *AboutMeBid) []any {
+	if res.Bidding, err = store.Collect(ctx, s, d.st.aboutBidding, func(b *AboutMeBid) []any {
 		return append(itemDest(&b.Item), &b.YourMaxBid, &b.SellerNickname)
 	}, uid, now); err != nil {
 		return res, err
 	}
 	wonDest := func(w *AboutMeWon) []any { return append(itemDest(&w.Item), &w.SellerNickname) }
-	if res.Won, err = queryAll(ctx, s, d.st.aboutWon, wonDest, uid, now, since); err != nil {
+	if res.Won, err = store.Collect(ctx, s, d.st.aboutWon, wonDest, uid, now, since); err != nil {
 		return res, err
 	}
-	wonOld, err := queryAll(ctx, s, d.st.aboutWonOld, wonDest, uid, now, since)
+	wonOld, err := store.Collect(ctx, s, d.st.aboutWonOld, wonDest, uid, now, since)
 	if err != nil {
 		return res, err
 	}
@@ -628,7 +609,7 @@ func (d *Direct) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abo
 		wonOld[i].Item.Old = true
 	}
 	res.Won = append(res.Won, wonOld...)
-	if res.Bought, err = queryAll(ctx, s, d.st.aboutBought, func(b *AboutMeBought) []any {
+	if res.Bought, err = store.Collect(ctx, s, d.st.aboutBought, func(b *AboutMeBought) []any {
 		return append(itemDest(&b.Item), &b.Qty, &b.Date, &b.SellerNickname)
 	}, uid, since); err != nil {
 		return res, err
@@ -636,13 +617,13 @@ func (d *Direct) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abo
 	for i := range res.Bought {
 		res.Bought[i].Price = res.Bought[i].Item.BuyNow * float64(res.Bought[i].Qty)
 	}
-	if res.Selling, err = queryAll(ctx, s, d.st.aboutSelling, itemDest, uid, now); err != nil {
+	if res.Selling, err = store.Collect(ctx, s, d.st.aboutSelling, itemDest, uid, now); err != nil {
 		return res, err
 	}
-	if res.Sold, err = queryAll(ctx, s, d.st.aboutSold, itemDest, uid, now, since); err != nil {
+	if res.Sold, err = store.Collect(ctx, s, d.st.aboutSold, itemDest, uid, now, since); err != nil {
 		return res, err
 	}
-	soldOld, err := queryAll(ctx, s, d.st.aboutSoldOld, itemDest, uid, now, since)
+	soldOld, err := store.Collect(ctx, s, d.st.aboutSoldOld, itemDest, uid, now, since)
 	if err != nil {
 		return res, err
 	}
@@ -650,6 +631,6 @@ func (d *Direct) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abo
 		soldOld[i].Old = true
 	}
 	res.Sold = append(res.Sold, soldOld...)
-	res.Comments, err = queryAll(ctx, s, d.st.commentsAbout, commentDest, uid)
+	res.Comments, err = store.Collect(ctx, s, d.st.commentsAbout, commentDest, uid)
 	return res, err
 }

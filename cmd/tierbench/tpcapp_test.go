@@ -1,0 +1,108 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/failpoint"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/testsvc"
+)
+
+// TPC-App SIGKILLed after CreateOrders committed their orders and outbox
+// rows and before the relay published them: the next run on the database
+// ships those orders, once, and its checks pass.
+func TestTPCAppKilledBetweenCommitAndPublishShipsEveryOrder(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dir := t.TempDir()
+	dsn := "sqlite:" + filepath.Join(dir, "db.sqlite")
+	tpcapp := []string{"run", "tpcapp", "--db", dsn, "--partner-delay", "none", "--image-kb", "1", "--clients", "4", "--ramp-up", "1s"}
+
+	first := testsvc.StartEnv(t, []string{failpoint.Env + "=outbox-publish=kill"}, bin,
+		append(tpcapp, "--duration", "60s", "--out", filepath.Join(dir, "killed.json"))...)
+	if err := first.WaitFor("failpoint outbox-publish: killing the process", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := first.Wait(30 * time.Second); err == nil {
+		t.Fatalf("the first run exited %d; it was to be killed", code)
+	}
+	left := count(t, dsn, "SELECT COUNT(*) FROM ship_outbox")
+	if left == 0 {
+		t.Fatal("the killed run left no outbox row: it was not killed between commit and publish")
+	}
+	unshipped := count(t, dsn, "SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipment s WHERE s.sh_o_id = o.o_id)")
+
+	out := filepath.Join(dir, "next.json")
+	next := testsvc.Start(t, bin, append(tpcapp, "--no-load", "--duration", "5s", "--out", out)...)
+	if code, err := next.Wait(3 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("the next run exited %d (%v): %s\n%s", code, err, next.Stdout(), next.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed after the kill: %s", c.Name, c.Detail)
+		}
+	}
+	if n := count(t, dsn, "SELECT COUNT(*) FROM ship_outbox"); n != 0 {
+		t.Errorf("%d outbox rows left after the next run, want 0 (%d were left by the killed one)", n, left)
+	}
+	if n := count(t, dsn, "SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipment s WHERE s.sh_o_id = o.o_id)"); n != 0 {
+		t.Errorf("%d orders without a shipment after the next run's drain (%d after the kill)", n, unshipped)
+	}
+	t.Logf("the killed run left %d outbox rows and %d orders unshipped; the next one shipped them", left, unshipped)
+}
+
+// serve tpcapp and drive tpcapp in two processes, over each front: every
+// request of the drive answered, none an error, and the server stops
+// cleanly on SIGTERM.
+func TestServeAndDriveTPCApp(t *testing.T) {
+	bin := testsvc.Binary(t)
+	for _, front := range []string{"soap", "json"} {
+		t.Run(front, func(t *testing.T) {
+			t.Parallel()
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "tpcapp.sqlite")
+			load := testsvc.Start(t, bin, "load", "tpcapp", "--db", dsn, "--image-kb", "1")
+			if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+				t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+			}
+			srv := testsvc.Start(t, bin, "serve", "tpcapp", "--db", dsn, "--listen", "127.0.0.1:0", "--partner-delay", "none")
+			if err := srv.WaitFor("serving tpcapp ", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			m := regexp.MustCompile(`serving tpcapp .* on (http://\S+) \(health`).FindStringSubmatch(srv.Stdout())
+			if m == nil {
+				t.Fatalf("serve printed no URL: %q", srv.Stdout())
+			}
+			const clients, iterations = 4, 25
+			out := filepath.Join(t.TempDir(), "drive.json")
+			drive := testsvc.Start(t, bin, "drive", "tpcapp", "--target", m[1], "--front", front,
+				"--clients", "4", "--iterations", "25", "--out", out)
+			if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+				t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+			}
+			r, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var done, errs int64
+			for _, op := range r.Operations {
+				done += op.Count
+				errs += op.Errors
+			}
+			if done != clients*iterations || errs != 0 {
+				t.Errorf("%d requests done, %d errors; want %d, 0", done, errs, clients*iterations)
+			}
+			srv.Signal(syscall.SIGTERM)
+			if code, err := srv.Wait(time.Minute); err != nil || code != 0 {
+				t.Errorf("serve exited %d (%v) on SIGTERM: %s", code, err, srv.Stderr())
+			}
+		})
+	}
+}

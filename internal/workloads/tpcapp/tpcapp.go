@@ -1,0 +1,466 @@
+// Package tpcapp is TPC-App (TPC Benchmark App; Asskildt 2007, the seed
+// ../shared/seeds/003_…): a retail distributor's application server
+// receiving web-service requests from other businesses, with no think
+// time, measured in service interactions per second (SIPS).
+//
+// Files: schema/*.sql per dialect (tuned.sql: the seed's four indexes),
+// read by load.go; population.go (cardinalities, values by hashing);
+// operations.go (the seven business methods' requests and results);
+// service.go (the methods' logic and their calls to the partners),
+// direct.go (their SQL), pricing.go (totals); front.go (the web service:
+// SOAP and JSON, and the caller the businesses use); shipping.go (the
+// durable shipping and inventory processes); sessions.go and client.go
+// (the emulated businesses); check.go; this file wires the site and the
+// run. The external partners are package partner.
+//
+// tpcapp sees only the workload API, the store, messaging and partner.
+package tpcapp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/tpcapp/partner"
+)
+
+// Workload is TPC-App.
+type Workload struct{}
+
+// New returns the workload for the registry.
+func New() Workload { return Workload{} }
+
+// mix is the specification's interaction mix as the reference gives it.
+func mix() workload.Mix {
+	return workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{
+		{Op: NewCustomer, Count: 1}, {Op: ChangePaymentMethod, Count: 5}, {Op: CreateOrder, Count: 50},
+		{Op: OrderStatus, Count: 5}, {Op: NewProducts, Count: 7}, {Op: ProductDetail, Count: 30}, {Op: ChangeItem, Count: 2},
+	}}
+}
+
+// callTimeout bounds one call to a partner: a partner that hangs fails the
+// method instead of holding its server thread for ever.
+const callTimeout = 30 * time.Second
+
+// drainTimeout bounds Stop's wait for the background processes.
+const drainTimeout = 2 * time.Minute
+
+func (Workload) Info() workload.Info {
+	return workload.Info{
+		Name:       "tpcapp",
+		Title:      "TPC-App: a retail distributor's application server for web-service requests from businesses",
+		Reference:  "TPC Benchmark App; Asskildt (2007)",
+		Operations: opNames[:],
+		Mix:        mix(),
+		Metric:     workload.Metric{Name: "SIPS", Per: time.Second},
+		Defaults: config.Defaults{
+			Clients:       10,
+			ServerThreads: 10,
+			Duration:      time.Minute,
+			RampUp:        10 * time.Second,
+			Persistence:   container.Direct,
+		},
+		Persistence:  []container.Persistence{container.Direct},
+		AgentThreads: func(c config.Run) int { return 2 * max(c.ShippingAgents, 1) },
+		Validate:     validate,
+		Setup: func(c config.Run) string {
+			return fmt.Sprintf("front %s, images %s (%d KiB), indexes %s, partners %s, sessions %s", c.Front, c.ItemImages, c.ImageKB, c.Indexes,
+				partnerSetup(c), c.SessionLength)
+		},
+	}
+}
+
+func partnerSetup(c config.Run) string {
+	if c.POV != "" || c.PGE != "" || c.ICE != "" {
+		return "remote"
+	}
+	s := "in-process, " + c.PartnerDelay
+	if c.PartnerFailRate > 0 {
+		s += fmt.Sprintf(", failing %g", c.PartnerFailRate)
+	}
+	return s
+}
+
+// validate checks TPC-App's own settings.
+func validate(c config.Run) []error {
+	var errs []error
+	if !slices.Contains(ImageModes, c.ItemImages) {
+		errs = append(errs, fmt.Errorf("--item-images %q: allowed: in-row, file, none", c.ItemImages))
+	}
+	if c.ImageKB < 0 || c.ImageKB > 16<<10 {
+		errs = append(errs, fmt.Errorf("--image-kb %d: want 0..16384", c.ImageKB))
+	}
+	if !slices.Contains(IndexModes, c.Indexes) {
+		errs = append(errs, fmt.Errorf("--indexes %q: allowed: spec, tuned", c.Indexes))
+	}
+	if _, err := partner.ParseDelay(c.PartnerDelay); err != nil {
+		errs = append(errs, fmt.Errorf("--partner-delay: %w", err))
+	}
+	if !(c.PartnerFailRate >= 0 && c.PartnerFailRate <= 1) {
+		errs = append(errs, fmt.Errorf("--partner-fail-rate %g: want a share in [0, 1]", c.PartnerFailRate))
+	}
+	if _, err := ParseSessionLength(c.SessionLength); err != nil {
+		errs = append(errs, err)
+	}
+	if !slices.Contains(Fronts, c.Front) {
+		errs = append(errs, fmt.Errorf("--front %q: allowed: soap, json", c.Front))
+	}
+	if c.ShippingAgents < 1 {
+		errs = append(errs, fmt.Errorf("--shipping-agents %d: must be at least 1", c.ShippingAgents))
+	}
+	for _, u := range []struct{ flag, v string }{{"pov", c.POV}, {"pge", c.PGE}, {"ice", c.ICE}} {
+		if u.v != "" {
+			if _, err := partner.NewClient(partner.Kind(u.flag), u.v, nil); err != nil {
+				errs = append(errs, fmt.Errorf("--%s: %w", u.flag, err))
+			}
+		}
+	}
+	return errs
+}
+
+func loadOptions(c config.Run) LoadOptions {
+	o := LoadOptions{Images: c.ItemImages, ImageBytes: c.ImageKB << 10, ImageDir: c.ImageDir, Indexes: c.Indexes}
+	if o.Images == ImagesFile && o.ImageDir == "" {
+		o.ImageDir = DefaultImageDir(c.DB.String())
+	}
+	return o
+}
+
+func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.LoadReport, error) {
+	return load(ctx, db, p, loadOptions(p.Config))
+}
+
+// site is TPC-App's application server over a database: the business
+// methods behind the web-service front, the partners they call (started
+// in-process unless given), the shipping and inventory processes, and
+// the checks' baseline.
+type site struct {
+	pop      population
+	front    *Front
+	service  *Service
+	methods  Methods // the service, counting what it commits
+	ship     *shipping
+	checker  *checker
+	inProc   map[partner.Kind]*partner.Server
+	servers  []*http.Server
+	runTag   string
+	delay    partner.Delay
+	failRate float64
+
+	// linesCommitted are the order lines of the CreateOrders the service
+	// committed.
+	linesCommitted atomic.Int64
+
+	closeOnce sync.Once
+	closeErr  error
+	drain     atomic.Pointer[string]
+}
+
+var _ workload.Web = Workload{}
+
+// Site readies the application server over db.
+func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Site, error) {
+	return newSite(ctx, db, p)
+}
+
+func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, err error) {
+	cfg := p.Config
+	s := &site{pop: populationAt(p.Scale), inProc: make(map[partner.Kind]*partner.Server), failRate: cfg.PartnerFailRate}
+	if s.delay, err = partner.ParseDelay(cfg.PartnerDelay); err != nil {
+		return nil, err
+	}
+	var id [4]byte
+	rand.Read(id[:])
+	s.runTag = hex.EncodeToString(id[:])
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	urls := map[partner.Kind]string{partner.POV: cfg.POV, partner.PGE: cfg.PGE, partner.ICE: cfg.ICE}
+	clients := make(map[partner.Kind]*partner.Client)
+	hc := &http.Client{Timeout: callTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: max(p.Threads, 1) + 2*max(cfg.ShippingAgents, 1)}}
+	for _, k := range partner.Kinds {
+		url := urls[k]
+		if url == "" {
+			if url, err = s.startPartner(k); err != nil {
+				return nil, err
+			}
+		}
+		if clients[k], err = partner.NewClient(k, url, hc); err != nil {
+			return nil, fmt.Errorf("--%s: %w", k, err)
+		}
+		// A partner that does not answer would fail every call: better
+		// said now.
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = clients[k].Stats(pctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("--%s %s: the %s does not answer: %w", k, url, k.Title(), err)
+		}
+	}
+	direct, err := NewDirect(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	s.service = NewService(direct, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]})
+	s.methods = committed{Service: s.service, site: s}
+	if s.checker, err = newChecker(ctx, db); err != nil {
+		return nil, err
+	}
+	dir := p.Dir
+	if dir == "" && cfg.Broker == "" {
+		// Served alone (`tierbench serve`): the embedded broker keeps its
+		// queues where the next serve of this database finds them.
+		dir = filepath.Join(os.TempDir(), "tierbench-tpcapp-nats", dbTag(db.DSN().String()))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], cfg.Broker, dir, !cfg.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
+		max(p.Threads, 1), "tpcapp-"+s.runTag); err != nil {
+		return nil, err
+	}
+	s.front = NewFront(s.methods, p.Threads)
+	return s, nil
+}
+
+// committed is the service, counting the lines of the orders it commits
+// and kicking the shipping outbox's relay after each.
+type committed struct {
+	*Service
+	site *site
+}
+
+func (c committed) CreateOrder(ctx context.Context, thread int, r CreateOrderRequest) (CreateOrderResult, error) {
+	res, err := c.Service.CreateOrder(ctx, thread, r)
+	if err == nil {
+		c.site.linesCommitted.Add(int64(len(res.Order.Lines)))
+		c.site.ship.kick()
+	}
+	return res, err
+}
+
+func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.front.ServeHTTP(w, r) }
+
+// startPartner serves one partner on a loopback port.
+func (s *site) startPartner(k partner.Kind) (string, error) {
+	srv, err := partner.New(partner.Config{Kind: k, Delay: s.delay, FailRate: s.failRate})
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	s.servers = append(s.servers, hs)
+	s.inProc[k] = srv
+	return "http://" + ln.Addr().String(), nil
+}
+
+// drainBacklog waits for the shipping and inventory processes to finish
+// what was committed, up to drainTimeout.
+func (s *site) drainBacklog(ctx context.Context) error {
+	if s.ship == nil || s.checker == nil {
+		return nil
+	}
+	deadline := time.Now().Add(drainTimeout)
+	for {
+		b, err := s.checker.backlog(ctx)
+		if err != nil {
+			return err
+		}
+		status := b.String()
+		s.drain.Store(&status)
+		if b.empty() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the shipping and inventory processes did not finish in %v: %s", drainTimeout, b)
+		}
+		s.ship.shipOut.Kick()
+		s.ship.reorderOut.Kick()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drain interrupted with %s: %w", b, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Close stops the shipping and inventory processes and the partners
+// without waiting for the backlog: it stays in the outboxes and the
+// queues for the next start.
+func (s *site) Close() error {
+	s.closeOnce.Do(func() {
+		ctx := context.Background()
+		if s.ship != nil {
+			s.closeErr = s.ship.close(ctx)
+		}
+		for _, hs := range s.servers {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			hs.Shutdown(sctx)
+			cancel()
+		}
+	})
+	return s.closeErr
+}
+
+// Start readies a run: the site, served on a loopback port when the
+// runner gives one (the emulated businesses then call it over HTTP in
+// --front's protocol, as other businesses would), and the businesses.
+func (w Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (_ workload.Run, err error) {
+	s, err := newSite(ctx, db, p)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{site: s}
+	defer func() {
+		if err != nil {
+			r.Stop(context.WithoutCancel(ctx))
+		}
+	}()
+	methods := s.methods
+	if p.Listen != nil {
+		url, stop, err := p.Listen(s)
+		if err != nil {
+			return nil, err
+		}
+		r.stopFront = stop
+		r.hc = callerClient(p.Config.Clients)
+		methods = NewCaller(url, p.Config.Front, r.hc)
+	}
+	if r.ebs, err = newEBs(methods, p); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// callerClient is the emulated businesses' HTTP client: a connection per
+// business kept alive, as a business's system would.
+func callerClient(clients int) *http.Client {
+	return &http.Client{Timeout: callTimeout, Transport: &http.Transport{MaxIdleConns: max(clients, 1), MaxIdleConnsPerHost: max(clients, 1)}}
+}
+
+// ebs are the emulated businesses' shared state.
+type ebs struct {
+	methods         Methods
+	pop             population
+	gen             gen
+	sessions        SessionLength
+	runTag          string
+	sessionsStarted atomic.Int64
+}
+
+func newEBs(methods Methods, p workload.RunParams) (*ebs, error) {
+	sl, err := ParseSessionLength(p.Config.SessionLength)
+	if err != nil {
+		return nil, err
+	}
+	var id [4]byte
+	rand.Read(id[:])
+	return &ebs{methods: methods, pop: populationAt(p.Scale), gen: gen{seed: p.Config.Seed}, sessions: sl, runTag: hex.EncodeToString(id[:])}, nil
+}
+
+func (e *ebs) NewClient(_, id int, rng *mrand.Rand) workload.Client {
+	return &eb{ebs: e, id: id, rng: rng}
+}
+
+// run is the site and its businesses in one process.
+type run struct {
+	*ebs
+	site      *site
+	stopFront func(context.Context) error
+	hc        *http.Client
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+var (
+	_ workload.Stopper    = (*run)(nil)
+	_ workload.StopStatus = (*run)(nil)
+)
+
+// StopStatus says what the drain waits for.
+func (r *run) StopStatus() string {
+	if s := r.site.drain.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// Stop waits for the shipping and inventory processes to finish what the
+// run committed (up to drainTimeout), then stops the front and the site.
+// What is left undone the checks report.
+func (r *run) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() {
+		r.stopErr = r.site.drainBacklog(ctx)
+		if r.stopFront != nil {
+			r.stopErr = errors.Join(r.stopErr, r.stopFront(context.WithoutCancel(ctx)))
+		}
+		if r.hc != nil {
+			r.hc.CloseIdleConnections()
+		}
+		r.stopErr = errors.Join(r.stopErr, r.site.Close())
+	})
+	return r.stopErr
+}
+
+func (r *run) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
+	return r.site.Check(ctx, done)
+}
+
+// Browsers are the emulated businesses alone, calling the site at target
+// (`tierbench drive tpcapp`).
+func (Workload) Browsers(ctx context.Context, target string, p workload.RunParams) (workload.Run, error) {
+	hc := callerClient(p.Config.Clients)
+	e, err := newEBs(NewCaller(target, p.Config.Front, hc), p)
+	if err != nil {
+		return nil, err
+	}
+	return &driven{ebs: e, hc: hc}, nil
+}
+
+// driven is a drive's businesses: the site's database is not theirs to
+// check.
+type driven struct {
+	*ebs
+	hc *http.Client
+}
+
+func (d *driven) Check(context.Context, workload.Outcomes) ([]workload.Check, error) { return nil, nil }
+
+func (d *driven) Stop(context.Context) error {
+	d.hc.CloseIdleConnections()
+	return nil
+}
+
+// WebTier: TPC-App's application server is not split into tiers.
+func (Workload) WebTier(context.Context, grpc.ClientConnInterface, workload.RunParams) (workload.Front, error) {
+	return nil, errors.New("tpcapp's application server is one tier: it has no web tier apart")
+}
+
+// Checker: a drive of TPC-App checks no database; the site's shipping
+// runs where it is served.
+func (Workload) Checker(context.Context, *store.DB, workload.RunParams) (workload.Checker, error) {
+	return nil, errors.New("tpcapp's checks run where its site runs (tierbench run)")
+}
