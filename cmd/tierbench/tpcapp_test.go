@@ -9,8 +9,28 @@ import (
 
 	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/testsvc"
 )
+
+// Every workload loads into one database beside the others, in any order,
+// again and again: no table or index name of one stands where another's
+// goes (RUBiS's index on comments was once named item, TPC-App's table).
+func TestWorkloadsShareADatabase(t *testing.T) {
+	bin := testsvc.Binary(t)
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for _, w := range []string{"rubis", "tpcapp", "stockonline", "ecperf", "rubis", "tpcapp"} {
+			args := []string{"load", w, "--db", dsn}
+			if w == "tpcapp" {
+				args = append(args, "--image-kb", "1")
+			}
+			load := testsvc.Start(t, bin, args...)
+			if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+				t.Fatalf("load %s after the others exited %d (%v): %s", w, code, err, load.Stderr())
+			}
+		}
+	})
+}
 
 // TPC-App SIGKILLed after CreateOrders committed their orders and outbox
 // rows and before the relay published them: the next run on the database

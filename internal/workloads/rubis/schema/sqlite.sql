@@ -124,7 +124,9 @@ CREATE INDEX bid_item ON bids (item_id);
 CREATE INDEX bid_user ON bids (user_id);
 CREATE INDEX from_user ON comments (from_user_id);
 CREATE INDEX to_user ON comments (to_user_id);
-CREATE INDEX item ON comments (item_id);
+-- Not the original's name "item": indexes share the schema's namespace with
+-- tables here, and TPC-App has a table item.
+CREATE INDEX comments_item ON comments (item_id);
 CREATE INDEX buyer ON buy_now (buyer_id);
 CREATE INDEX buy_now_item ON buy_now (item_id);
 -- Statistics for the query planner before the first query.

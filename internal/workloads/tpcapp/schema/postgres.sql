@@ -6,6 +6,14 @@
 -- The specification's schema: primary keys, plus the address lookup that
 -- "store the address unless already present" needs. The seed's four
 -- tuning indexes are schema/tuned.sql (--indexes tuned).
+-- An index an earlier RUBiS load named item (now comments_item) would
+-- stand where the item table goes: indexes and tables share one namespace.
+DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE c.relname = 'item' AND c.relkind = 'i' AND n.nspname = current_schema()) THEN
+        DROP INDEX item;
+    END IF;
+END $$;
 DROP TABLE IF EXISTS country, address, customer, author, item, stock, orders, order_line,
     shipment, reorder, ship_outbox, reorder_outbox;
 

@@ -6,6 +6,9 @@
 -- The specification's schema: primary keys, plus the address lookup that
 -- "store the address unless already present" needs. The seed's four
 -- tuning indexes are schema/tuned.sql (--indexes tuned).
+-- An index an earlier RUBiS load named item (now comments_item) would
+-- stand where the item table goes: indexes and tables share one namespace.
+DROP INDEX IF EXISTS item;
 DROP TABLE IF EXISTS country;
 DROP TABLE IF EXISTS address;
 DROP TABLE IF EXISTS customer;
