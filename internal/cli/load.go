@@ -35,8 +35,12 @@ func newLoadCmd(env *Env, r *runner.Runner) *cobra.Command {
 			}
 			sort.Strings(tables)
 			secs := rep.Duration.Seconds()
-			fmt.Fprintf(cmd.OutOrStdout(), "loaded %s (scale %d) into %s: %d rows in %.2f s (%.0f rows/s): %s\n",
-				cfg.Workload, cfg.Scale, version, rep.Rows, secs, float64(rep.Rows)/max(secs, 1e-9), strings.Join(tables, ", "))
+			bytes := ""
+			if rep.Bytes > 0 {
+				bytes = fmt.Sprintf(" and %.0f MB of large objects (%.1f MB/s)", float64(rep.Bytes)/1e6, float64(rep.Bytes)/1e6/max(secs, 1e-9))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "loaded %s (scale %d) into %s: %d rows%s in %.2f s (%.0f rows/s): %s\n",
+				cfg.Workload, cfg.Scale, version, rep.Rows, bytes, secs, float64(rep.Rows)/max(secs, 1e-9), strings.Join(tables, ", "))
 			return nil
 		},
 	}

@@ -240,15 +240,17 @@ func (im images) image(id int64) []byte {
 	return b
 }
 
-// loadItems writes the items in chunks of at most maxImageChunk image
-// bytes, and under --item-images file their image files.
+// loadItems writes the items, and under --item-images file their image
+// files.
 func loadItems(ctx context.Context, db *store.DB, g gen, pop population, o LoadOptions) (rows, bytes int64, err error) {
 	var im images
 	if o.Images != ImagesNone && o.ImageBytes > 0 {
 		im = newImages(g.seed, o.ImageBytes)
 	}
-	chunk := int64(1000)
-	if o.Images == ImagesInRow && o.ImageBytes > 0 {
+	// One bulk insert, except where a batch of rows travels in one packet
+	// (MySQL): there, batches of at most maxImageChunk image bytes.
+	chunk := pop.Items
+	if db.Dialect() == store.MySQL && o.Images == ImagesInRow && o.ImageBytes > 0 {
 		chunk = max(1, int64(maxImageChunk/o.ImageBytes))
 	}
 	for first := int64(1); first <= pop.Items; first += chunk {

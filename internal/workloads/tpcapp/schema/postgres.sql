@@ -83,6 +83,9 @@ CREATE TABLE item (
     i_image      BYTEA,
     i_image_path VARCHAR(200)
 );
+-- Images are compressed already (JPEG): stored out of line without
+-- PostgreSQL's attempt to compress them again.
+ALTER TABLE item ALTER COLUMN i_image SET STORAGE EXTERNAL;
 
 CREATE TABLE stock (
     s_i_id    INTEGER PRIMARY KEY,
