@@ -30,7 +30,6 @@ func (c *eb) Do(ctx context.Context, step workload.Step) error {
 	if c.left == 0 {
 		c.left = c.sessions.Draw(c.rng)
 		c.customer = 1 + c.rng.Int64N(c.pop.Customers)
-		c.sessionsStarted.Add(1)
 	}
 	c.left--
 	c.made++

@@ -65,7 +65,6 @@ const (
 	tagOrderCustomer
 	tagShipType
 	tagPages
-	tagImage
 )
 
 // n is a value in [0, n) for the row id's field tag: the first output of

@@ -152,17 +152,21 @@ func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (
 // in-process unless given), the shipping and inventory processes, and
 // the checks' baseline.
 type site struct {
-	pop      population
-	front    *Front
-	service  *Service
-	methods  Methods // the service, counting what it commits
-	ship     *shipping
-	checker  *checker
-	inProc   map[partner.Kind]*partner.Server
-	servers  []*http.Server
-	runTag   string
-	delay    partner.Delay
-	failRate float64
+	pop     population
+	front   *Front
+	service *Service
+	methods Methods // the service, counting what it commits
+	ship    *shipping
+	checker *checker
+	inProc  map[partner.Kind]*partner.Server
+	// stopPartners ends the in-process partners' Serve; partnersDone
+	// counts them until they have returned.
+	partnersCtx  context.Context
+	stopPartners context.CancelFunc
+	partnersDone sync.WaitGroup
+	runTag       string
+	delay        partner.Delay
+	failRate     float64
 
 	// linesCommitted are the order lines of the CreateOrders the service
 	// committed.
@@ -183,6 +187,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, err error) {
 	cfg := p.Config
 	s := &site{pop: populationAt(p.Scale), inProc: make(map[partner.Kind]*partner.Server), failRate: cfg.PartnerFailRate}
+	s.partnersCtx, s.stopPartners = context.WithCancel(context.Background())
 	if s.delay, err = partner.ParseDelay(cfg.PartnerDelay); err != nil {
 		return nil, err
 	}
@@ -270,9 +275,11 @@ func (s *site) startPartner(k partner.Kind) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	s.servers = append(s.servers, hs)
+	s.partnersDone.Add(1)
+	go func() {
+		defer s.partnersDone.Done()
+		srv.Serve(s.partnersCtx, ln)
+	}()
 	s.inProc[k] = srv
 	return "http://" + ln.Addr().String(), nil
 }
@@ -316,11 +323,8 @@ func (s *site) Close() error {
 		if s.ship != nil {
 			s.closeErr = s.ship.close(ctx)
 		}
-		for _, hs := range s.servers {
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			hs.Shutdown(sctx)
-			cancel()
-		}
+		s.stopPartners() // each Serve shuts down gracefully, within 5 s
+		s.partnersDone.Wait()
 	})
 	return s.closeErr
 }
@@ -363,12 +367,11 @@ func callerClient(clients int) *http.Client {
 
 // ebs are the emulated businesses' shared state.
 type ebs struct {
-	methods         Methods
-	pop             population
-	gen             gen
-	sessions        SessionLength
-	runTag          string
-	sessionsStarted atomic.Int64
+	methods  Methods
+	pop      population
+	gen      gen
+	sessions SessionLength
+	runTag   string
 }
 
 func newEBs(methods Methods, p workload.RunParams) (*ebs, error) {
