@@ -13,6 +13,9 @@ const (
 	Float
 	String
 	Time
+	// Bytes are binary values (a product's image); a NULL reads as nil,
+	// so a nullable column of any type can be declared Bytes.
+	Bytes
 )
 
 // Column of an entity's table.
@@ -35,6 +38,7 @@ type Value struct {
 	F float64
 	S string
 	T time.Time
+	B []byte
 }
 
 // KeyGen says where the keys of new instances come from.
@@ -148,6 +152,8 @@ func valueDest(k Kind, v *Value) any {
 		return &v.S
 	case Time:
 		return &v.T
+	case Bytes:
+		return &v.B
 	}
 	return &v.I
 }
@@ -161,6 +167,8 @@ func valueArg(k Kind, v *Value) any {
 		return v.S
 	case Time:
 		return v.T
+	case Bytes:
+		return v.B
 	}
 	return v.I
 }

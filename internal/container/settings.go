@@ -272,6 +272,10 @@ func (s *Size) Type() string { return "N|P%" }
 // the run's.
 type Preset struct {
 	CommitOption CommitOption
+	// Concurrency: Database for a type that is also written outside the
+	// container (TPC-App's stock, by its shipping agents), which only the
+	// database's locks keep from lost updates.
+	Concurrency Concurrency
 }
 
 // Setting is one container setting of one entity type, --entity
@@ -355,6 +359,9 @@ func Resolve(run Settings, t *Type, user []Setting) (Settings, error) {
 	s := run
 	if t.Preset.CommitOption != 0 {
 		s.CommitOption = t.Preset.CommitOption
+	}
+	if t.Preset.Concurrency != "" {
+		s.Concurrency = t.Preset.Concurrency
 	}
 	for _, u := range user {
 		if u.Type == t.Name {

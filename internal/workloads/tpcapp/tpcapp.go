@@ -77,7 +77,8 @@ func (Workload) Info() workload.Info {
 			RampUp:        10 * time.Second,
 			Persistence:   container.Direct,
 		},
-		Persistence:  []container.Persistence{container.Direct},
+		Persistence:  []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked},
+		Entities:     entityTypes,
 		AgentThreads: func(c config.Run) int { return 2 * max(c.ShippingAgents, 1) },
 		Validate:     validate,
 		Setup: func(c config.Run) string {
@@ -158,7 +159,9 @@ type site struct {
 	methods Methods // the service, counting what it commits
 	ship    *shipping
 	checker *checker
-	inProc  map[partner.Kind]*partner.Server
+	// beans: the methods run on the entity container; nil under direct.
+	beans  *Beans
+	inProc map[partner.Kind]*partner.Server
 	// stopPartners ends the in-process partners' Serve; partnersDone
 	// counts them until they have returned.
 	partnersCtx  context.Context
@@ -221,11 +224,18 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			return nil, fmt.Errorf("--%s %s: the %s does not answer: %w", k, url, k.Title(), err)
 		}
 	}
-	direct, err := NewDirect(ctx, db)
-	if err != nil {
+	var data Data
+	if p.Persistence.Container() {
+		ctr, err := container.New(ctx, db, entityTypes, p.Entities)
+		if err != nil {
+			return nil, err
+		}
+		s.beans = NewBeans(ctr)
+		data = s.beans
+	} else if data, err = NewDirect(ctx, db); err != nil {
 		return nil, err
 	}
-	s.service = NewService(direct, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]})
+	s.service = NewService(data, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]})
 	s.methods = committed{Service: s.service, site: s}
 	if s.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
@@ -261,6 +271,14 @@ func (c committed) CreateOrder(ctx context.Context, thread int, r CreateOrderReq
 		c.site.ship.kick()
 	}
 	return res, err
+}
+
+// EntityStats are the container's counters, when it runs the methods.
+func (s *site) EntityStats() []workload.EntityStats {
+	if s.beans == nil {
+		return nil
+	}
+	return s.beans.EntityStats()
 }
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.front.ServeHTTP(w, r) }
@@ -401,6 +419,7 @@ type run struct {
 var (
 	_ workload.Stopper    = (*run)(nil)
 	_ workload.StopStatus = (*run)(nil)
+	_ workload.EntityRun  = (*run)(nil)
 )
 
 // StopStatus says what the drain waits for.
@@ -427,6 +446,9 @@ func (r *run) Stop(ctx context.Context) error {
 	})
 	return r.stopErr
 }
+
+// EntityStats of a run are its site's.
+func (r *run) EntityStats() []workload.EntityStats { return r.site.EntityStats() }
 
 func (r *run) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
 	return r.site.Check(ctx, done)

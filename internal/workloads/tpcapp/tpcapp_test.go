@@ -86,14 +86,41 @@ func TestLoadWritesThePopulation(t *testing.T) {
 	})
 }
 
-// testService is the business methods over db with in-process partners
-// approving approve of POV's and PGE's requests, without delay.
+// testService is the business methods in direct SQL over db with
+// in-process partners approving approve of POV's and PGE's requests,
+// without delay.
 func testService(t testing.TB, db *store.DB, povApprove, pgeApprove float64) (*Service, *Direct) {
 	t.Helper()
 	d, err := NewDirect(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serviceOver(t, d, povApprove, pgeApprove), d
+}
+
+// testBeans is Data on an entity container over db with the settings
+// given for every type (the types' presets apply over them).
+func testBeans(t testing.TB, db *store.DB, run container.Settings) *Beans {
+	t.Helper()
+	settings := make(map[string]container.Settings)
+	for _, typ := range entityTypes {
+		s, err := container.Resolve(run, typ, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings[typ.Name] = s
+	}
+	ctr, err := container.New(context.Background(), db, entityTypes, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewBeans(ctr)
+}
+
+// serviceOver is the business methods over data with in-process partners
+// approving approve of POV's and PGE's requests, without delay.
+func serviceOver(t testing.TB, data Data, povApprove, pgeApprove float64) *Service {
+	t.Helper()
 	client := func(k partner.Kind, approve float64) *partner.Client {
 		srv, err := partner.New(partner.Config{Kind: k, Delay: partner.Delay{Kind: partner.NoDelay}, Approve: &approve})
 		if err != nil {
@@ -107,7 +134,7 @@ func testService(t testing.TB, db *store.DB, povApprove, pgeApprove float64) (*S
 		}
 		return c
 	}
-	return NewService(d, Partners{POV: client(partner.POV, povApprove), PGE: client(partner.PGE, pgeApprove)}), d
+	return NewService(data, Partners{POV: client(partner.POV, povApprove), PGE: client(partner.PGE, pgeApprove)})
 }
 
 func testCustomer(tag, method string) NewCustomerRequest {
@@ -120,12 +147,25 @@ func testCustomer(tag, method string) NewCustomerRequest {
 		Payment: p, Discount: 1000}
 }
 
-// Each method's effect, on every backend: the rows it writes, the answers
-// it gives, and what a partner's decline prevents.
+// Each method's effect, on every backend, for both persistence strategies
+// (in SQL, and on the entity container under CMP with commit options C and
+// A, and under BMP) and both fronts: the rows it writes, the answers it
+// gives, and what a partner's decline prevents.
 func TestMethodsEffects(t *testing.T) {
+	cmpC := container.Settings{Persistence: container.CMP, CommitOption: container.OptionC}
+	cmpA := container.Settings{Persistence: container.CMP, CommitOption: container.OptionA, Concurrency: container.Exclusive}
+	bmp := container.Settings{Persistence: container.BMP, CommitOption: container.OptionB}
+	modes := []struct {
+		name  string
+		front string
+		beans *container.Settings
+	}{
+		{"direct", "in-process", nil}, {"direct-soap", FrontSOAP, nil}, {"direct-json", FrontJSON, nil},
+		{"cmp-C", "in-process", &cmpC}, {"cmp-A-exclusive-soap", FrontSOAP, &cmpA}, {"bmp-B", "in-process", &bmp},
+	}
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, front := range []string{"in-process", FrontSOAP, FrontJSON} {
-			t.Run(front, func(t *testing.T) { methodsEffects(t, dsn, front) })
+		for _, m := range modes {
+			t.Run(m.name, func(t *testing.T) { methodsEffects(t, dsn, m.front, m.beans) })
 		}
 	})
 }
@@ -141,13 +181,19 @@ func over(t *testing.T, svc *Service, front string) Methods {
 	return NewCaller(hs.URL, front, hs.Client())
 }
 
-func methodsEffects(t *testing.T, dsn, front string) {
+func methodsEffects(t *testing.T, dsn, front string, beans *container.Settings) {
 	{
 		ctx := context.Background()
 		db, _ := loadTest(t, dsn, 2, LoadOptions{})
 		q := storetest.Querier{T: t, DB: db}
 		service, _ := testService(t, db, 1, 1)
 		decliner, _ := testService(t, db, 0, 0)
+		var bs *Beans
+		if beans != nil {
+			// One container for both: a cache is the container's own.
+			bs = testBeans(t, db, *beans)
+			service, decliner = serviceOver(t, bs, 1, 1), serviceOver(t, bs, 0, 0)
+		}
 		svc, declining := over(t, service, front), over(t, decliner, front)
 
 		// NewCustomer stores the address once.
@@ -266,6 +312,33 @@ func methodsEffects(t *testing.T, dsn, front string) {
 		pd, err := svc.ProductDetail(ctx, 0, ProductDetailRequest{ItemIDs: []int64{3, 4}})
 		if err != nil || len(pd.Items) != 2 || len(pd.Items[0].Image) != testImageBytes || binary.BigEndian.Uint64(pd.Items[0].Image) != 3 || pd.Items[1].Stock != 50 {
 			t.Errorf("ProductDetail: %d items, %v", len(pd.Items), err)
+		}
+
+		// On the container, the writes went through the entity types, as
+		// many as the methods above made.
+		if bs != nil {
+			stats := make(map[string]container.Stats)
+			for _, e := range bs.EntityStats() {
+				stats[e.Name] = e.Stats
+			}
+			// BMP stores every instance a read-write transaction found,
+			// changed or not: the address found twice, the order's two
+			// items and their stock.
+			var unchanged int64
+			if beans.Persistence == container.BMP {
+				unchanged = 2
+			}
+			for _, w := range []struct {
+				typ             string
+				creates, stores int64
+			}{
+				{"Customer", 2, 1}, {"Address", 1, unchanged}, {"Order", 1, 0}, {"OrderLine", 2, 0}, {"ShipOutbox", 1, 0},
+				{"Item", 0, int64(len(same)) + unchanged}, {"Stock", 0, unchanged},
+			} {
+				if got := stats[w.typ]; got.Creates != w.creates || got.Stores != w.stores {
+					t.Errorf("%s: %d creates, %d stores; want %d, %d", w.typ, got.Creates, got.Stores, w.creates, w.stores)
+				}
+			}
 		}
 	}
 }
