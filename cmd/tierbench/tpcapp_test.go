@@ -126,3 +126,37 @@ func TestServeAndDriveTPCApp(t *testing.T) {
 		})
 	}
 }
+
+// A run whose payment gateway answers slower than the response-time
+// limits allow is measured, and invalid: CreateOrder waits 5.5 s for PGE,
+// past its 5 s at p90, while ProductDetail, which calls no partner, holds.
+func TestTPCAppResponseTimeLimits(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	out := filepath.Join(t.TempDir(), "slow.json")
+	run := testsvc.Start(t, bin, "run", "tpcapp", "--image-kb", "1", "--clients", "6", "--duration", "12s", "--ramp-up", "0s",
+		"--partner-delay", "fixed:5500ms", "--out", out)
+	code, err := run.Wait(2 * time.Minute)
+	if err != nil || code != 1 {
+		t.Fatalf("run exited %d (%v), want 1 (invalid): %s", code, err, run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Validity == nil || r.Validity.Passed || r.Validity.ResponseTimesPassed {
+		t.Fatalf("validity %+v, want a failed response-time rule", r.Validity)
+	}
+	want := map[string]bool{"CreateOrder p90 ≤ 5s": false, "ProductDetail p90 ≤ 3s": true}
+	for _, rule := range r.Validity.Rules {
+		if passed, ok := want[rule.Name]; ok {
+			if rule.Passed != passed {
+				t.Errorf("rule %s passed %v, want %v: %s", rule.Name, rule.Passed, passed, rule.Detail)
+			}
+			delete(want, rule.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rules not judged: %v", want)
+	}
+}
