@@ -109,6 +109,7 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.BoolVar(&v.Warmup, "warmup", false, "warm the container's caches before the run by reading the warmed types (Stock-Online: Account, Item, Holding)")
 	fs.IntVar(&v.Tiers, "tiers", 0, "processes the run spans: 1 (everything here), 2 (the middle tier in a child process: RUBiS's site, Stock-Online's session bean), 3 (RUBiS: web and business tier each in a child process; --style session, facade or entity) (default 1)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
+	fs.StringVar(&v.Placement, "placement", "", "run on a private PostgreSQL server started for the run, with tierbench and the server pinned to CPUs: mixed (both on the first half of the CPUs: one machine) or dual (tierbench on the first half, the server on the second: two machines); needs PostgreSQL's server programs and taskset; no --db (default: none, the database --db names)")
 	fs.StringVar(&v.PODispatch, "po-dispatch", "", "ECperf: how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender) (default sync)")
 	fs.StringVar(&v.Emulator, "emulator", "", "ECperf: URL of a Supplier Emulator started with `tierbench emulator` (default: one in-process)")
 	fs.DurationVar((*time.Duration)(&v.EmulatorDelay), "emulator-delay", 0, "ECperf: how long the in-process emulator takes to answer a PO, the partner's network and processing (default 0)")

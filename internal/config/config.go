@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/placement"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 )
@@ -61,6 +62,12 @@ type Run struct {
 	NoLoad          bool                  `yaml:"no-load" json:"no-load"`
 	Out             string                `yaml:"out" json:"out"`
 	Quiet           bool                  `yaml:"quiet" json:"quiet"`
+	// Placement is where the run's database server and tierbench run
+	// (internal/placement): empty, on the database DB names, nothing
+	// pinned; mixed, a private PostgreSQL server sharing tierbench's half
+	// of the CPUs (one machine); dual, the server on the other half (two
+	// machines of the same size).
+	Placement string `yaml:"placement" json:"placement,omitempty"`
 
 	// ECperf's settings (the other workloads ignore them).
 	// IR is the injection rate, ECperf's name for the scale: when set it
@@ -434,6 +441,9 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if r.LockTimeout <= 0 {
 		bad("--lock-timeout %v: must be positive", r.LockTimeout)
 	}
+	if err := r.validatePlacement(); err != nil {
+		errs = append(errs, err)
+	}
 	if r.Warmup && !r.Persistence.Container() {
 		bad("--warmup warms the entity container's caches, and --persistence direct has none: use cmp, bmp or bmp-checked, or drop --warmup")
 	}
@@ -494,6 +504,9 @@ func CheckKeys(workload string, keys []string) error {
 			return fmt.Errorf("--%s applies to %s only, not %s", k, strings.Join(only, ", "), workload)
 		}
 	}
+	if slices.Contains(keys, "placement") && slices.Contains(keys, "db") {
+		return errPlacementDB
+	}
 	if slices.Contains(keys, "duration") && slices.Contains(keys, "iterations") {
 		return errors.New("--duration and --iterations both given: a run is bounded by one of them")
 	}
@@ -531,6 +544,34 @@ func (r *Run) validateStyle() error {
 	}
 	return nil
 }
+
+// validatePlacement: a placement starts an empty private PostgreSQL
+// server for the run, so it takes no --db and loads it; dual needs two
+// CPUs to put the server and tierbench apart.
+func (r *Run) validatePlacement() error {
+	mode := placement.Mode(r.Placement)
+	switch {
+	case mode == placement.None:
+		return nil
+	case !slices.Contains(placement.Modes, mode):
+		return fmt.Errorf("--placement %q: allowed: %s (or leave it unset: the run uses the database --db names)", r.Placement, placement.ModeNames())
+	case r.DB != (store.DSN{}) && (r.DB.Dialect != store.SQLite || !r.DB.Temp):
+		// None (a result's config: the server was the run's own) or the
+		// default, a fresh SQLite file, which the server replaces.
+		return errPlacementDB
+	case r.NoLoad:
+		return errors.New("--no-load: --placement starts an empty PostgreSQL server for the run, which the run loads; drop --no-load")
+	}
+	if cpus, err := placement.Allowed(); err == nil {
+		if _, err := placement.Split(mode, cpus); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errPlacementDB refuses a --db beside --placement.
+var errPlacementDB = errors.New("--placement starts its own PostgreSQL server for the run; leave --db unset")
 
 // validateTiers: a run spans at most the tiers its workload has, and a
 // third process needs a business tier apart from the web tier.

@@ -214,3 +214,40 @@ func TestStyleChoosesThePersistence(t *testing.T) {
 		}
 	}
 }
+
+// --placement takes mixed or dual, starts a server of its own (no --db,
+// no --no-load), and a result's config (db empty) runs again as given.
+func TestConfigPlacement(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Run)
+		want   string // empty: accepted
+	}{
+		{"mixed", func(r *Run) { r.Placement = "mixed" }, ""},
+		{"dual", func(r *Run) { r.Placement = "dual" }, ""},
+		{"a result's config", func(r *Run) { r.Placement, r.DB = "dual", store.DSN{} }, ""},
+		{"unknown mode", func(r *Run) { r.Placement = "both" }, `--placement "both": allowed: mixed, dual`},
+		{"with --db", func(r *Run) {
+			r.Placement, r.DB = "dual", store.MustParseDSN("postgres://root@127.0.0.1:5432/test")
+		}, "--placement starts its own PostgreSQL server for the run; leave --db unset"},
+		{"with a SQLite file", func(r *Run) { r.Placement, r.DB = "mixed", store.MustParseDSN("sqlite:/tmp/x.db") }, "leave --db unset"},
+		{"with --no-load", func(r *Run) { r.Placement, r.NoLoad = "mixed", true }, "--no-load: --placement starts an empty PostgreSQL server"},
+	} {
+		r := valid()
+		tc.change(&r)
+		errs := r.Validate(allPersistence)
+		switch {
+		case tc.want == "" && len(errs) > 0:
+			t.Errorf("%s: %v, want accepted", tc.name, errs)
+		case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want)):
+			t.Errorf("%s: %v, want one problem saying %q", tc.name, errs, tc.want)
+		}
+	}
+	// --db sqlite given beside it is refused too, though it is the default.
+	if err := CheckKeys("stockonline", []string{"placement", "db"}); err == nil || !strings.Contains(err.Error(), "leave --db unset") {
+		t.Errorf("CheckKeys(placement, db) = %v", err)
+	}
+	if err := CheckKeys("rubis", []string{"placement"}); err != nil {
+		t.Errorf("--placement refused for rubis: %v", err)
+	}
+}

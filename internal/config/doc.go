@@ -6,5 +6,6 @@
 // server-threads, and the key server-threads in a result's config block, so a
 // result's config can be pasted into a file and run again.
 //
-// config depends on store and container (for parsing their values) only.
+// config depends on store, container, remote and placement (for parsing
+// and checking their values) only.
 package config

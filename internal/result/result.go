@@ -74,6 +74,13 @@ type Environment struct {
 	// Modules are the versions of the database drivers and libraries
 	// compiled in.
 	Modules map[string]string `json:"modules,omitempty"`
+	// Placement is the run's --placement (mixed, dual): the database was a
+	// private PostgreSQL server of the run's, on the CPUs DBCPUs, and
+	// tierbench ran on AppCPUs (Linux CPU lists, "0-1,3"). Empty when the
+	// run placed nothing.
+	Placement string `json:"placement,omitempty"`
+	AppCPUs   string `json:"app_cpus,omitempty"`
+	DBCPUs    string `json:"db_cpus,omitempty"`
 }
 
 // Load says what (re)population wrote before the run.

@@ -8,6 +8,21 @@ import (
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
+// database names the run's database, and where it ran when the run placed
+// it: "postgres 15.10 (placement dual: tierbench on CPU 0, database on CPU 1)".
+func database(env Environment) string {
+	if env.Placement == "" {
+		return env.DB
+	}
+	cpus := func(list string) string {
+		if strings.ContainsAny(list, ",-") {
+			return "CPUs " + list
+		}
+		return "CPU " + list
+	}
+	return fmt.Sprintf("%s (placement %s: tierbench on %s, database on %s)", env.DB, env.Placement, cpus(env.AppCPUs), cpus(env.DBCPUs))
+}
+
 // WriteSummary prints the end-of-run table: one line per operation, a total,
 // the headline metric, the database counters and the checks.
 func WriteSummary(w io.Writer, r *Result) {
@@ -22,7 +37,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "%s · site %s · %s, %s · seed %d\n\n", r.Workload, t, terminals(r), load, r.Seed)
 	} else {
 		fmt.Fprintf(w, "%s · %s · %s · %s, %d server threads, %s · persistence %s · seed %d\n\n",
-			r.Workload, r.Environment.DB, r.Environment.Isolation, terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
+			r.Workload, database(r.Environment), r.Environment.Isolation, terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
 	}
 
 	queued := false

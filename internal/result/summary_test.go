@@ -178,3 +178,29 @@ func TestTiers(t *testing.T) {
 		t.Error("an in-process middle tier has a tiers section")
 	}
 }
+
+// A placed run's summary says where the database and tierbench ran, on
+// its first line; its result keeps the CPU sets, and a result without
+// them reads as before.
+func TestSummaryPlacement(t *testing.T) {
+	r := fixture()
+	r.Environment.DB = "postgres 15.20"
+	r.Environment.Placement, r.Environment.AppCPUs, r.Environment.DBCPUs = "dual", "0-1", "2"
+	var b bytes.Buffer
+	WriteSummary(&b, r)
+	first, _, _ := strings.Cut(b.String(), "\n")
+	if !strings.Contains(first, "postgres 15.20 (placement dual: tierbench on CPUs 0-1, database on CPU 2)") {
+		t.Errorf("first line %q does not say the placement", first)
+	}
+	data, err := json.Marshal(r.Environment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"placement":"dual","app_cpus":"0-1","db_cpus":"2"`) {
+		t.Errorf("environment %s", data)
+	}
+	data, _ = json.Marshal(fixture().Environment)
+	if strings.Contains(string(data), "placement") || strings.Contains(string(data), "cpus\":\"") {
+		t.Errorf("an unplaced run's environment %s mentions placement", data)
+	}
+}

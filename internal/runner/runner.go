@@ -47,6 +47,10 @@ type Runner struct {
 	// error (--tiers 2 or 3), each line prefixed with the tier's name;
 	// nil: discarded (their last lines still explain a tier's death).
 	TierLog io.Writer
+	// Notes receives a line on what a run starts for itself besides its
+	// tiers (the private PostgreSQL server of --placement); nil:
+	// discarded.
+	Notes io.Writer
 }
 
 // Progress lets a caller watch a run.
@@ -89,6 +93,9 @@ func (r *Runner) Config(name string) (config.Run, workload.Info, error) {
 // Load creates the schema and populates it.
 func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport, string, error) {
 	cfg.Normalize()
+	if err := refusePlacement(cfg, "load"); err != nil {
+		return workload.LoadReport{}, "", err
+	}
 	w, err := r.validated(cfg)
 	if err != nil {
 		return workload.LoadReport{}, "", err
@@ -152,6 +159,15 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
+	var place *placed
+	if cfg.Placement != "" {
+		if place, err = r.place(ctx, &cfg); err != nil {
+			return nil, err
+		}
+		// Last: the database closes, the tiers end and the checks run
+		// before the server stops.
+		defer place.stop()
+	}
 	if cfg.Tiers > 1 && cfg.DB.Temp {
 		// The tiers are other processes: the fresh database is a file
 		// they can open too.
@@ -172,7 +188,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
-	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || cfg.Tiers > 1}
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || cfg.Tiers > 1, placed: place}
 	return s.run(ctx, w, entities)
 }
 
@@ -213,6 +229,9 @@ type state struct {
 	// watched overrides the tier the watchdog watches (the database, or
 	// the site a drive-only run drives).
 	watched *tier
+	// placed is the run's --placement: its private server, this process
+	// pinned.
+	placed *placed
 }
 
 func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
@@ -411,11 +430,18 @@ func (s *state) result(f *result.Failure) *result.Result {
 	if s.snap != nil {
 		snap = *s.snap
 	}
+	cfg, env := s.cfg, environment(cmp.Or(s.db, s.checked), s.target)
+	if s.placed != nil {
+		// The server was the run's own and is gone: its database is none
+		// a later run could name, and the config runs again as given.
+		cfg.DB = store.DSN{}
+		s.placed.environment(&env)
+	}
 	return result.Build(result.Inputs{
 		Version:       s.r.Version,
-		Config:        s.cfg,
+		Config:        cfg,
 		Info:          s.info,
-		Environment:   environment(cmp.Or(s.db, s.checked), s.target),
+		Environment:   env,
 		Load:          s.loaded,
 		Started:       started,
 		Elapsed:       s.rep.Elapsed,

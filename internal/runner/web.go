@@ -62,6 +62,9 @@ func (r *Runner) web(name string) (workload.Web, error) {
 // listens.
 func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, ready func(Serving)) error {
 	cfg.Normalize()
+	if err := refusePlacement(cfg, "serve"); err != nil {
+		return err
+	}
 	w, err := r.Workloads.Get(cfg.Workload)
 	if err != nil {
 		return config.Usage(err)
@@ -185,6 +188,9 @@ const TargetProbeTimeout = 10 * time.Second
 // ran.
 func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o DriveOptions) (*result.Result, error) {
 	cfg.Normalize()
+	if err := refusePlacement(cfg, "drive"); err != nil {
+		return nil, err
+	}
 	if w, err := r.Workloads.Get(cfg.Workload); err == nil {
 		if served, ok := w.(workload.Served); ok {
 			return r.driveServed(ctx, cfg, served, target, o)

@@ -1,0 +1,223 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tierbench/tierbench/internal/testsvc"
+)
+
+// available skips the test (fails it under TIERBENCH_REQUIRE_SERVICES=1)
+// when this machine cannot place a server: no PostgreSQL programs, no
+// taskset, fewer than 2 CPUs.
+func available(t *testing.T) CPUSet {
+	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if testsvc.Require() {
+			t.Fatalf("%s (TIERBENCH_REQUIRE_SERVICES=1)", msg)
+		}
+		t.Skipf("skipping: %s; set TIERBENCH_REQUIRE_SERVICES=1 to fail instead", msg)
+	}
+	if err := Check(); err != nil {
+		unavailable("%v", err)
+	}
+	cpus, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		unavailable("placement needs 2 CPUs; this process may use %s", cpus)
+	}
+	return cpus
+}
+
+// cpusOf is a process's or thread's Cpus_allowed_list (path: /proc/PID or
+// /proc/self/task/TID).
+func cpusOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(path, "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s/status has no Cpus_allowed_list", path)
+	return ""
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, child)
+		}
+	}
+	return kids
+}
+
+// threadCPUs checks that every thread of this process runs on want.
+func threadCPUs(t *testing.T, want string) {
+	t.Helper()
+	tids, err := threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tid := range tids {
+		path := fmt.Sprintf("/proc/self/task/%d", tid)
+		if _, err := os.Stat(path); err != nil {
+			continue // ended meanwhile
+		}
+		if got := cpusOf(t, path); got != want {
+			t.Errorf("thread %d on CPUs %s, want %s", tid, got, want)
+		}
+	}
+}
+
+// placed starts a server for mode's plan and pins this process as a run
+// does; it checks what the server and this process run on, then stops
+// the server and checks that nothing of it is left.
+func placed(t *testing.T, mode Mode) {
+	cpus := available(t)
+	plan, err := Split(mode, cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, err := Start(ctx, "", plan.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	if srv.Major() == "" || srv.Port() == 0 {
+		t.Errorf("server version %q, port %d", srv.Version(), srv.Port())
+	}
+
+	conn, err := pgconn.Connect(ctx, srv.URL())
+	if err != nil {
+		t.Fatalf("connect to %s: %v", srv.URL(), err)
+	}
+	defer conn.Close(context.Background())
+	res, err := conn.Exec(ctx, "select pg_backend_pid(), current_database()").ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := res[0].Rows[0]
+	backend, _ := strconv.Atoi(string(row[0]))
+	if db := string(row[1]); db != Database {
+		t.Errorf("connected to database %s, want %s", db, Database)
+	}
+
+	postmaster := fmt.Sprintf("/proc/%d", srv.PID())
+	if got := cpusOf(t, postmaster); got != plan.DB.String() {
+		t.Errorf("postmaster %d on CPUs %s, want %s", srv.PID(), got, plan.DB)
+	}
+	if got := cpusOf(t, fmt.Sprintf("/proc/%d", backend)); got != plan.DB.String() {
+		t.Errorf("backend %d on CPUs %s, want %s", backend, got, plan.DB)
+	}
+	kids := childrenOf(srv.PID())
+	if len(kids) < 2 {
+		t.Errorf("postmaster has %d children, want its background processes and the backend", len(kids))
+	}
+	for _, k := range kids {
+		if got := cpusOf(t, fmt.Sprintf("/proc/%d", k)); got != plan.DB.String() {
+			t.Errorf("server process %d on CPUs %s, want %s", k, got, plan.DB)
+		}
+	}
+
+	restore, err := Pin(plan.App)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Threads the runtime starts after the pinning inherit it: goroutines
+	// locked to their threads make it start some.
+	release := make(chan struct{})
+	started := make(chan struct{})
+	for range 4 {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			started <- struct{}{}
+			<-release
+		}()
+	}
+	for range 4 {
+		<-started
+	}
+	threadCPUs(t, plan.App.String())
+	close(release)
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	threadCPUs(t, cpus.String())
+
+	conn.Close(context.Background())
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(srv.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("server directory %s still there after Stop (%v)", srv.Dir(), err)
+	}
+	for _, pid := range append([]int{srv.PID(), backend}, kids...) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			t.Errorf("server process %d still there after Stop: %s", pid, b)
+		}
+	}
+}
+
+// Dual: the server and every process it forks on the second half of the
+// CPUs, tierbench's threads on the first.
+func TestPlacementDualServer(t *testing.T) { placed(t, Dual) }
+
+// Mixed: both on the first half.
+func TestPlacementMixedServer(t *testing.T) { placed(t, Mixed) }
+
+// A server that cannot start says why with the end of its log, and
+// leaves nothing behind.
+func TestPlacementServerFailsToStart(t *testing.T) {
+	available(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// CPU 4096 is no CPU: taskset refuses it.
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "tierbench-pg-*"))
+	srv, err := Start(ctx, "", CPUSet{4096})
+	if err == nil {
+		srv.Stop()
+		t.Fatal("a server on CPU 4096 started")
+	}
+	if !strings.Contains(err.Error(), "its log ends:") {
+		t.Errorf("error %q does not quote the log", err)
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "tierbench-pg-*"))
+	if len(after) > len(before) {
+		t.Errorf("directories left: before %v, after %v", before, after)
+	}
+}

@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/placement"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store"
+)
+
+// placed is a run's placement under way: its private server started and
+// this process pinned.
+type placed struct {
+	plan    placement.Plan
+	server  *placement.Server
+	restore func() error
+}
+
+// place starts the private PostgreSQL server of --placement on the plan's
+// database CPUs, points cfg at it and pins this process to the plan's
+// application CPUs. The caller ends it with stop, on every path.
+func (r *Runner) place(ctx context.Context, cfg *config.Run) (*placed, error) {
+	mode := placement.Mode(cfg.Placement)
+	cpus, err := placement.Allowed()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := placement.Split(mode, cpus)
+	if err != nil {
+		return nil, config.Usage(err)
+	}
+	srv, err := placement.Start(ctx, "", plan.DB)
+	if err != nil {
+		return nil, fmt.Errorf("--placement %s: %w", mode, err)
+	}
+	p := &placed{plan: plan, server: srv}
+	if cfg.DB, err = store.ParseDSN(srv.URL()); err != nil {
+		p.stop()
+		return nil, err
+	}
+	if r.Notes != nil {
+		fmt.Fprintf(r.Notes, "placement %s: private PostgreSQL %s on 127.0.0.1:%d pinned to %s, tierbench to %s\n",
+			mode, srv.Major(), srv.Port(), plan.DB.Words(), plan.App.Words())
+	}
+	if p.restore, err = placement.Pin(plan.App); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("--placement %s: %w", mode, err)
+	}
+	return p, nil
+}
+
+// stop gives this process its CPUs back and stops the server, removing
+// its files.
+func (p *placed) stop() error {
+	var err error
+	if p.restore != nil {
+		err = p.restore()
+	}
+	return errors.Join(err, p.server.Stop())
+}
+
+// environment records the placement in a result's provenance.
+func (p *placed) environment(env *result.Environment) {
+	if p == nil {
+		return
+	}
+	env.Placement = string(p.plan.Mode)
+	env.AppCPUs, env.DBCPUs = p.plan.App.String(), p.plan.DB.String()
+}
+
+// refusePlacement: --placement belongs to run, whose database lives as
+// long as the run; a load, a served tier or a drive would lose it.
+func refusePlacement(cfg config.Run, command string) error {
+	if cfg.Placement == "" {
+		return nil
+	}
+	return config.Usage(fmt.Errorf("--placement applies to tierbench run (its private server lives as long as the run), not %s", command))
+}
