@@ -22,6 +22,7 @@ import (
 	"github.com/tierbench/tierbench/internal/workloads/ecperf"
 	"github.com/tierbench/tierbench/internal/workloads/rubis"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+	"github.com/tierbench/tierbench/internal/workloads/tpcapp"
 )
 
 func write(t *testing.T, content string) string {
@@ -35,7 +36,7 @@ func write(t *testing.T, content string) string {
 
 func newRunner(t *testing.T) *runner.Runner {
 	t.Helper()
-	w, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New())
+	w, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New(), tpcapp.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,17 +198,18 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	}
 }
 
-func TestShippedRUBiSSweepsAreValid(t *testing.T) {
+func TestShippedRUBiSAndTPCAppSweepsAreValid(t *testing.T) {
 	r := newRunner(t)
-	base, _, _ := r.Config("rubis")
 	for _, tc := range []struct {
-		file   string
-		points int
-		why    string
+		file, workload string
+		points         int
+		why            string
 	}{
-		{"rubis-clients.yaml", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
-		{"cecchet-styles.yaml", 108, "2 databases × 2 mixes × 9 styles × 3 client counts"},
+		{"rubis-clients.yaml", "rubis", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
+		{"cecchet-styles.yaml", "rubis", 108, "2 databases × 2 mixes × 9 styles × 3 client counts"},
+		{"asskildt-tuning.yaml", "tpcapp", 32, "4 experiments × 2 variants × 4 counts of businesses"},
 	} {
+		base, _, _ := r.Config(tc.workload)
 		f, err := sweep.Parse("../../experiments/" + tc.file)
 		if err != nil {
 			t.Fatal(err)
