@@ -1,14 +1,14 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/jsonhttp"
 )
 
 // Client calls an emulator's HTTP API. It is safe for concurrent use.
@@ -85,46 +85,15 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// do sends body (if not nil) as JSON and decodes a 2xx answer into out.
+// do calls the emulator: a 4xx answer is a *RejectedError.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) (int, error) {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, err
+	status, err := jsonhttp.Call(ctx, c.hc, method, c.base+path, body, out)
+	var se *jsonhttp.StatusError
+	if errors.As(err, &se) {
+		if se.Status >= 400 && se.Status <= 499 {
+			return status, &RejectedError{Status: se.Status, Message: se.Message}
 		}
-		r = bytes.NewReader(b)
+		return status, fmt.Errorf("emulator answered %d %s: %s", se.Status, http.StatusText(se.Status), se.Message)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	if err != nil {
-		return 0, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("read the answer (%s): %w", resp.Status, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		msg := strings.TrimSpace(string(data))
-		var er ErrorResponse
-		if json.Unmarshal(data, &er) == nil && er.Error != "" {
-			msg = er.Error
-		}
-		if resp.StatusCode >= 400 && resp.StatusCode <= 499 {
-			return resp.StatusCode, &RejectedError{Status: resp.StatusCode, Message: msg}
-		}
-		return resp.StatusCode, fmt.Errorf("emulator answered %s: %s", resp.Status, msg)
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("decode the answer (%s): %w", resp.Status, err)
-	}
-	return resp.StatusCode, nil
+	return status, err
 }

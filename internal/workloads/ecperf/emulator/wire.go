@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/jsonhttp"
 )
 
 // Paths of the emulator's HTTP API.
@@ -69,9 +71,7 @@ type POResponse struct {
 }
 
 // ErrorResponse is the body of every 4xx and 5xx answer.
-type ErrorResponse struct {
-	Error string `json:"error"`
-}
+type ErrorResponse = jsonhttp.ErrorBody
 
 // POSummary is one PO of a run (GET /v1/runs/{run}/purchase-orders).
 type POSummary struct {

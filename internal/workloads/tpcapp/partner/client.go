@@ -1,15 +1,14 @@
 package partner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/jsonhttp"
 )
 
 // ErrDeclined is POV's or PGE's business answer: the request was well
@@ -90,36 +89,13 @@ func (e *StatusError) Error() string {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+	_, err := jsonhttp.Call(ctx, c.hc, method, c.base+path, body, out)
+	var se *jsonhttp.StatusError
+	if errors.As(err, &se) {
+		return &StatusError{Kind: c.kind, Status: se.Status, Message: se.Message}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.kind, err)
-	}
-	defer func() {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}()
-	if resp.StatusCode/100 != 2 {
-		var e ErrorResponse
-		json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
-		return &StatusError{Kind: c.kind, Status: resp.StatusCode, Message: e.Error}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s: read the answer: %w", c.kind, err)
 	}
 	return nil
 }

@@ -13,13 +13,16 @@
 // can predict it (Approves). ICE remembers every reorder it accepted, so
 // that a reorder sent twice is answered as a duplicate and counted once.
 //
-// partner depends on nothing of tierbench's but its own wire types.
+// partner depends on nothing of tierbench's but jsonhttp and its own wire
+// types.
 package partner
 
 import (
 	"fmt"
 	"hash/fnv"
 	"math"
+
+	"github.com/tierbench/tierbench/internal/jsonhttp"
 )
 
 // Kind is which partner a server emulates.
@@ -107,9 +110,7 @@ type ReorderResponse struct {
 }
 
 // ErrorResponse is the body of every 4xx and 5xx.
-type ErrorResponse struct {
-	Error string `json:"error"`
-}
+type ErrorResponse = jsonhttp.ErrorBody
 
 // Stats are a partner's counters since it started.
 type Stats struct {

@@ -2,16 +2,16 @@ package partner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"mime"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/jsonhttp"
 )
 
 // shutdownGrace bounds how long Serve waits for requests in progress.
@@ -51,33 +51,22 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	switch s.cfg.Kind {
 	case POV:
-		mux.HandleFunc(PathVerify, s.allow(http.MethodPost, s.handleVerify))
+		mux.HandleFunc(PathVerify, jsonhttp.Allow(http.MethodPost, s.handleVerify, s.refused))
 	case PGE:
-		mux.HandleFunc(PathAuthorize, s.allow(http.MethodPost, s.handleAuthorize))
+		mux.HandleFunc(PathAuthorize, jsonhttp.Allow(http.MethodPost, s.handleAuthorize, s.refused))
 	case ICE:
-		mux.HandleFunc(PathReorder, s.allow(http.MethodPost, s.handleReorder))
+		mux.HandleFunc(PathReorder, jsonhttp.Allow(http.MethodPost, s.handleReorder, s.refused))
 	}
-	mux.HandleFunc(PathStats, s.allow(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) }))
+	mux.HandleFunc(PathStats, jsonhttp.Allow(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) { jsonhttp.Write(w, http.StatusOK, s.Stats()) }, s.refused))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.rejected.Add(1)
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no resource %s %s on the %s", r.Method, r.URL.Path, s.cfg.Kind.Title()))
+		jsonhttp.WriteError(w, http.StatusNotFound, fmt.Sprintf("no resource %s %s on the %s", r.Method, r.URL.Path, s.cfg.Kind.Title()))
 	})
 	return mux
 }
 
-// allow answers 405 to every method but method. (A method in the mux's
-// pattern would leave other methods to the catch-all's 404.)
-func (s *Server) allow(method string, h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != method {
-			s.rejected.Add(1)
-			w.Header().Set("Allow", method)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s, want %s", r.Method, r.URL.Path, method))
-			return
-		}
-		h(w, r)
-	}
-}
+// refused counts a request refused before it reached a handler.
+func (s *Server) refused() { s.rejected.Add(1) }
 
 // Serve answers on ln until ctx is done, then lets requests in progress
 // finish (up to 5 s). It closes ln.
@@ -106,16 +95,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // It answers the request itself and returns false when the body is bad,
 // the partner is failing this request, or the caller gave up.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, v any, valid func() error) bool {
-	if err := decode(w, r, s.cfg.MaxBody, v); err == nil {
-		err = valid()
-		if err != nil {
-			s.rejected.Add(1)
-			writeError(w, http.StatusUnprocessableEntity, err.Error())
-			return false
-		}
-	} else {
+	if status, err := jsonhttp.Decode(w, r, s.cfg.MaxBody, "request", v); err != nil {
 		s.rejected.Add(1)
-		writeError(w, statusOf(err), err.Error())
+		jsonhttp.WriteError(w, status, err.Error())
+		return false
+	}
+	if err := valid(); err != nil {
+		s.rejected.Add(1)
+		jsonhttp.WriteError(w, http.StatusUnprocessableEntity, err.Error())
 		return false
 	}
 	s.mu.Lock()
@@ -133,7 +120,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, v any, valid func
 	}
 	if fail {
 		s.failed.Add(1)
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the %s is failing this request (--fail-rate %g)", s.cfg.Kind.Title(), s.cfg.FailRate))
+		jsonhttp.WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf("the %s is failing this request (--fail-rate %g)", s.cfg.Kind.Title(), s.cfg.FailRate))
 		return false
 	}
 	return true
@@ -148,7 +135,7 @@ func (s *Server) decide(w http.ResponseWriter, key string) {
 		s.declined.Add(1)
 		d.Reason = "declined"
 	}
-	writeJSON(w, http.StatusOK, d)
+	jsonhttp.Write(w, http.StatusOK, d)
 }
 
 func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request) {
@@ -204,54 +191,5 @@ func (s *Server) handleReorder(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.approved.Add(1)
 	}
-	writeJSON(w, http.StatusOK, ReorderResponse{Accepted: true, Duplicate: dup})
-}
-
-// requestError is a bad request, with the status to answer it with.
-type requestError struct {
-	status int
-	msg    string
-}
-
-func (e *requestError) Error() string { return e.msg }
-
-func statusOf(err error) int {
-	var re *requestError
-	if errors.As(err, &re) {
-		return re.status
-	}
-	return http.StatusBadRequest
-}
-
-// decode reads one JSON object of at most max bytes, strictly: unknown
-// fields and trailing data are errors.
-func decode(w http.ResponseWriter, r *http.Request, max int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: want application/json", ct)}
-		}
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, max))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", max)}
-		}
-		return &requestError{http.StatusBadRequest, "body: " + err.Error()}
-	}
-	if dec.More() {
-		return &requestError{http.StatusBadRequest, "body: data after the JSON object"}
-	}
-	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, ErrorResponse{Error: msg})
+	jsonhttp.Write(w, http.StatusOK, ReorderResponse{Accepted: true, Duplicate: dup})
 }
