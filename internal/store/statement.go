@@ -15,6 +15,15 @@ type Statement struct {
 	Name     string
 	SQL      string
 	Dialects map[Dialect]string
+	// Returning is the key column an INSERT hands back to InsertID:
+	// RETURNING it where the dialect has RETURNING; on MySQL, which lacks
+	// it, the key is the driver's LAST_INSERT_ID.
+	Returning string
+}
+
+// InsertReturning is an INSERT whose new key InsertID returns.
+func InsertReturning(name, insert, key string) Statement {
+	return Statement{Name: name, SQL: insert, Returning: key}
 }
 
 // For returns the statement's text for dialect d, placeholders in the
@@ -24,16 +33,24 @@ func (s Statement) For(d Dialect) string {
 	if own, ok := s.Dialects[d]; ok {
 		text = own
 	}
+	if s.Returning != "" && !s.byLastInsertID(d) {
+		text += " RETURNING " + s.Returning
+	}
 	if d == Postgres {
 		return numberPlaceholders(text)
 	}
 	return text
 }
 
+func (s Statement) byLastInsertID(d Dialect) bool { return s.Returning != "" && d == MySQL }
+
 // Stmt is a Statement prepared on a DB.
 type Stmt struct {
 	name string
 	p    Prepared
+	// returning, lastInsertID: how InsertID reads the new key (see
+	// Statement.Returning).
+	returning, lastInsertID bool
 }
 
 // Name identifies the statement in messages.
@@ -46,7 +63,28 @@ func (db *DB) Prepare(ctx context.Context, s Statement) (*Stmt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", s.Name, db.classify(err))
 	}
-	return &Stmt{name: s.Name, p: p}, nil
+	return &Stmt{name: s.Name, p: p, returning: s.Returning != "", lastInsertID: s.byLastInsertID(db.dsn.Dialect)}, nil
+}
+
+// Inserter is where InsertID runs its statement: a DB, a Session or a Tx.
+type Inserter interface {
+	Exec(ctx context.Context, s *Stmt, args ...any) (Result, error)
+	QueryRow(ctx context.Context, s *Stmt, args ...any) Row
+}
+
+// InsertID runs s, prepared from an InsertReturning statement, on q and
+// returns the new row's key.
+func InsertID(ctx context.Context, q Inserter, s *Stmt, args ...any) (int64, error) {
+	if !s.returning {
+		return 0, fmt.Errorf("insert %s: the statement returns no key (declare it with InsertReturning)", s.name)
+	}
+	if s.lastInsertID {
+		res, err := q.Exec(ctx, s, args...)
+		return res.LastInsertID, err
+	}
+	var id int64
+	err := q.QueryRow(ctx, s, args...).Scan(&id)
+	return id, err
 }
 
 // numberPlaceholders rewrites ? to $1, $2, … outside quoted strings.

@@ -63,12 +63,6 @@ type directStmts struct {
 	aboutBidding, aboutWon, aboutWonOld, aboutBought, aboutSelling, aboutSold, aboutSoldOld *store.Stmt
 }
 
-// returningID is an INSERT whose new key comes back by RETURNING, or on
-// MySQL, which lacks it, as LAST_INSERT_ID.
-func returningID(name, insert string) store.Statement {
-	return store.Statement{Name: name, SQL: insert + " RETURNING id", Dialects: map[store.Dialect]string{store.MySQL: insert}}
-}
-
 func directStatements() []struct {
 	dst func(*directStmts) **store.Stmt
 	s   store.Statement
@@ -135,11 +129,11 @@ func directStatements() []struct {
 		{func(d *directStmts) **store.Stmt { return &d.insertComment },
 			store.Statement{Name: "rubis-insert-comment", SQL: "INSERT INTO comments (from_user_id, to_user_id, item_id, rating, date, comment) VALUES (?, ?, ?, ?, ?, ?)"}},
 		{func(d *directStmts) **store.Stmt { return &d.insertUser },
-			returningID("rubis-insert-user", "INSERT INTO users (firstname, lastname, nickname, password, email, rating, balance, creation_date, region) "+
-				"VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?)")},
+			store.InsertReturning("rubis-insert-user", "INSERT INTO users (firstname, lastname, nickname, password, email, rating, balance, creation_date, region) "+
+				"VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?)", "id")},
 		{func(d *directStmts) **store.Stmt { return &d.insertItem },
-			returningID("rubis-insert-item", "INSERT INTO items (name, description, initial_price, quantity, reserve_price, buy_now, nb_of_bids, max_bid, "+
-				"start_date, end_date, seller, category) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)")},
+			store.InsertReturning("rubis-insert-item", "INSERT INTO items (name, description, initial_price, quantity, reserve_price, buy_now, nb_of_bids, max_bid, "+
+				"start_date, end_date, seller, category) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)", "id")},
 		// The PHP groups bids by item and shows an arbitrary max_bid of the
 		// user's; the highest is what the user means.
 		{func(d *directStmts) **store.Stmt { return &d.aboutBidding },
@@ -252,7 +246,7 @@ func (d *Direct) RegisterUser(ctx context.Context, thread int, r RegisterUserReq
 	// The unique index decides between concurrent registrations of one
 	// nickname; a look-up first would only narrow the race.
 	err = d.write(ctx, thread, func(tx *store.Tx) error {
-		id, err := insertReturningID(ctx, tx, d.db.Dialect(), d.st.insertUser,
+		id, err := store.InsertID(ctx, tx, d.st.insertUser,
 			r.Firstname, r.Lastname, r.Nickname, r.Password, r.Email, now, reg.ID)
 		u.ID = id
 		return err
@@ -265,16 +259,6 @@ func (d *Direct) RegisterUser(ctx context.Context, thread int, r RegisterUserReq
 		return RegisterUserResult{}, fmt.Errorf("register user %q: %w", r.Nickname, err)
 	}
 	return RegisterUserResult{User: u, Region: reg}, nil
-}
-
-func insertReturningID(ctx context.Context, tx *store.Tx, dialect store.Dialect, s *store.Stmt, args ...any) (int64, error) {
-	if dialect == store.MySQL {
-		res, err := tx.Exec(ctx, s, args...)
-		return res.LastInsertID, err
-	}
-	var id int64
-	err := tx.QueryRow(ctx, s, args...).Scan(&id)
-	return id, err
 }
 
 func (d *Direct) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
@@ -569,7 +553,7 @@ func (d *Direct) RegisterItem(ctx context.Context, thread int, r RegisterItemReq
 		ReservePrice: r.ReservePrice, BuyNow: r.BuyNow, StartDate: start, EndDate: start.AddDate(0, 0, int(r.Duration)),
 		Seller: r.UserID, Category: r.CategoryID}
 	err := d.write(ctx, thread, func(tx *store.Tx) error {
-		id, err := insertReturningID(ctx, tx, d.db.Dialect(), d.st.insertItem, it.Name, it.Description, it.InitialPrice,
+		id, err := store.InsertID(ctx, tx, d.st.insertItem, it.Name, it.Description, it.InitialPrice,
 			it.Quantity, it.ReservePrice, it.BuyNow, it.StartDate, it.EndDate, it.Seller, it.Category)
 		it.ID = id
 		return err

@@ -18,12 +18,7 @@ var sqlStatements = struct {
 	createAccount, updateAccount, queryByID, queryByCode, buyRead,
 	buyHolding, buyRecord, sellHolding, sellProbe, sellRecord, holdings store.Statement
 }{
-	createAccount: store.Statement{
-		Name: "create-account",
-		SQL:  "INSERT INTO SubAccount (sub_name, sub_address, sub_credit) VALUES (?, ?, ?) RETURNING sub_accno",
-		// MySQL has no RETURNING; the key comes back as LAST_INSERT_ID.
-		Dialects: map[store.Dialect]string{store.MySQL: "INSERT INTO SubAccount (sub_name, sub_address, sub_credit) VALUES (?, ?, ?)"},
-	},
+	createAccount: store.InsertReturning("create-account", "INSERT INTO SubAccount (sub_name, sub_address, sub_credit) VALUES (?, ?, ?)", "sub_accno"),
 	updateAccount: store.Statement{Name: "update-account", SQL: "UPDATE SubAccount SET sub_credit = ? WHERE sub_accno = ?"},
 	queryByID:     store.Statement{Name: "query-by-id", SQL: "SELECT current_value, high_value, low_value FROM StockItem WHERE stock_id = ?"},
 	queryByCode:   store.Statement{Name: "query-by-code", SQL: "SELECT current_value, high_value, low_value FROM StockItem WHERE stock_code = ?"},
@@ -57,8 +52,7 @@ type directStmts struct {
 // its statements run on the thread's database session.
 type direct struct {
 	*directStmts
-	db      *store.Session
-	dialect store.Dialect
+	db *store.Session
 }
 
 var _ facade = (*direct)(nil)
@@ -92,19 +86,13 @@ func newDirect(ctx context.Context, db *store.DB) ([]facade, error) {
 	}
 	beans := make([]facade, db.Threads())
 	for i := range beans {
-		beans[i] = &direct{directStmts: d, db: db.Thread(i), dialect: db.Dialect()}
+		beans[i] = &direct{directStmts: d, db: db.Thread(i)}
 	}
 	return beans, nil
 }
 
 func (d *direct) createAccount(ctx context.Context, name, address string, credit int64) (int64, error) {
-	if d.dialect == store.MySQL {
-		r, err := d.db.Exec(ctx, d.createAccountStmt, name, address, credit)
-		return r.LastInsertID, err
-	}
-	var id int64
-	err := d.db.QueryRow(ctx, d.createAccountStmt, name, address, credit).Scan(&id)
-	return id, err
+	return store.InsertID(ctx, d.db, d.createAccountStmt, name, address, credit)
 }
 
 func (d *direct) updateAccount(ctx context.Context, account, credit int64) error {

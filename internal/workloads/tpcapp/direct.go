@@ -14,9 +14,8 @@ import (
 // container's persistence is compared with. Statements are prepared once
 // and run on the server thread's database session.
 type Direct struct {
-	db      *store.DB
-	dialect store.Dialect
-	st      directStmts
+	db *store.DB
+	st directStmts
 	// zones are the countries' shipping zones, read at the start: the
 	// country table never changes during a run.
 	zones map[int64]int64
@@ -28,12 +27,6 @@ type directStmts struct {
 	findAddress, insertAddress, insertCustomer, setPayment, customerPayment, itemForOrder,
 	insertOrder, insertLine, insertShipOutbox, customerAuth, customerOrders, orderLines,
 	newProducts, productDetail, setPubDate *store.Stmt
-}
-
-// returningID is an INSERT whose new key comes back by RETURNING, or on
-// MySQL, which lacks it, as LAST_INSERT_ID.
-func returningID(name, insert, key string) store.Statement {
-	return store.Statement{Name: name, SQL: insert + " RETURNING " + key, Dialects: map[store.Dialect]string{store.MySQL: insert}}
 }
 
 const productCols = "i.i_id, i.i_title, a.a_fname, a.a_lname, i.i_pub_date, i.i_cost"
@@ -60,9 +53,9 @@ func directStatements(d *directStmts) []stmtEntry {
 	return []stmtEntry{
 		{&d.findAddress, store.Statement{Name: "tpcapp-find-address", SQL: "SELECT addr_id FROM address WHERE addr_zip = ? AND addr_street1 = ? " +
 			"AND addr_street2 = ? AND addr_city = ? AND addr_state = ? AND addr_co_id = ? ORDER BY addr_id LIMIT 1"}},
-		{&d.insertAddress, returningID("tpcapp-insert-address", "INSERT INTO address (addr_street1, addr_street2, addr_city, addr_state, addr_zip, addr_co_id) "+
+		{&d.insertAddress, store.InsertReturning("tpcapp-insert-address", "INSERT INTO address (addr_street1, addr_street2, addr_city, addr_state, addr_zip, addr_co_id) "+
 			"VALUES (?, ?, ?, ?, ?, ?)", "addr_id")},
-		{&d.insertCustomer, returningID("tpcapp-insert-customer", "INSERT INTO customer (c_uname, c_passwd, c_business_name, c_business_info, "+
+		{&d.insertCustomer, store.InsertReturning("tpcapp-insert-customer", "INSERT INTO customer (c_uname, c_passwd, c_business_name, c_business_info, "+
 			"c_contact_fname, c_contact_lname, c_contact_phone, c_contact_email, c_addr_id, c_payment_method, c_cc_number, c_cc_name, "+
 			"c_cc_expiry, c_po_id, c_discount, c_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "c_id")},
 		{&d.setPayment, store.Statement{Name: "tpcapp-set-payment", SQL: "UPDATE customer SET c_payment_method = ?, c_cc_number = ?, " +
@@ -71,7 +64,7 @@ func directStatements(d *directStmts) []stmtEntry {
 			"c_cc_expiry, c_po_id, c_discount FROM customer WHERE c_id = ?"}},
 		{&d.itemForOrder, store.Statement{Name: "tpcapp-item-for-order", SQL: "SELECT i.i_cost, i.i_volume, s.s_qty FROM item i " +
 			"JOIN stock s ON s.s_i_id = i.i_id WHERE i.i_id = ?"}},
-		{&d.insertOrder, returningID("tpcapp-insert-order", "INSERT INTO orders (o_c_id, o_date, o_sub_total, o_discount, o_tax, "+
+		{&d.insertOrder, store.InsertReturning("tpcapp-insert-order", "INSERT INTO orders (o_c_id, o_date, o_sub_total, o_discount, o_tax, "+
 			"o_ship_cost, o_total, o_ship_type, o_ship_addr_id, o_status, o_payment_method, o_auth_code) "+
 			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "o_id")},
 		{&d.insertLine, store.Statement{Name: "tpcapp-insert-line", SQL: "INSERT INTO order_line (ol_o_id, ol_i_id, ol_qty, ol_price, ol_status) " +
@@ -93,7 +86,7 @@ func directStatements(d *directStmts) []stmtEntry {
 
 // NewDirect prepares the statements and reads the countries' zones.
 func NewDirect(ctx context.Context, db *store.DB) (*Direct, error) {
-	d := &Direct{db: db, dialect: db.Dialect()}
+	d := &Direct{db: db}
 	if err := prepareAll(ctx, db, directStatements(&d.st)); err != nil {
 		return nil, err
 	}
@@ -135,16 +128,6 @@ func (d *Direct) inTx(ctx context.Context, thread int, fn func(*store.Tx) error)
 	return store.Retry(ctx, writeAttempts, func() error { return d.session(thread).InTx(ctx, fn) })
 }
 
-// querier is a session or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, s *store.Stmt, args ...any) store.Row
-	Exec(ctx context.Context, s *store.Stmt, args ...any) (store.Result, error)
-}
-
-func (d *Direct) insertID(ctx context.Context, q querier, s *store.Stmt, args ...any) (int64, error) {
-	return insertID(ctx, q, d.dialect, s, args...)
-}
-
 // address finds the address, or stores it.
 func (d *Direct) address(ctx context.Context, tx *store.Tx, a Address) (int64, error) {
 	var id int64
@@ -155,7 +138,7 @@ func (d *Direct) address(ctx context.Context, tx *store.Tx, a Address) (int64, e
 	if !errors.Is(err, store.ErrNotFound) {
 		return 0, err
 	}
-	return d.insertID(ctx, tx, d.st.insertAddress, a.Street1, a.Street2, a.City, a.State, a.Zip, a.Country)
+	return store.InsertID(ctx, tx, d.st.insertAddress, a.Street1, a.Street2, a.City, a.State, a.Zip, a.Country)
 }
 
 func (d *Direct) InsertCustomer(ctx context.Context, thread int, r NewCustomerRequest) (int64, error) {
@@ -166,7 +149,7 @@ func (d *Direct) InsertCustomer(ctx context.Context, thread int, r NewCustomerRe
 			return err
 		}
 		p := r.Payment
-		id, err = d.insertID(ctx, tx, d.st.insertCustomer, r.Uname, r.Passwd, r.BusinessName, r.BusinessInfo, r.FirstName, r.LastName,
+		id, err = store.InsertID(ctx, tx, d.st.insertCustomer, r.Uname, r.Passwd, r.BusinessName, r.BusinessInfo, r.FirstName, r.LastName,
 			r.Phone, r.Email, addr, p.Method, p.CardNumber, p.CardName, p.CardExpiry, p.POID, r.Discount, time.Now().UTC().Truncate(time.Second))
 		return err
 	})
@@ -224,7 +207,7 @@ func (d *Direct) PlaceOrder(ctx context.Context, thread int, o OrderDraft) (Orde
 		}
 		out.ShipCost = shipCost(o.ShipType, zone, volume)
 		out.SubTotal, out.Discount, out.Tax, out.Total = totals(out.Lines, o.DiscountBP, out.ShipCost)
-		out.ID, err = d.insertID(ctx, tx, d.st.insertOrder, o.CustomerID, o.Date, out.SubTotal, out.Discount, out.Tax, out.ShipCost,
+		out.ID, err = store.InsertID(ctx, tx, d.st.insertOrder, o.CustomerID, o.Date, out.SubTotal, out.Discount, out.Tax, out.ShipCost,
 			out.Total, o.ShipType, addr, out.Status, o.Payment, o.AuthCode)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ func shipStatements(s *shipStmts) []stmtEntry {
 		// At most one reorder of an item pending: the flag is set under the
 		// stock row's lock by the shipment that took the stock low.
 		{&s.markPending, store.Statement{Name: "tpcapp-mark-pending", SQL: "UPDATE stock SET s_pending = 1 WHERE s_i_id = ? AND s_qty < ? AND s_pending = 0"}},
-		{&s.insertReorder, returningID("tpcapp-insert-reorder", "INSERT INTO reorder (r_i_id, r_qty, r_status, r_requested) VALUES (?, ?, 'PENDING', ?)", "r_id")},
+		{&s.insertReorder, store.InsertReturning("tpcapp-insert-reorder", "INSERT INTO reorder (r_i_id, r_qty, r_status, r_requested) VALUES (?, ?, 'PENDING', ?)", "r_id")},
 		{&s.insertReorderOutbox, store.Statement{Name: "tpcapp-insert-reorder-outbox", SQL: "INSERT INTO reorder_outbox (ro_r_id, ro_created) VALUES (?, ?)"}},
 		{&s.orderShipped, store.Statement{Name: "tpcapp-order-shipped", SQL: "UPDATE orders SET o_status = ?, o_ship_date = ? WHERE o_id = ?"}},
 		{&s.shipmentLines, store.Statement{Name: "tpcapp-shipment-lines", SQL: "UPDATE shipment SET sh_lines = ? WHERE sh_o_id = ?"}},
@@ -195,7 +195,7 @@ func (s *shipping) ship(ctx context.Context, sess *store.Session, id int64) erro
 				return err
 			}
 			if res.RowsAffected == 1 {
-				r, err := insertID(ctx, tx, s.db.Dialect(), s.st.insertReorder, l.item, reorderQty, now)
+				r, err := store.InsertID(ctx, tx, s.st.insertReorder, l.item, reorderQty, now)
 				if err != nil {
 					return err
 				}
@@ -292,14 +292,4 @@ func (s *shipping) close(ctx context.Context) error {
 		return s.broker.CloseContext(ctx)
 	}
 	return nil
-}
-
-func insertID(ctx context.Context, q querier, d store.Dialect, s *store.Stmt, args ...any) (int64, error) {
-	if d == store.MySQL {
-		res, err := q.Exec(ctx, s, args...)
-		return res.LastInsertID, err
-	}
-	var id int64
-	err := q.QueryRow(ctx, s, args...).Scan(&id)
-	return id, err
 }
