@@ -105,9 +105,12 @@ type LoadReport struct {
 	Rows int64
 	// Bytes are the large objects written besides the rows' ordinary
 	// columns (TPC-App's item images); 0 when the workload has none.
-	Bytes    int64
-	Tables   map[string]int64
-	Duration time.Duration
+	Bytes int64
+	// BytesTime is how long the table holding them took to write: their
+	// rate, apart from the other tables' and the indexes'.
+	BytesTime time.Duration
+	Tables    map[string]int64
+	Duration  time.Duration
 }
 
 // RunParams for Start.

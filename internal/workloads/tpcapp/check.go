@@ -33,10 +33,13 @@ var checkStatements = struct {
 		OR o.o_status NOT IN ('SHIPPED', 'PARTIAL')`},
 	shipmentsWithoutOrder: store.Statement{Name: "tpcapp-check-shipments-without-order", SQL: `SELECT COUNT(*) FROM shipment s WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.o_id = s.sh_o_id)`},
 	// A shipment's line count is its order's shipped lines, and an order
-	// is PARTIAL exactly when some line did not ship.
+	// is PARTIAL exactly when some line did not ship. The lines are
+	// counted in one pass, grouped: a subquery per shipment would scan
+	// order_line once per order where --indexes spec has no index on it.
 	shipmentLines: store.Statement{Name: "tpcapp-check-shipment-lines", SQL: `SELECT COUNT(*) FROM shipment s JOIN orders o ON o.o_id = s.sh_o_id
-		WHERE s.sh_lines <> (SELECT COUNT(*) FROM order_line l WHERE l.ol_o_id = s.sh_o_id AND l.ol_status = 'SHIPPED')
-		OR (o.o_status = 'SHIPPED') <> (s.sh_lines = (SELECT COUNT(*) FROM order_line l WHERE l.ol_o_id = s.sh_o_id))`},
+		LEFT JOIN (SELECT ol_o_id, COUNT(*) AS n, SUM(CASE WHEN ol_status = 'SHIPPED' THEN 1 ELSE 0 END) AS shipped
+			FROM order_line GROUP BY ol_o_id) l ON l.ol_o_id = s.sh_o_id
+		WHERE s.sh_lines <> COALESCE(l.shipped, 0) OR (o.o_status = 'SHIPPED') <> (s.sh_lines = COALESCE(l.n, 0))`},
 	// An item's stock is marked pending exactly while a reorder of it is.
 	pendingFlags: store.Statement{Name: "tpcapp-check-pending", SQL: `SELECT COUNT(*) FROM stock s
 		WHERE (s.s_pending = 1) <> EXISTS (SELECT 1 FROM reorder r WHERE r.r_i_id = s.s_i_id AND r.r_status = 'PENDING')

@@ -123,8 +123,9 @@ func load(ctx context.Context, db *store.DB, p workload.LoadParams, o LoadOption
 			return rep, fmt.Errorf("load %s: %w", t.name, err)
 		}
 	}
+	itemsBegan := time.Now()
 	n, bytes, err := loadItems(ctx, db, g, pop, o)
-	rep.Tables["item"], rep.Rows, rep.Bytes = n, rep.Rows+n, bytes
+	rep.Tables["item"], rep.Rows, rep.Bytes, rep.BytesTime = n, rep.Rows+n, bytes, time.Since(itemsBegan)
 	if err != nil {
 		return rep, fmt.Errorf("load item: %w", err)
 	}
