@@ -207,7 +207,7 @@ func TestShippedRUBiSAndTPCAppSweepsAreValid(t *testing.T) {
 	}{
 		{"rubis-clients.yaml", "rubis", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
 		{"cecchet-styles.yaml", "rubis", 108, "2 databases × 2 mixes × 9 styles × 3 client counts"},
-		{"asskildt-tuning.yaml", "tpcapp", 32, "4 experiments × 2 variants × 4 counts of businesses"},
+		{"asskildt-tuning.yaml", "tpcapp", 48, "4 experiments × 2 variants × 6 counts of businesses"},
 	} {
 		base, _, _ := r.Config(tc.workload)
 		f, err := sweep.Parse("../../experiments/" + tc.file)
