@@ -160,3 +160,41 @@ func TestTPCAppResponseTimeLimits(t *testing.T) {
 		t.Errorf("rules not judged: %v", want)
 	}
 }
+
+// --mix weights: the run sends the named methods only, in about their
+// proportion; a bad mix is refused before anything runs.
+func TestTPCAppMixFlag(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	out := filepath.Join(t.TempDir(), "mix.json")
+	run := testsvc.Start(t, bin, "run", "tpcapp", "--image-kb", "1", "--clients", "4", "--duration", "5s", "--ramp-up", "1s",
+		"--partner-delay", "none", "--mix", "OrderStatus=1,ProductDetail=3", "--out", out)
+	if code, err := run.Wait(2 * time.Minute); err != nil || code != 1 {
+		// 1: a run that never sends NewCustomer and the rest is no valid
+		// TPC-App run (their response-time rules have nothing to judge);
+		// it is measured and kept all the same.
+		t.Fatalf("run exited %d (%v), want 1: %s", code, err, run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, detail := r.Operations["OrderStatus"].Count, r.Operations["ProductDetail"].Count
+	for name, op := range r.Operations {
+		if name != "OrderStatus" && name != "ProductDetail" && op.Count != 0 {
+			t.Errorf("%s ran %d times, want none", name, op.Count)
+		}
+	}
+	if status == 0 || detail < 2*status || detail > 4*status {
+		t.Errorf("OrderStatus %d, ProductDetail %d: want about 1 to 3", status, detail)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	bad := testsvc.Start(t, bin, "run", "tpcapp", "--mix", "bidding")
+	if code, err := bad.Wait(time.Minute); err != nil || code != 2 || !regexp.MustCompile(`methods: NewCustomer`).MatchString(bad.Stderr()) {
+		t.Errorf("--mix bidding exited %d (%v): %s", code, err, bad.Stderr())
+	}
+}

@@ -97,7 +97,8 @@ type Run struct {
 	// (the deadlocks of the paper) instead of key order.
 	UnsortedAccess bool `yaml:"unsorted-access" json:"unsorted-access,omitempty"`
 	// Mix is RUBiS's transition table: bidding, browsing, or the path of
-	// a table in the original client's format (the workload checks it).
+	// a table in the original client's format; TPC-App's method mix: spec
+	// or weights, OP=N,… (the workload checks it).
 	Mix string `yaml:"mix" json:"mix,omitempty"`
 	// ThinkScale multiplies RUBiS's think times (mean 7 s): below 1 for
 	// short runs, 0 for none.
@@ -191,6 +192,9 @@ type Defaults struct {
 	// Persistence, when set, replaces the container's CMP as the default
 	// (RUBiS: the PHP version's direct SQL, the seed's baseline).
 	Persistence container.Persistence
+	// Mix, when set, replaces RUBiS's bidding as --mix's default (TPC-App:
+	// spec, the reference's mix).
+	Mix string
 }
 
 // New is the default configuration of a workload.
@@ -206,7 +210,7 @@ func New(workload string, d Defaults) Run {
 		RampUp:         Duration(d.RampUp),
 		RampDown:       Duration(d.RampDown),
 		PODispatch:     "sync",
-		Mix:            "bidding",
+		Mix:            cmp.Or(d.Mix, "bidding"),
 		Protocol:       "http",
 		Tiers:          1,
 		ThinkScale:     1,
@@ -489,7 +493,7 @@ var workloadKeys = map[string][]string{
 	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf", "tpcapp"}, "emulator": {"ecperf"},
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
-	"warmup": {"stockonline"}, "mix": {"rubis"}, "think-scale": {"rubis"},
+	"warmup": {"stockonline"}, "mix": {"rubis", "tpcapp"}, "think-scale": {"rubis"},
 	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
 	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
 	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},

@@ -495,7 +495,13 @@ func groupsOf(run workload.Run, cfg config.Run, info workload.Info) []workload.G
 	if cfg.ThinkTime > 0 {
 		pacing = workload.Pacing{Kind: workload.Think, Mean: time.Duration(cfg.ThinkTime)}
 	}
-	return []workload.Group{{Name: "clients", Clients: cfg.Clients, Mix: info.Mix, Pacing: pacing}}
+	mix := info.Mix
+	if info.MixOf != nil {
+		if m, err := info.MixOf(cfg); err == nil { // Validate refused the run otherwise
+			mix = m
+		}
+	}
+	return []workload.Group{{Name: "clients", Clients: cfg.Clients, Mix: mix, Pacing: pacing}}
 }
 
 // entitySettings resolves each entity type's container settings: the

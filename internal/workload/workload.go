@@ -41,6 +41,9 @@ type Info struct {
 	// Entities are the workload's entity types, for the container
 	// persistence strategies.
 	Entities []*container.Type
+	// MixOf is the mix a run's configuration asks for (TPC-App's --mix
+	// weights), checked by Validate; nil: Mix.
+	MixOf func(config.Run) (Mix, error)
 	// Grouped: the workload's Run brings its own terminal groups (see
 	// Grouped); --clients and --think-time do not apply.
 	Grouped bool

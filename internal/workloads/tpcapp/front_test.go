@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
 )
 
 // frontOverSQLite is a Front over the service on a loaded SQLite file.
@@ -140,4 +141,29 @@ func FuzzFrontSurvivesAnyBody(f *testing.F) {
 			t.Fatalf("%q: 500 %s", body, rec.Body)
 		}
 	})
+}
+
+// --mix: spec is the reference's mix; weights name methods, and a method
+// not named is never sent; anything else is refused with the names.
+func TestParseMix(t *testing.T) {
+	spec, err := ParseMix(MixSpec)
+	if err != nil || len(spec.Cards) != numOps || spec.Cards[CreateOrder].Count != 50 || spec.Cards[NewCustomer].Count != 1 {
+		t.Errorf("spec: %+v, %v", spec, err)
+	}
+	two, err := ParseMix("OrderStatus=1, ProductDetail=3")
+	if err != nil || len(two.Cards) != 2 || two.Cards[0] != (workload.Card{Op: OrderStatus, Count: 1}) || two.Cards[1] != (workload.Card{Op: ProductDetail, Count: 3}) {
+		t.Errorf("two methods: %+v, %v", two, err)
+	}
+	for in, says := range map[string]string{
+		"bidding":                     "not METHOD=WEIGHT; methods: NewCustomer",
+		"CreateOrder=x":               "want a whole number",
+		"CreateOrder=-1":              "want a whole number",
+		"CreateOrder=1,CreateOrder=2": "named twice",
+		"CreateOrder=0":               "every weight is 0",
+		"Checkout=3":                  "not METHOD=WEIGHT",
+	} {
+		if _, err := ParseMix(in); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("--mix %s: %v, want an error saying %q", in, err, says)
+		}
+	}
 }

@@ -47,14 +47,6 @@ type Workload struct{}
 // New returns the workload for the registry.
 func New() Workload { return Workload{} }
 
-// mix is the specification's interaction mix as the reference gives it.
-func mix() workload.Mix {
-	return workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{
-		{Op: NewCustomer, Count: 1}, {Op: ChangePaymentMethod, Count: 5}, {Op: CreateOrder, Count: 50},
-		{Op: OrderStatus, Count: 5}, {Op: NewProducts, Count: 7}, {Op: ProductDetail, Count: 30}, {Op: ChangeItem, Count: 2},
-	}}
-}
-
 // callTimeout bounds one call to a partner: a partner that hangs fails the
 // method instead of holding its server thread for ever.
 const callTimeout = 30 * time.Second
@@ -68,7 +60,8 @@ func (Workload) Info() workload.Info {
 		Title:      "TPC-App: a retail distributor's application server for web-service requests from businesses",
 		Reference:  "TPC Benchmark App; Asskildt (2007)",
 		Operations: opNames[:],
-		Mix:        mix(),
+		Mix:        mixOf(specMix),
+		MixOf:      func(c config.Run) (workload.Mix, error) { return ParseMix(c.Mix) },
 		Metric:     workload.Metric{Name: "SIPS", Per: time.Second},
 		Defaults: config.Defaults{
 			Clients:       10,
@@ -76,6 +69,7 @@ func (Workload) Info() workload.Info {
 			Duration:      time.Minute,
 			RampUp:        10 * time.Second,
 			Persistence:   container.Direct,
+			Mix:           MixSpec,
 		},
 		Persistence:  []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked},
 		Validity:     validity(),
@@ -83,8 +77,8 @@ func (Workload) Info() workload.Info {
 		AgentThreads: func(c config.Run) int { return 2 * max(c.ShippingAgents, 1) },
 		Validate:     validate,
 		Setup: func(c config.Run) string {
-			return fmt.Sprintf("front %s, images %s (%d KiB), indexes %s, partners %s, sessions %s", c.Front, c.ItemImages, c.ImageKB, c.Indexes,
-				partnerSetup(c), c.SessionLength)
+			return fmt.Sprintf("front %s, images %s (%d KiB), indexes %s, partners %s, sessions %s, mix %s", c.Front, c.ItemImages, c.ImageKB, c.Indexes,
+				partnerSetup(c), c.SessionLength, c.Mix)
 		},
 	}
 }
@@ -137,6 +131,9 @@ func validate(c config.Run) []error {
 		errs = append(errs, fmt.Errorf("--partner-fail-rate %g: want a share in [0, 1]", c.PartnerFailRate))
 	}
 	if _, err := ParseSessionLength(c.SessionLength); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := ParseMix(c.Mix); err != nil {
 		errs = append(errs, err)
 	}
 	if !slices.Contains(Fronts, c.Front) {

@@ -504,7 +504,7 @@ func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]
 	for i := range ebs {
 		ebs[i] = wr.NewClient(0, i, rand.New(rand.NewPCG(cfg.Seed, uint64(i))))
 	}
-	weights := mix().Cards
+	weights := mixOf(specMix).Cards
 	for i := range steps {
 		x, op := rng.IntN(100), 0
 		for _, c := range weights {
