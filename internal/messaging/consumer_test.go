@@ -145,7 +145,11 @@ func TestRestartedConsumerGetsUnacknowledged(t *testing.T) {
 		}
 		wait(t, allFailed, "3 failed deliveries")
 		c.Stop()
-		if n := pending(t, q, "mdb"); n != 3 {
+		// The acks were confirmed before Stop returned, but the naks of
+		// copies redelivered during the drain are not: the server's
+		// count can read one high for a moment under load (seen with
+		// -race on the shared server), so it is read until it settles.
+		if n := pendingSettles(t, q, "mdb", 3); n != 3 {
 			t.Fatalf("pending after the first consumer stopped: %d; want 3", n)
 		}
 

@@ -192,6 +192,20 @@ func pending(t *testing.T, q *Queue, durable string) int {
 	return n
 }
 
+// pendingSettles reads pending until it is want, for up to 2 s, and
+// returns the last reading.
+func pendingSettles(t *testing.T, q *Queue, durable string, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n := pending(t, q, durable)
+		if n == want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func length(t *testing.T, q *Queue) int {
 	t.Helper()
 	n, err := q.Len(testContext(t))
