@@ -170,39 +170,32 @@ func (b *Beans) CustomerPayment(ctx context.Context, thread int, customer int64)
 func (b *Beans) PlaceOrder(ctx context.Context, thread int, o OrderDraft) (Order, error) {
 	var out Order
 	err := b.inTx(ctx, thread, true, func(tx *container.Tx) error {
-		out = Order{Date: o.Date, ShipType: o.ShipType, Status: StatusPending}
 		country, err := tx.Find(b.country, key(o.ShipAddress.Country))
 		if errors.Is(err, container.ErrNotFound) {
 			return badRequest("ship address country %d: no such country", o.ShipAddress.Country)
 		} else if err != nil {
 			return err
 		}
-		zone := country.Int(coZone)
 		addr, err := b.addressID(tx, o.ShipAddress)
 		if err != nil {
 			return err
 		}
-		var volume int64
-		for _, l := range o.Lines {
-			item, err := b.findItem(tx, l.ItemID)
+		out, err = priceOrder(o, country.Int(coZone), func(id int64) (stockedItem, error) {
+			item, err := b.findItem(tx, id)
 			if err != nil {
-				return err
+				return stockedItem{}, err
 			}
-			stock, err := tx.Find(b.stock, key(l.ItemID))
+			stock, err := tx.Find(b.stock, key(id))
 			if errors.Is(err, container.ErrNotFound) {
-				return fmt.Errorf("item %d has no stock row: %w", l.ItemID, ErrNoItem)
+				return stockedItem{}, fmt.Errorf("item %d has no stock row: %w", id, ErrNoItem)
 			} else if err != nil {
-				return err
+				return stockedItem{}, err
 			}
-			status := StatusPending
-			if stock.Int(sQty) < l.Qty {
-				status, out.Status = StatusBackOrdered, StatusBackOrdered
-			}
-			volume += item.Int(iVolume) * l.Qty
-			out.Lines = append(out.Lines, Line{ItemID: l.ItemID, Qty: l.Qty, Price: item.Int(iCost), Status: status})
+			return stockedItem{cost: item.Int(iCost), volume: item.Int(iVolume), stock: stock.Int(sQty)}, nil
+		})
+		if err != nil {
+			return err
 		}
-		out.ShipCost = shipCost(o.ShipType, zone, volume)
-		out.SubTotal, out.Discount, out.Tax, out.Total = totals(out.Lines, o.DiscountBP, out.ShipCost)
 		ord, err := tx.Create(b.order, container.Key{})
 		if err != nil {
 			return err

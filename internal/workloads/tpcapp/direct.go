@@ -178,35 +178,26 @@ func (d *Direct) CustomerPayment(ctx context.Context, thread int, customer int64
 var ErrNoItem = errors.New("no such item")
 
 func (d *Direct) PlaceOrder(ctx context.Context, thread int, o OrderDraft) (Order, error) {
-	out := Order{Date: o.Date, ShipType: o.ShipType, Status: StatusPending}
 	zone, ok := d.zones[o.ShipAddress.Country]
 	if !ok {
-		return out, badRequest("ship address country %d: no such country", o.ShipAddress.Country)
+		return Order{}, badRequest("ship address country %d: no such country", o.ShipAddress.Country)
 	}
+	var out Order
 	err := d.inTx(ctx, thread, func(tx *store.Tx) error {
-		out.Lines = out.Lines[:0]
-		out.Status = StatusPending
 		addr, err := d.address(ctx, tx, o.ShipAddress)
 		if err != nil {
 			return err
 		}
-		var volume int64
-		for _, l := range o.Lines {
-			var cost, vol, qty int64
-			if err := tx.QueryRow(ctx, d.st.itemForOrder, l.ItemID).Scan(&cost, &vol, &qty); errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("item %d: %w", l.ItemID, ErrNoItem)
-			} else if err != nil {
-				return err
+		out, err = priceOrder(o, zone, func(id int64) (it stockedItem, err error) {
+			err = tx.QueryRow(ctx, d.st.itemForOrder, id).Scan(&it.cost, &it.volume, &it.stock)
+			if errors.Is(err, store.ErrNotFound) {
+				err = fmt.Errorf("item %d: %w", id, ErrNoItem)
 			}
-			status := StatusPending
-			if qty < l.Qty {
-				status, out.Status = StatusBackOrdered, StatusBackOrdered
-			}
-			volume += vol * l.Qty
-			out.Lines = append(out.Lines, Line{ItemID: l.ItemID, Qty: l.Qty, Price: cost, Status: status})
+			return it, err
+		})
+		if err != nil {
+			return err
 		}
-		out.ShipCost = shipCost(o.ShipType, zone, volume)
-		out.SubTotal, out.Discount, out.Tax, out.Total = totals(out.Lines, o.DiscountBP, out.ShipCost)
 		out.ID, err = store.InsertID(ctx, tx, d.st.insertOrder, o.CustomerID, o.Date, out.SubTotal, out.Discount, out.Tax, out.ShipCost,
 			out.Total, o.ShipType, addr, out.Status, o.Payment, o.AuthCode)
 		if err != nil {

@@ -36,3 +36,31 @@ func totals(lines []Line, discountBP, ship int64) (sub, discount, tax, total int
 	tax = (sub - discount) * taxBasisPoints / 10000
 	return sub, discount, tax, sub - discount + tax + ship
 }
+
+// stockedItem is what pricing an order line needs of its item.
+type stockedItem struct{ cost, volume, stock int64 }
+
+// priceOrder is the order o makes: each line at its item's cost, PENDING
+// or, short of stock, BACK_ORDERED (and the order with it), the shipping
+// cost of the lines' volume to zone, and the totals. item reads a line's
+// item; both Data implementations price through here, inside their
+// transaction.
+func priceOrder(o OrderDraft, zone int64, item func(id int64) (stockedItem, error)) (Order, error) {
+	out := Order{Date: o.Date, ShipType: o.ShipType, Status: StatusPending, Lines: make([]Line, 0, len(o.Lines))}
+	var volume int64
+	for _, l := range o.Lines {
+		it, err := item(l.ItemID)
+		if err != nil {
+			return out, err
+		}
+		status := StatusPending
+		if it.stock < l.Qty {
+			status, out.Status = StatusBackOrdered, StatusBackOrdered
+		}
+		volume += it.volume * l.Qty
+		out.Lines = append(out.Lines, Line{ItemID: l.ItemID, Qty: l.Qty, Price: it.cost, Status: status})
+	}
+	out.ShipCost = shipCost(o.ShipType, zone, volume)
+	out.SubTotal, out.Discount, out.Tax, out.Total = totals(out.Lines, o.DiscountBP, out.ShipCost)
+	return out, nil
+}

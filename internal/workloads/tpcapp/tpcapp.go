@@ -171,7 +171,6 @@ func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (
 type site struct {
 	pop     population
 	front   *Front
-	service *Service
 	methods Methods // the service, counting what it commits
 	ship    *shipping
 	checker *checker
@@ -251,8 +250,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 	} else if data, err = NewDirect(ctx, db); err != nil {
 		return nil, err
 	}
-	s.service = NewService(data, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]})
-	s.methods = committed{Service: s.service, site: s}
+	s.methods = committed{Service: NewService(data, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]}), site: s}
 	if s.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
 	}
