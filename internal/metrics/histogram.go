@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -24,10 +25,44 @@ func NewHistogram() *Histogram {
 	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, sigFigs)}
 }
 
-// newCoarseHistogram trades precision (2 digits) for size, for the
-// per-second series where only a p99 is read.
+// newCoarseHistogram trades precision for size, for the per-second
+// series: a run keeps one per operation per second. One significant digit
+// puts 16 linear buckets in each doubling, so a percentile is read within
+// 6.25% of its value; an encoded second of Stock-Online's busiest
+// operation is then about 130 bytes instead of 400, an hour of the whole
+// workload about 3.5 MB, and a live one 1.7 KB of memory instead of 26 KB.
+// The steady state's own histograms keep 3 digits.
 func newCoarseHistogram() *Histogram {
-	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, 2)}
+	return &Histogram{h: hdrhistogram.New(lowestMicros, highestMicros, 1)}
+}
+
+// Unit of the values in an encoded histogram.
+const Unit = "us"
+
+// Encode h in HdrHistogram's standard V2 compressed encoding, base64: the
+// form every HdrHistogram library and tool (HistogramLogAnalyzer,
+// hdrhistogram-py, the Java original) decodes. Values are microseconds.
+func (h *Histogram) Encode() string {
+	b, err := h.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		// Only an unknown encoding version fails, and the version is fixed.
+		panic("metrics: encode histogram: " + err.Error())
+	}
+	return string(b)
+}
+
+// DecodeHistogram reads what Encode wrote (or any V2 compressed
+// histogram). It refuses one whose range cannot hold ours exactly, so that
+// merges stay exact.
+func DecodeHistogram(s string) (*Histogram, error) {
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("histogram: %w", err)
+	}
+	if h.LowestTrackableValue() > lowestMicros || h.HighestTrackableValue() < highestMicros {
+		return nil, fmt.Errorf("histogram: range %d..%d µs, want at least %d..%d", h.LowestTrackableValue(), h.HighestTrackableValue(), lowestMicros, highestMicros)
+	}
+	return &Histogram{h: h}, nil
 }
 
 // Record adds one latency; values past an hour count as an hour, so a
@@ -89,4 +124,17 @@ func (h *Histogram) Summary() Latency {
 		P99:  ms(h.h.ValueAtQuantile(99)),
 		Max:  ms(h.h.Max()),
 	}
+}
+
+// Quantiles are the percentiles a time series plots.
+type Quantiles struct {
+	P50, P90, P99, P999 time.Duration
+}
+
+// Quantiles of h; zero for an empty histogram.
+func (h *Histogram) Quantiles() Quantiles {
+	if h.Count() == 0 {
+		return Quantiles{}
+	}
+	return Quantiles{P50: h.Quantile(0.5), P90: h.Quantile(0.9), P99: h.Quantile(0.99), P999: h.Quantile(0.999)}
 }

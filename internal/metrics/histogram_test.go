@@ -101,16 +101,27 @@ func TestRecorderSeparatesOutcomesPhasesAndSeconds(t *testing.T) {
 	if b.Successes != 1 || b.Errors != 1 || b.Latency.Count() != 1 || b.ErrorLatency.Count() != 1 {
 		t.Errorf("op b: errors must be counted apart from latencies: %+v", b)
 	}
-	wantSeries := []Second{{T: 1, Ops: 1}, {T: 2, Ops: 2}, {T: 3, Ops: 1, Errors: 1}}
-	got := slices.Clone(snap.Series)
-	for i := range got {
-		got[i].P99 = 0
+	type point struct {
+		T                       int
+		Ops, Errors             int64
+		PerOpOps, PerOpFailures [2]int64
+	}
+	wantSeries := []point{{1, 1, 0, [2]int64{1, 0}, [2]int64{}}, {2, 2, 0, [2]int64{2, 0}, [2]int64{}}, {3, 1, 1, [2]int64{0, 1}, [2]int64{0, 1}}}
+	var got []point
+	for _, s := range snap.Series {
+		got = append(got, point{s.T, s.Ops, s.Errors, [2]int64{s.PerOp[0].Ops, s.PerOp[1].Ops}, [2]int64{s.PerOp[0].Errors, s.PerOp[1].Errors}})
 	}
 	if !slices.Equal(got, wantSeries) {
 		t.Errorf("series = %+v, want %+v", got, wantSeries)
 	}
 	if p := snap.Series[2].P99; p < 2900*time.Microsecond || p > 3100*time.Microsecond {
 		t.Errorf("third second p99 = %v, want about 3ms (errors excluded)", p)
+	}
+	if snap.Series[2].PerOp[0].Latency != "" {
+		t.Errorf("third second: operation a finished nothing, yet has a latency histogram")
+	}
+	if h, err := DecodeHistogram(snap.Series[1].PerOp[0].Latency); err != nil || h.Count() != 2 {
+		t.Errorf("second second, operation a: decoded %v, %v; want 2 samples", h, err)
 	}
 	if !slices.Equal(snap.Succeeded, []int64{2, 1}) {
 		t.Errorf("succeeded over the whole run = %v, want [2 1] (ramp samples included)", snap.Succeeded)

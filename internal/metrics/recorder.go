@@ -86,7 +86,7 @@ func NewRecorder(ops []string, n int) *Recorder {
 	if n < 1 {
 		n = 1
 	}
-	r := &Recorder{ops: ops}
+	r := &Recorder{ops: ops, series: series{ops: len(ops)}}
 	for i := 0; i < n; i++ {
 		r.shards = append(r.shards, newShard(len(ops), &r.series))
 	}
@@ -111,11 +111,12 @@ func (r *Recorder) Completed() (ops, errors int64) {
 type Shard struct {
 	mu  sync.Mutex
 	ops []opRecord
-	// The second being accumulated for the time series.
+	// The second being accumulated for the time series, per operation;
+	// a histogram is allocated for an operation on its first sample.
 	sec       int
-	secOps    int64
-	secErrors int64
-	secHist   *Histogram
+	secOps    []int64
+	secErrors []int64
+	secHist   []*Histogram
 	series    *series
 
 	done, failed atomic.Int64
@@ -142,7 +143,8 @@ type opRecord struct {
 }
 
 func newShard(ops int, s *series) *Shard {
-	sh := &Shard{ops: make([]opRecord, ops), series: s, secHist: newCoarseHistogram(), sec: -1}
+	sh := &Shard{ops: make([]opRecord, ops), series: s, sec: -1,
+		secOps: make([]int64, ops), secErrors: make([]int64, ops), secHist: make([]*Histogram, ops)}
 	for i := range sh.ops {
 		sh.ops[i].latency = NewHistogram()
 		sh.ops[i].queue = NewHistogram()
@@ -160,10 +162,15 @@ func (s *Shard) Record(x Sample) {
 		s.sec = sec
 	}
 	if x.Outcome.Failed() {
-		s.secErrors++
+		s.secErrors[x.Op]++
 	} else {
-		s.secOps++
-		s.secHist.Record(e2e)
+		s.secOps[x.Op]++
+		h := s.secHist[x.Op]
+		if h == nil {
+			h = newCoarseHistogram()
+			s.secHist[x.Op] = h
+		}
+		h.Record(e2e)
 	}
 	o := &s.ops[x.Op]
 	if x.Outcome == Success {
@@ -217,38 +224,129 @@ func (s *Shard) Record(x Sample) {
 // flushSecond hands the finished second to the shared series; called with
 // s.mu held, once per shard per second at most.
 func (s *Shard) flushSecond() {
-	if s.sec < 0 || (s.secOps == 0 && s.secErrors == 0) {
+	if s.sec < 0 {
 		return
 	}
 	s.series.add(s.sec, s.secOps, s.secErrors, s.secHist)
-	s.secOps, s.secErrors = 0, 0
-	s.secHist.reset()
+	clear(s.secOps)
+	clear(s.secErrors)
+	for _, h := range s.secHist {
+		if h != nil {
+			h.reset()
+		}
+	}
 }
 
-// series is the per-second time series over the whole run.
+// series is the per-second time series over the whole run, per operation.
+// A second's histograms stay live while shards may still add to it; once
+// the run is sealOpen seconds past it, they are encoded (a few hundred
+// bytes instead of tens of kilobytes each), so an hour-long run keeps its
+// every second in a few megabytes. A shard that flushes a sealed second
+// late (its terminals were all thinking) is merged in exactly all the same.
 type series struct {
 	mu      sync.Mutex
-	seconds []second
+	ops     int
+	seconds []*second
+	// sealed: seconds[:sealed] are encoded.
+	sealed int
 }
+
+const sealOpen = 3
 
 type second struct {
-	ops, errors int64
-	hist        *Histogram
+	ops, errors []int64
+	live        []*Histogram
+	encoded     []string
+	// quantiles of all operations together, set when sealed.
+	quantiles Quantiles
 }
 
-func (s *series) add(sec int, ops, errors int64, h *Histogram) {
+func (s *series) add(sec int, ops, errors []int64, hists []*Histogram) {
+	any := false
+	for i := range ops {
+		any = any || ops[i] > 0 || errors[i] > 0
+	}
+	if !any {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.seconds) <= sec {
-		s.seconds = append(s.seconds, second{})
+		s.seconds = append(s.seconds, &second{ops: make([]int64, s.ops), errors: make([]int64, s.ops)})
 	}
-	x := &s.seconds[sec]
-	x.ops += ops
-	x.errors += errors
-	if h.Count() > 0 {
-		if x.hist == nil {
-			x.hist = newCoarseHistogram()
+	x := s.seconds[sec]
+	for i := range ops {
+		x.ops[i] += ops[i]
+		x.errors[i] += errors[i]
+		h := hists[i]
+		if h == nil || h.Count() == 0 {
+			continue
 		}
-		x.hist.Merge(h)
+		if sec < s.sealed {
+			x.mergeSealed(i, h)
+			continue
+		}
+		if x.live == nil {
+			x.live = make([]*Histogram, s.ops)
+		}
+		if x.live[i] == nil {
+			x.live[i] = newCoarseHistogram()
+		}
+		x.live[i].Merge(h)
 	}
+	for s.sealed < sec-sealOpen {
+		s.seconds[s.sealed].seal()
+		s.sealed++
+	}
+}
+
+// seal encodes the second's live histograms and lets them go.
+func (x *second) seal() {
+	if x.live == nil {
+		return
+	}
+	all := newCoarseHistogram()
+	x.encoded = make([]string, len(x.live))
+	for i, h := range x.live {
+		if h != nil {
+			x.encoded[i] = h.Encode()
+			all.Merge(h)
+		}
+	}
+	x.quantiles = all.Quantiles()
+	x.live = nil
+}
+
+// mergeSealed adds h to operation i of a sealed second.
+func (x *second) mergeSealed(i int, h *Histogram) {
+	if x.encoded == nil {
+		x.encoded = make([]string, len(x.ops))
+	}
+	merged := newCoarseHistogram()
+	if x.encoded[i] != "" {
+		old, err := DecodeHistogram(x.encoded[i])
+		if err != nil {
+			panic("metrics: a sealed second does not decode: " + err.Error()) // we encoded it
+		}
+		merged.Merge(old)
+	}
+	merged.Merge(h)
+	x.encoded[i] = merged.Encode()
+	x.quantiles = quantilesOf(x.encoded)
+}
+
+// quantilesOf the union of encoded histograms.
+func quantilesOf(encoded []string) Quantiles {
+	all := newCoarseHistogram()
+	for _, e := range encoded {
+		if e == "" {
+			continue
+		}
+		h, err := DecodeHistogram(e)
+		if err != nil {
+			panic("metrics: an encoded second does not decode: " + err.Error()) // we encoded it
+		}
+		all.Merge(h)
+	}
+	return all.Quantiles()
 }

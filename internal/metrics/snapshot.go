@@ -1,6 +1,6 @@
 package metrics
 
-import "time"
+import "fmt"
 
 // OpStats is everything measured for one operation in the steady state.
 type OpStats struct {
@@ -29,13 +29,25 @@ func (o OpStats) Count() int64 { return o.Successes + o.Business }
 // Failed is the operations that ended in an error or in doubt.
 func (o OpStats) Failed() int64 { return o.Errors + o.InDoubt }
 
-// Second is one point of the time series.
+// Second is one point of the time series: operations that finished in it,
+// ramps included.
 type Second struct {
 	// T is the second's end since the start of the run: T=1 covers [0 s, 1 s).
-	T      int
-	Ops    int64
-	Errors int64
-	P99    time.Duration
+	T int
+	// Ops completed and Errors (failures) of all operations; Quantiles of
+	// the completed ones' latency.
+	Ops, Errors int64
+	Quantiles
+	// PerOp is per operation, in the recorder's order.
+	PerOp []SecondOp
+}
+
+// SecondOp is one operation's second.
+type SecondOp struct {
+	Ops, Errors int64
+	// Latency of the completed operations, encoded (Histogram.Encode) at 1
+	// significant digit; empty when none completed.
+	Latency string
 }
 
 // Snapshot is the merged content of a recorder.
@@ -55,20 +67,25 @@ func newOpStats(name string) OpStats {
 func (s Snapshot) Total() OpStats {
 	t := newOpStats("total")
 	for _, o := range s.Ops {
-		t.Successes += o.Successes
-		t.Business += o.Business
-		t.Errors += o.Errors
-		t.InDoubt += o.InDoubt
-		t.Retries += o.Retries
-		t.Completed += o.Completed
-		t.Aborts.Add(o.Aborts)
-		t.Latency.Merge(o.Latency)
-		t.Queue.Merge(o.Queue)
-		t.Service.Merge(o.Service)
-		t.Backoff.Merge(o.Backoff)
-		t.ErrorLatency.Merge(o.ErrorLatency)
+		t.add(o)
 	}
 	return t
+}
+
+// add o's counts and samples to x.
+func (x *OpStats) add(o OpStats) {
+	x.Successes += o.Successes
+	x.Business += o.Business
+	x.Errors += o.Errors
+	x.InDoubt += o.InDoubt
+	x.Retries += o.Retries
+	x.Completed += o.Completed
+	x.Aborts.Add(o.Aborts)
+	x.Latency.Merge(o.Latency)
+	x.Queue.Merge(o.Queue)
+	x.Service.Merge(o.Service)
+	x.Backoff.Merge(o.Backoff)
+	x.ErrorLatency.Merge(o.ErrorLatency)
 }
 
 // Snapshot merges the shards. Call it once recording has stopped.
@@ -110,12 +127,108 @@ func (r *Recorder) Snapshot() Snapshot {
 	}
 	r.series.mu.Lock()
 	defer r.series.mu.Unlock()
+	for ; r.series.sealed < len(r.series.seconds); r.series.sealed++ {
+		r.series.seconds[r.series.sealed].seal()
+	}
 	for i, x := range r.series.seconds {
-		p := Second{T: i + 1, Ops: x.ops, Errors: x.errors}
-		if x.hist != nil {
-			p.P99 = x.hist.Quantile(0.99)
-		}
-		snap.Series = append(snap.Series, p)
+		snap.Series = append(snap.Series, x.point(i+1))
 	}
 	return snap
+}
+
+func (x *second) point(t int) Second {
+	p := Second{T: t, Quantiles: x.quantiles, PerOp: make([]SecondOp, len(x.ops))}
+	for i := range x.ops {
+		p.Ops += x.ops[i]
+		p.Errors += x.errors[i]
+		p.PerOp[i] = SecondOp{Ops: x.ops[i], Errors: x.errors[i]}
+		if x.encoded != nil {
+			p.PerOp[i].Latency = x.encoded[i]
+		}
+	}
+	return p
+}
+
+// Merge adds o's samples to s exactly: a snapshot of the same operations
+// whose seconds count from the same start (another agent's, another
+// process's). Latencies merge bucket by bucket, so every percentile of the
+// merge is the percentile of all samples.
+func (s *Snapshot) Merge(o Snapshot) error {
+	if len(s.Ops) != len(o.Ops) {
+		return fmt.Errorf("merge: %d operations and %d", len(s.Ops), len(o.Ops))
+	}
+	for i := range s.Ops {
+		d, x := &s.Ops[i], o.Ops[i]
+		if d.Name != x.Name {
+			return fmt.Errorf("merge: operation %d is %s here and %s there", i, d.Name, x.Name)
+		}
+		d.add(x)
+	}
+	for i := range s.Succeeded {
+		s.Succeeded[i] += o.Succeeded[i]
+		s.InDoubt[i] += o.InDoubt[i]
+	}
+	for len(s.Series) < len(o.Series) {
+		t := len(s.Series) + 1
+		s.Series = append(s.Series, Second{T: t, PerOp: make([]SecondOp, len(s.Ops))})
+	}
+	for i, x := range o.Series {
+		d := &s.Series[i]
+		if len(x.PerOp) != len(d.PerOp) {
+			return fmt.Errorf("merge: second %d has %d operations, want %d", x.T, len(x.PerOp), len(d.PerOp))
+		}
+		for j := range d.PerOp {
+			do, xo := &d.PerOp[j], x.PerOp[j]
+			do.Ops += xo.Ops
+			do.Errors += xo.Errors
+			if xo.Latency != "" {
+				merged, err := mergeEncoded(do.Latency, xo.Latency)
+				if err != nil {
+					return fmt.Errorf("merge: second %d, %s: %w", x.T, s.Ops[j].Name, err)
+				}
+				do.Latency = merged
+			}
+		}
+		summed, err := Summed(*d)
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		*d = summed
+	}
+	return nil
+}
+
+// Summed sets a second's totals and quantiles from its operations'.
+func Summed(s Second) (Second, error) {
+	s.Ops, s.Errors = 0, 0
+	all := newCoarseHistogram()
+	for _, o := range s.PerOp {
+		s.Ops += o.Ops
+		s.Errors += o.Errors
+		if o.Latency == "" {
+			continue
+		}
+		h, err := DecodeHistogram(o.Latency)
+		if err != nil {
+			return s, err
+		}
+		all.Merge(h)
+	}
+	s.Quantiles = all.Quantiles()
+	return s, nil
+}
+
+func mergeEncoded(a, b string) (string, error) {
+	merged := newCoarseHistogram()
+	for _, e := range []string{a, b} {
+		if e == "" {
+			continue
+		}
+		h, err := DecodeHistogram(e)
+		if err != nil {
+			return "", err
+		}
+		merged.Merge(h)
+	}
+	return merged.Encode(), nil
 }

@@ -1,11 +1,13 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
@@ -48,6 +50,9 @@ type Result struct {
 	// Validity is the reference's rules for a run to count (ECperf).
 	Validity   *Validity `json:"validity,omitempty"`
 	Timeseries []Point   `json:"timeseries"`
+	// Histograms are the distributions behind every latency figure, per
+	// operation and per second (absent in results written before them).
+	Histograms *Histograms `json:"histograms,omitempty"`
 
 	// OperationOrder is the workload's order of operations, for tables;
 	// EntityOrder the order of its entity types.
@@ -287,6 +292,7 @@ type Point struct {
 	T      int     `json:"t_s"`
 	Ops    int64   `json:"ops"`
 	Errors int64   `json:"errors"`
+	P50Ms  float64 `json:"p50_ms"`
 	P99Ms  float64 `json:"p99_ms"`
 }
 
@@ -437,7 +443,11 @@ func Build(in Inputs) *Result {
 		r.Summary.Passed = r.Summary.Passed && r.Validity.Passed
 	}
 	for _, s := range in.Snapshot.Series {
-		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors, P99Ms: round(float64(s.P99)/1e6, 3)})
+		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors,
+			P50Ms: round(float64(s.P50)/1e6, 3), P99Ms: round(float64(s.P99)/1e6, 3)})
+	}
+	if len(in.Snapshot.Ops) > 0 {
+		r.Histograms = buildHistograms(in.Snapshot)
 	}
 	return r
 }
@@ -448,16 +458,74 @@ func (r *Result) TooManyErrors() bool {
 	return r.Summary.ErrorRatePct > r.Summary.MaxErrorRatePct
 }
 
-// WriteFile writes r as indented JSON.
+// WriteFile writes r as indented JSON, except that each second of the
+// time series and of the histograms takes one line: an hour-long run has
+// thousands, and one field per line would double the file for nothing.
 func (r *Result) WriteFile(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := r.MarshalFile()
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
+}
+
+// MarshalFile is the content WriteFile writes.
+func (r *Result) MarshalFile() ([]byte, error) {
+	shell := *r
+	shell.Timeseries = nil
+	var seconds []SecondHistograms
+	if r.Histograms != nil {
+		h := *r.Histograms
+		seconds, h.Seconds = h.Seconds, nil
+		shell.Histograms = &h
+	}
+	b, err := json.MarshalIndent(&shell, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	b, err = spliceLines(b, `"timeseries": null`, r.Timeseries, "  ")
+	if err != nil {
+		return nil, err
+	}
+	if r.Histograms != nil {
+		if b, err = spliceLines(b, `"seconds": null`, seconds, "    "); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '\n'), nil
+}
+
+// spliceLines replaces the first placeholder in b with the array of
+// elems, one compact element per line, at the placeholder's indent.
+func spliceLines[T any](b []byte, placeholder string, elems []T, indent string) ([]byte, error) {
+	var out bytes.Buffer
+	i := bytes.Index(b, []byte(placeholder))
+	if i < 0 {
+		return nil, fmt.Errorf("write result: %s not found", placeholder)
+	}
+	key, _, _ := strings.Cut(placeholder, ":")
+	out.Write(b[:i])
+	out.WriteString(key + ": [")
+	for j, e := range elems {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		if j > 0 {
+			out.WriteByte(',')
+		}
+		out.WriteString("\n" + indent + "  ")
+		out.Write(line)
+	}
+	if len(elems) > 0 {
+		out.WriteString("\n" + indent)
+	}
+	out.WriteByte(']')
+	out.Write(b[i+len(placeholder):])
+	return out.Bytes(), nil
 }
 
 // ReadFile reads a result, refusing other schemas.

@@ -21,6 +21,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+func fixtureInfo() workload.Info {
+	return workload.Info{Name: "demo", Operations: []string{"Read", "Write"}, Metric: workload.Metric{Name: "TPS", Per: time.Second},
+		Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}},
+		Validity: &workload.Validity{
+			ResponseTimes: []workload.ResponseTime{{Ops: []string{"Read", "Write"}, Quantile: 0.9, Max: 3 * time.Millisecond}},
+			Mix:           []workload.Share{{Ops: []string{"Read"}, Percent: 90}, {Ops: []string{"Write"}, Percent: 10}}, MixTolerance: 0.05,
+		}}
+}
+
 // fixture is a small run with known samples: two operations, queued
 // clients, one business exception, one error, two checks.
 func fixture() *Result {
@@ -36,12 +45,7 @@ func fixture() *Result {
 	return Build(Inputs{
 		Version: "test",
 		Config:  cfg,
-		Info: workload.Info{Name: "demo", Operations: ops, Metric: workload.Metric{Name: "TPS", Per: time.Second},
-			Mix: workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}},
-			Validity: &workload.Validity{
-				ResponseTimes: []workload.ResponseTime{{Ops: []string{"Read", "Write"}, Quantile: 0.9, Max: 3 * time.Millisecond}},
-				Mix:           []workload.Share{{Ops: []string{"Read"}, Percent: 90}, {Ops: []string{"Write"}, Percent: 10}}, MixTolerance: 0.05,
-			}},
+		Info:    fixtureInfo(),
 		Environment: Environment{DB: "sqlite 3.54.1", Isolation: "serializable"},
 		Started:     time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 		Elapsed:     2 * time.Second,
@@ -70,11 +74,15 @@ func TestSummaryGolden(t *testing.T) {
 
 func TestResultFileGolden(t *testing.T) {
 	r := fixture()
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := r.MarshalFile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "result.golden.json", append(b, '\n'))
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("the file is not JSON: %v", err)
+	}
+	golden(t, "result.golden.json", b)
 }
 
 func TestBuildFigures(t *testing.T) {
