@@ -13,6 +13,7 @@ func newDriveCmd(env *Env, r *runner.Runner) *cobra.Command {
 	var target string
 	var o runner.DriveOptions
 	var checkDB store.DSN
+	var mf metricsFlags
 	cmd := &cobra.Command{
 		Use:   "drive WORKLOAD --target URL",
 		Short: "Drive a workload served elsewhere (tierbench serve): RUBiS's site, Stock-Online's session bean, TPC-App's web service",
@@ -37,7 +38,7 @@ is served, so the drive checks no database.`,
 			if err != nil {
 				return err
 			}
-			return measure(env, cmd.OutOrStdout(), r, cfg, func(run *runner.Runner) (*result.Result, error) {
+			return measure(env, cmd.OutOrStdout(), r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
 				if cmd.Flags().Changed("db") {
 					o.CheckDB = &checkDB
 				}
@@ -52,5 +53,6 @@ is served, so the drive checks no database.`,
 	fs.StringVar(&target, "target", "", "the served tier's URL, e.g. http://127.0.0.1:8080 (required)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "Stock-Online: file holding the token the business tier requires")
 	fs.Var(&checkDB, "db", "Stock-Online: the database behind the business tier, to check after the run: "+store.DSNForms)
+	addMetricsFlags(fs, &mf, true)
 	return cmd
 }

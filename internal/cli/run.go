@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 )
@@ -19,6 +20,7 @@ import (
 func newRunCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
 	var cpuProfile, memProfile string
+	var mf metricsFlags
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD",
 		Short: "(Re)populate, run, check consistency and report",
@@ -45,7 +47,7 @@ result file (tierbench/result/v1 JSON).`,
 			if err := r.Validate(cfg); err != nil {
 				return err
 			}
-			return measure(env, out, r, cfg, func(run *runner.Runner) (*result.Result, error) {
+			return measure(env, out, r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
 				return run.Run(cmd.Context(), cfg)
 			})
 		},
@@ -53,23 +55,39 @@ result file (tierbench/result/v1 JSON).`,
 	addRunFlags(cmd.Flags(), f)
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command to this file (for tuning tierbench itself)")
 	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a Go allocation profile of the whole command to this file (for tuning tierbench itself)")
+	addMetricsFlags(cmd.Flags(), &mf, true)
 	return cmd
 }
 
 // measure performs a run (run or drive) with a progress line, prints its
 // summary and writes its result file; the error carries the exit code.
-func measure(env *Env, out io.Writer, r *runner.Runner, cfg config.Run, do func(*runner.Runner) (*result.Result, error)) error {
+func measure(env *Env, out io.Writer, r *runner.Runner, cfg config.Run, mf *metricsFlags, do func(*runner.Runner) (*result.Result, error)) error {
 	resFile, err := reserveResult(cfg)
 	if err != nil {
 		return err
 	}
+	live, err := mf.start(env.Stderr, cfg.Workload)
+	if err != nil {
+		resFile.discard()
+		return err
+	}
 	run := *r
 	var progress *progressLine
-	if env.StdoutIsTerminal && !cfg.Quiet {
-		run.Started = func(p runner.Progress) { progress = startProgress(out, p) }
+	showProgress := env.StdoutIsTerminal && !cfg.Quiet
+	if showProgress || live != nil {
+		run.Started = func(p runner.Progress) {
+			if live != nil {
+				live.Entities(p.Entities)
+				live.Watch(livemetrics.Run{Recorder: p.Recorder, Began: p.Began, Stage: p.Stage})
+			}
+			if showProgress {
+				progress = startProgress(out, p)
+			}
+		}
 	}
 	res, err := do(&run)
 	progress.stop()
+	defer mf.finish(live)
 	if res == nil {
 		resFile.discard()
 		return infra(err)

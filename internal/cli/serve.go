@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/server"
 )
@@ -15,6 +16,7 @@ import (
 func newServeCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
 	o := runner.ServeOptions{Listen: "127.0.0.1:8080"}
+	var mf metricsFlags
 	cmd := &cobra.Command{
 		Use:   "serve WORKLOAD",
 		Short: "Serve a workload's middle tier, or one of its tiers, alone until interrupted",
@@ -45,7 +47,18 @@ file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			err = r.Serve(cmd.Context(), cfg, o, func(s runner.Serving) { printServing(out, cfg, s) })
+			live, err := mf.start(env.Stderr, cfg.Workload)
+			if err != nil {
+				return err
+			}
+			defer mf.finish(live)
+			err = r.Serve(cmd.Context(), cfg, o, func(s runner.Serving) {
+				if live != nil {
+					live.SetStage(livemetrics.StageServing)
+					live.Entities(s.Entities)
+				}
+				printServing(out, cfg, s)
+			})
 			if err != nil {
 				return infra(err)
 			}
@@ -54,6 +67,7 @@ file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 		},
 	}
 	addServeFlags(cmd.Flags(), f, &o)
+	addMetricsFlags(cmd.Flags(), &mf, false)
 	return cmd
 }
 

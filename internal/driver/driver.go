@@ -328,6 +328,8 @@ func cycleTime(p workload.Pacing, rng *rand.Rand) time.Duration {
 // when the run is being stopped. ctx stops the run; the operation itself
 // runs on r.opCtx.
 func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) (failed, ok bool) {
+	t.shard.Begin()
+	defer t.shard.End()
 	var queue, service, backoff, finished time.Duration
 	var err error
 	retries := 0

@@ -24,6 +24,24 @@ const (
 	InDoubt
 )
 
+// outcomes is how many there are.
+const outcomes = 4
+
+// String names the outcome as results and metrics label it.
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Business:
+		return "business"
+	case Error:
+		return "error"
+	case InDoubt:
+		return "in_doubt"
+	}
+	return "unknown"
+}
+
 // Failed reports whether the outcome is a failure the client saw (not a
 // completed transaction).
 func (o Outcome) Failed() bool { return o == Error || o == InDoubt }
@@ -120,9 +138,21 @@ type Shard struct {
 	series    *series
 
 	done, failed atomic.Int64
+	// inFlight: operations begun (Begin) and not yet ended (End).
+	inFlight atomic.Int64
 }
 
+// Begin marks an operation under way (a client asked for it; it may be
+// queued for a server thread); End marks it over, recorded or not.
+func (s *Shard) Begin() { s.inFlight.Add(1) }
+
+// End pairs with Begin.
+func (s *Shard) End() { s.inFlight.Add(-1) }
+
 type opRecord struct {
+	// all counts outcomes in every phase, ramps included, for live
+	// metrics: what the system did, not what the result measures.
+	all [outcomes]int64
 	// everSucceeded counts successes in every phase, for consistency
 	// checks that compare the database with what the clients did.
 	everSucceeded int64
@@ -182,6 +212,7 @@ func (s *Shard) Record(x Sample) {
 	if x.Outcome == InDoubt {
 		o.everInDoubt++
 	}
+	o.all[x.Outcome]++
 	if x.Measured {
 		o.retries += int64(x.Retries)
 		o.aborts.Add(x.Aborts)

@@ -66,6 +66,11 @@ type Progress struct {
 	// 12 POs awaiting delivery", "checking the database"); empty while
 	// they drive.
 	Stage func() string
+	// Recorder is the run's, for live metrics (Recorder.Live).
+	Recorder *metrics.Recorder
+	// Entities are the container's counters now; nil when the run has no
+	// container in this process.
+	Entities func() []workload.EntityStats
 }
 
 // stageDraining is the progress stage while the workload's agents finish
@@ -311,6 +316,10 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 			}
 			return st
 		}}
+		p.Recorder = s.rec
+		if er, ok := run.(workload.EntityRun); ok {
+			p.Entities = er.EntityStats
+		}
 		if dcfg.Duration == 0 {
 			for _, g := range s.groups {
 				p.Total += int64(g.Clients) * int64(cfg.Iterations) * int64(g.Mix.PerIteration())

@@ -59,6 +59,9 @@ type Serving struct {
 	Style string
 	// Protocol of a business tier.
 	Protocol string
+	// Entities are the served container's counters now; nil when the
+	// tier has no container.
+	Entities func() []workload.EntityStats
 }
 
 // tiersPath is where a served web tier answers its Tiers (its style and

@@ -110,7 +110,11 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	defer site.Close()
 	return serveHTTP(ctx, site, o.Listen, func(url string) {
 		if ready != nil {
-			ready(Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: cfg.StyleOf()})
+			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: cfg.StyleOf()}
+			if er, ok := site.(workload.EntityRun); ok {
+				sv.Entities = er.EntityStats
+			}
+			ready(sv)
 		}
 	})
 }

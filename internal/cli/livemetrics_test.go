@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+// syncBuffer is written by the command and read by the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("scrape: not the Prometheus text format: %v", err)
+	}
+	return fams
+}
+
+// value of the family's series whose labels include want.
+func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+func stage(fams map[string]*dto.MetricFamily) string {
+	for _, s := range []string{"starting", "driving", "draining", "checking", "done"} {
+		if v, _ := value(fams, "tierbench_run_stage", map[string]string{"stage": s}); v == 1 {
+			return s
+		}
+	}
+	return ""
+}
+
+// A run's metrics, scraped while it drives and once it is done: the
+// documented names are there, and the final steady-state counts and
+// latency sample counts equal the result file's, operation by operation.
+func TestMetricsListenMatchesResult(t *testing.T) {
+	reg, err := workload.NewRegistry(stockonline.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	var stdout, stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(context.Background(), Env{
+			Args: []string{"run", "stockonline", "--clients", "20", "--server-threads", "4", "--duration", "5s", "--ramp-up", "1s", "--ramp-down", "1s",
+				"--metrics-listen", "127.0.0.1:0", "--metrics-linger", "4s", "--out", out},
+			Stdout: &stdout, Stderr: &stderr, Backends: storetest.Backends(), Workloads: reg, Version: "test",
+		})
+	}()
+	urlLine := regexp.MustCompile(`metrics: (http://\S+/metrics)`)
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := urlLine.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("no metrics URL on stderr: %q", stderr.String())
+	}
+	sawDriving := false
+	var final map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(60 * time.Second); final == nil && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		fams := scrape(t, url)
+		switch stage(fams) {
+		case "driving":
+			if v, _ := value(fams, "tierbench_operations_total", map[string]string{"operation": "QueryById", "outcome": "success"}); v > 0 {
+				sawDriving = true
+			}
+		case "done":
+			final = fams
+		}
+	}
+	if !sawDriving {
+		t.Error("no scrape while driving showed finished operations")
+	}
+	if final == nil {
+		t.Fatalf("the run never showed stage done; stderr: %s", stderr.String())
+	}
+	if c := <-code; c != 0 {
+		t.Fatalf("run exit %d: %s %s", c, stdout.String(), stderr.String())
+	}
+	res, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tierbench_run_stage", "tierbench_run_elapsed_seconds", "tierbench_operations_total", "tierbench_steady_operations_total",
+		"tierbench_operations_in_flight", "tierbench_operation_latency_seconds", "tierbench_operation_queue_seconds", "tierbench_operation_service_seconds",
+		"tierbench_container_finds_total", "tierbench_container_loads_total", "tierbench_container_ready_instances"} {
+		if final[name] == nil {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	if v, _ := value(final, "tierbench_operations_in_flight", nil); v != 0 {
+		t.Errorf("%v operations in flight after the run", v)
+	}
+	for _, name := range res.OperationOrder {
+		op := res.Operations[name]
+		get := func(metric, outcome string) int64 {
+			labels := map[string]string{"operation": name}
+			if outcome != "" {
+				labels["outcome"] = outcome
+			}
+			v, ok := value(final, metric, labels)
+			if !ok {
+				t.Errorf("%s %s %s: no series", metric, name, outcome)
+			}
+			return int64(v)
+		}
+		steady := get("tierbench_steady_operations_total", "success") + get("tierbench_steady_operations_total", "business")
+		if steady != op.Count || get("tierbench_steady_operations_total", "business") != op.BusinessExceptions ||
+			get("tierbench_steady_operations_total", "error") != op.Errors || get("tierbench_steady_operations_total", "in_doubt") != op.InDoubt {
+			t.Errorf("%s: metrics say %d completed, the result %d (business %d, errors %d)", name, steady, op.Count, op.BusinessExceptions, op.Errors)
+		}
+		if n := get("tierbench_operation_latency_seconds", ""); n != op.Count {
+			t.Errorf("%s: latency histogram of %d samples, the result counts %d", name, n, op.Count)
+		}
+		if all := get("tierbench_operations_total", "success") + get("tierbench_operations_total", "business"); all < op.Count {
+			t.Errorf("%s: %d finished over the whole run, fewer than the steady state's %d", name, all, op.Count)
+		}
+	}
+	for entity, st := range res.Container {
+		if v, _ := value(final, "tierbench_container_finds_total", map[string]string{"entity": entity}); int64(v) != st.Finds {
+			t.Errorf("%s finds: metrics %v, result %d", entity, v, st.Finds)
+		}
+	}
+}
+
+func TestMetricsListenBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics-listen", "127.0.0.1:notaport"}, `"notaport" is not a port`},
+		{[]string{"--metrics-listen", "a:b:c"}, "want PORT, :PORT (loopback) or HOST:PORT"},
+		{[]string{"--metrics-linger", "5s"}, "needs --metrics-listen"},
+	} {
+		args := append([]string{"run", "stockonline", "--iterations", "1", "--clients", "1"}, tc.args...)
+		code, _, stderr := runCLI(t, args...)
+		if code != ExitUsage || !bytes.Contains([]byte(stderr), []byte(tc.want)) {
+			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
