@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,24 +18,6 @@ import (
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
-
-// syncBuffer is written by the command and read by the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -103,7 +84,7 @@ func TestMetricsListenMatchesResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	var stdout, stderr syncBuffer
+	var stdout, stderr lockedBuffer
 	code := make(chan int, 1)
 	go func() {
 		code <- Main(context.Background(), Env{
