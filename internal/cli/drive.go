@@ -1,19 +1,23 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
 func newDriveCmd(env *Env, r *runner.Runner) *cobra.Command {
-	f := &runFlags{}
+	f := &runFlags{own: []string{"broker"}}
 	var target string
 	var o runner.DriveOptions
 	var checkDB store.DSN
 	var mf metricsFlags
+	var ao runner.AgentOptions
 	cmd := &cobra.Command{
 		Use:   "drive WORKLOAD --target URL",
 		Short: "Drive a workload served elsewhere (tierbench serve): RUBiS's site, Stock-Online's session bean, TPC-App's web service",
@@ -42,6 +46,15 @@ is served, so the drive checks no database.`,
 				if cmd.Flags().Changed("db") {
 					o.CheckDB = &checkDB
 				}
+				if !cmd.Flags().Changed("agents") {
+					for _, fl := range []string{"broker", "agents-wait", "tolerate-agent-loss"} {
+						if cmd.Flags().Changed(fl) {
+							return nil, config.Usage(fmt.Errorf("--%s goes with --agents N", fl))
+						}
+					}
+				} else {
+					return run.DriveAgents(cmd.Context(), cfg, target, o, ao)
+				}
 				return run.Drive(cmd.Context(), cfg, target, o)
 			})
 		},
@@ -54,5 +67,6 @@ is served, so the drive checks no database.`,
 	fs.StringVar(&o.TokenFile, "token-file", "", "Stock-Online: file holding the token the business tier requires")
 	fs.Var(&checkDB, "db", "Stock-Online: the database behind the business tier, to check after the run: "+store.DSNForms)
 	addMetricsFlags(fs, &mf, true)
+	addAgentFlags(fs, &ao)
 	return cmd
 }

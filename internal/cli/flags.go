@@ -21,6 +21,9 @@ type runFlags struct {
 	values config.Run
 	file   string
 	fs     *pflag.FlagSet
+	// own are flags of the command that share a config key's name but
+	// are not it (drive's --broker is its agents', not ECperf's queue).
+	own []string
 }
 
 // addFileFlag binds -f; every command's flags begin with it.
@@ -134,7 +137,11 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 		cfg.Workload = workload
 	}
 	var set []string
-	f.fs.Visit(func(fl *pflag.Flag) { set = append(set, fl.Name) })
+	f.fs.Visit(func(fl *pflag.Flag) {
+		if !slices.Contains(f.own, fl.Name) {
+			set = append(set, fl.Name)
+		}
+	})
 	if info.Grouped {
 		for _, name := range []string{"clients", "think-time"} {
 			if slices.Contains(set, name) {

@@ -33,6 +33,27 @@ type Config struct {
 	// MaxRetries of a retryable failure (deadlock, serialization failure,
 	// lock timeout) before it counts as an error.
 	MaxRetries int
+	// Share, when set, runs only the terminals whose numbers it holds, as
+	// one of several driver agents: each terminal keeps its number, hence
+	// its random streams, so the agents together run exactly the terminals
+	// one driver would.
+	Share *Share
+	// StartAt, when set, is when the run starts (agents start together);
+	// a run ready after it starts at once.
+	StartAt time.Time
+}
+
+// Share is part Part (from 0) of Parts even parts of a run's terminals:
+// the contiguous range of terminal numbers [Part·N/Parts, (Part+1)·N/Parts)
+// of the run's N terminals.
+type Share struct{ Part, Parts int }
+
+// Range of terminal numbers of the share among n terminals, [from, to).
+func (s *Share) Range(n int) (from, to int) {
+	if s == nil {
+		return 0, n
+	}
+	return s.Part * n / s.Parts, (s.Part + 1) * n / s.Parts
 }
 
 // Target is what the driver drives: a workload readied for a run.
@@ -143,9 +164,17 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 	r.opCtx = context.WithoutCancel(ctx)
 	r.queued = r.threads != nil
 	var terminals []*terminal
+	if sh := cfg.Share; sh != nil && (sh.Parts < 1 || sh.Part < 0 || sh.Part >= sh.Parts || sh.Parts > clients) {
+		return Report{}, fmt.Errorf("driver: part %d of %d of %d terminals: want 0 ≤ part < parts ≤ terminals", sh.Part, sh.Parts, clients)
+	}
+	from, to := cfg.Share.Range(clients)
+	id := -1
 	for gi, g := range groups {
 		for range g.Clients {
-			id := len(terminals)
+			id++
+			if id < from || id >= to {
+				continue
+			}
 			client := target.NewClient(gi, id, stream(cfg.Seed, id, streamWorkload))
 			if _, ok := client.(workload.Chooser); ok != (g.Mix.Kind == workload.Chosen) {
 				return Report{}, fmt.Errorf("driver: group %s: a chosen mix needs clients that choose (workload.Chooser), and only it", g.Name)
@@ -165,6 +194,13 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 				t.pace = stream(cfg.Seed, id, streamPacing)
 			}
 			terminals = append(terminals, t)
+		}
+	}
+	if wait := time.Until(cfg.StartAt); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return Report{Started: time.Now(), Interrupted: true}, nil
 		}
 	}
 	r.started = time.Now()

@@ -360,3 +360,45 @@ func TestLatencyIsQueueServiceAndBackoff(t *testing.T) {
 		}
 	})
 }
+
+// Agents each running a share of the terminals run, together, exactly the
+// terminals one driver runs: the same numbers, the same operations in the
+// same order, the same draws.
+func TestSharesTogetherAreTheWholeRun(t *testing.T) {
+	whole := &fakeTarget{}
+	cfg := Config{Iterations: 3, Seed: 7}
+	if _, err := Run(context.Background(), cfg, clients(7, stockonline.Mix()), whole, metrics.NewRecorder(stockOnlineOps(), 2)); err != nil {
+		t.Fatal(err)
+	}
+	parts := &fakeTarget{}
+	for _, sh := range []Share{{0, 3}, {1, 3}, {2, 3}} {
+		c := cfg
+		c.Share = &sh
+		c.StartAt = time.Now().Add(20 * time.Millisecond)
+		rep, err := Run(context.Background(), c, clients(7, stockonline.Mix()), parts, metrics.NewRecorder(stockOnlineOps(), 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Started.Before(c.StartAt) {
+			t.Errorf("share %v started %v before its start time", sh, c.StartAt.Sub(rep.Started))
+		}
+	}
+	if len(parts.seen) != 7 {
+		t.Fatalf("the shares ran %d terminals, want 7", len(parts.seen))
+	}
+	for id, ops := range whole.seen {
+		if !slices.Equal(parts.seen[id], ops) {
+			t.Errorf("terminal %d: shares ran %v, the whole run %v", id, parts.seen[id], ops)
+		}
+	}
+	c := cfg
+	for _, bad := range []Share{{3, 3}, {0, 8}, {-1, 2}} {
+		c.Share = &bad
+		if _, err := Run(context.Background(), c, clients(7, stockonline.Mix()), parts, metrics.NewRecorder(stockOnlineOps(), 1)); err == nil {
+			t.Errorf("share %+v of 7 terminals ran", bad)
+		}
+	}
+	if from, to := (&Share{1, 3}).Range(7); from != 2 || to != 4 {
+		t.Errorf("part 1 of 3 of 7 terminals = %d..%d, want 2..4", from, to)
+	}
+}

@@ -243,6 +243,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descElapsed, prometheus.GaugeValue, time.Since(run.Began).Seconds(), w)
+	if run.Recorder == nil {
+		return // a coordinator of agents: their recorders are elsewhere
+	}
 	live := run.Recorder.Live()
 	ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(live.InFlight), w)
 	for _, op := range live.Ops {

@@ -19,6 +19,11 @@ type Histograms struct {
 	Unit string `json:"unit"`
 	// Operations hold the steady state, 3 significant digits.
 	Operations map[string]OpHistograms `json:"operations"`
+	// RunSucceeded and RunInDoubt count successes and commits of unknown
+	// outcome per operation (in operation_order) over the whole run, ramps
+	// included: what the consistency checks of merged results allow for.
+	RunSucceeded []int64 `json:"run_succeeded"`
+	RunInDoubt   []int64 `json:"run_in_doubt"`
 	// Seconds are the whole run, ramps included, one per second with any
 	// operation finished in it, 1 significant digit. Ops are in the
 	// result's operation_order.
@@ -61,7 +66,8 @@ func encodeNonEmpty(h *metrics.Histogram) string {
 }
 
 func buildHistograms(snap metrics.Snapshot) *Histograms {
-	hs := &Histograms{Encoding: Encoding, Unit: metrics.Unit, Operations: make(map[string]OpHistograms, len(snap.Ops)), Seconds: []SecondHistograms{}}
+	hs := &Histograms{Encoding: Encoding, Unit: metrics.Unit, Operations: make(map[string]OpHistograms, len(snap.Ops)), Seconds: []SecondHistograms{},
+		RunSucceeded: snap.Succeeded, RunInDoubt: snap.InDoubt}
 	for _, o := range snap.Ops {
 		hs.Operations[o.Name] = OpHistograms{
 			Latency:      o.Latency.Encode(),
@@ -84,10 +90,9 @@ func buildHistograms(snap metrics.Snapshot) *Histograms {
 	return hs
 }
 
-// Snapshot rebuilds the measurements a result was built from, exactly as
-// far as the result holds them: every count and histogram. (The per-run
-// success counts the consistency checks use are not in a result.) It fails
-// on a result written before results held histograms.
+// Snapshot rebuilds the measurements a result was built from: every count
+// and histogram. It fails on a result written before results held
+// histograms.
 func (r *Result) Snapshot() (metrics.Snapshot, error) {
 	if r.Histograms == nil {
 		return metrics.Snapshot{}, fmt.Errorf("the result of %s started %s holds no histograms (tierbench %s wrote it before results had them)",
@@ -103,7 +108,10 @@ func (r *Result) Snapshot() (metrics.Snapshot, error) {
 		}
 		return h, nil
 	}
-	snap := metrics.Snapshot{}
+	n := len(r.OperationOrder)
+	snap := metrics.Snapshot{Succeeded: make([]int64, n), InDoubt: make([]int64, n)}
+	copy(snap.Succeeded, r.Histograms.RunSucceeded)
+	copy(snap.InDoubt, r.Histograms.RunInDoubt)
 	for _, name := range r.OperationOrder {
 		op, hs := r.Operations[name], r.Histograms.Operations[name]
 		o := metrics.OpStats{Name: name, Errors: op.Errors, InDoubt: op.InDoubt, Business: op.BusinessExceptions,

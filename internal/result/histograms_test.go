@@ -2,6 +2,7 @@ package result
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/metrics"
@@ -36,6 +37,9 @@ func TestResultHistogramsRoundTrip(t *testing.T) {
 	write := snap.Ops[1]
 	if write.Successes != 1 || write.Business != 1 || write.Errors != 1 || write.ErrorLatency.Count() != 1 || write.Retries != 1 || write.Aborts.Deadlock != 1 {
 		t.Errorf("Write rebuilt as %+v", write)
+	}
+	if !slices.Equal(snap.Succeeded, []int64{100, 1}) || !slices.Equal(snap.InDoubt, []int64{0, 0}) {
+		t.Errorf("whole-run outcomes rebuilt as %v succeeded, %v in doubt; want [100 1], [0 0]", snap.Succeeded, snap.InDoubt)
 	}
 	// Rebuilding the result from the rebuilt snapshot reproduces it.
 	again := Build(Inputs{Version: "test", Config: r.Config, Info: fixtureInfo(), Environment: r.Environment, Started: r.StartedAt,

@@ -50,6 +50,9 @@ type Result struct {
 	// Validity is the reference's rules for a run to count (ECperf).
 	Validity   *Validity `json:"validity,omitempty"`
 	Timeseries []Point   `json:"timeseries"`
+	// Agents are the driver agents of a drive spread over several; absent
+	// for one process.
+	Agents []Agent `json:"agents,omitempty"`
 	// Histograms are the distributions behind every latency figure, per
 	// operation and per second (absent in results written before them).
 	Histograms *Histograms `json:"histograms,omitempty"`

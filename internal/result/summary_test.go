@@ -43,9 +43,9 @@ func fixture() *Result {
 	rec.Shard(0).Record(metrics.Sample{Op: 1, Outcome: metrics.Error, At: 1500 * time.Millisecond, Latency: 9 * time.Millisecond, Service: 9 * time.Millisecond, Measured: true, Finished: true})
 	cfg := config.New("demo", config.Defaults{Clients: 4, ServerThreads: 2, Iterations: 1})
 	return Build(Inputs{
-		Version: "test",
-		Config:  cfg,
-		Info:    fixtureInfo(),
+		Version:     "test",
+		Config:      cfg,
+		Info:        fixtureInfo(),
 		Environment: Environment{DB: "sqlite 3.54.1", Isolation: "serializable"},
 		Started:     time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 		Elapsed:     2 * time.Second,

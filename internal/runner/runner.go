@@ -214,6 +214,10 @@ type state struct {
 	checked *store.DB
 	// target is the site a drive-only run drives (db is then nil).
 	target string
+	// share and startAt: the drive is one agent's part (DriveOptions).
+	share   *driver.Share
+	startAt time.Time
+
 	loaded *workload.LoadReport
 	groups []workload.Group
 	rec    *metrics.Recorder
@@ -300,10 +304,13 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		RampDown:      time.Duration(cfg.RampDown),
 		Seed:          cfg.Seed,
 		MaxRetries:    cfg.Retries,
+		Share:         s.share,
+		StartAt:       s.startAt,
 	}
 	s.groups = groupsOf(run, cfg, info)
 	var stage atomic.Value // a string: what the run does once the driver is done
-	clients := driver.Clients(s.groups)
+	from, to := s.share.Range(driver.Clients(s.groups))
+	clients := to - from
 	s.rec = metrics.NewRecorder(info.Operations, driver.Shards(clients))
 	if db != nil {
 		s.before = db.Stats()

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
@@ -443,6 +444,10 @@ type DriveOptions struct {
 	// the driver reads it before and after, and runs the workload's
 	// checks.
 	CheckDB *store.DSN
+	// Share and StartAt make the drive one agent's part of a drive spread
+	// over several (driver.Config).
+	Share   *driver.Share
+	StartAt time.Time
 }
 
 // driveServed runs w's terminals against its business tier served at
@@ -473,7 +478,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	}
 	defer conn.Close()
 	cfg.Protocol = string(protocol)
-	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB}
+	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB, share: o.Share, startAt: o.StartAt}
 	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
 		probe: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/testsvc"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+// servedStockOnline loads Stock-Online into a SQLite file and serves its
+// business tier in a child process; it returns the tier's URL.
+func servedStockOnline(t *testing.T, bin string) string {
+	t.Helper()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--listen", "127.0.0.1:0")
+	if err := srv.WaitFor("serving stockonline ", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`serving stockonline business tier .* on (http://\S+);`).FindStringSubmatch(srv.Stdout())
+	if m == nil {
+		t.Fatalf("serve printed no URL: %q", srv.Stdout())
+	}
+	return m[1]
+}
+
+// startAgents starts n agent processes on the broker, named prefix1…n.
+func startAgents(t *testing.T, bin, broker, prefix string, n int) []*testsvc.Proc {
+	t.Helper()
+	var agents []*testsvc.Proc
+	for i := 1; i <= n; i++ {
+		a := testsvc.Start(t, bin, "agent", "--broker", broker, "--name", fmt.Sprintf("%s%d", prefix, i))
+		if err := a.WaitFor("waiting for drives", 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	return agents
+}
+
+// Three agents, each a child process, drive a served Stock-Online
+// together: the merged result holds exactly the operations the terminals
+// were dealt (12 clients × 4 iterations × the deck), the agents' parts add
+// up to it, and its histograms hold every completed operation.
+func TestDriveOverThreeAgents(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	nats := testsvc.NATS(t)
+	target := servedStockOnline(t, bin)
+	startAgents(t, bin, nats.URL(), "merge", 3)
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", target, "--agents", "3", "--broker", nats.URL(),
+		"--clients", "12", "--iterations", "4", "--out", out)
+	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(12 * 4 * stockonline.Mix().PerIteration())
+	if got := r.Summary.Operations + r.Summary.Errors + r.Summary.InDoubt; got != want {
+		t.Errorf("merged result: %d operations, want %d (12 clients × 4 iterations × %d)", got, want, stockonline.Mix().PerIteration())
+	}
+	if len(r.Agents) != 3 {
+		t.Fatalf("result names %d agents, want 3: %+v", len(r.Agents), r.Agents)
+	}
+	var sum int64
+	terminals := 0
+	for _, a := range r.Agents {
+		if a.Status != result.AgentOK || a.Host == "" || a.PID == 0 {
+			t.Errorf("agent %+v: want ok, with its host and pid", a)
+		}
+		sum += a.Operations
+		terminals += a.Terminals
+	}
+	if sum != r.Summary.Completed || terminals != 12 {
+		t.Errorf("agents completed %d operations over %d terminals; the result %d over 12", sum, terminals, r.Summary.Completed)
+	}
+	snap, err := r.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range snap.Ops {
+		if op.Latency.Count() != op.Count() {
+			t.Errorf("%s: merged histogram of %d samples, %d operations", op.Name, op.Latency.Count(), op.Count())
+		}
+	}
+}
+
+// An agent killed mid-drive is named lost in the result; the drive exits 3
+// (the result still written), or 0 with --tolerate-agent-loss, and then
+// the figures are exactly the survivors' parts.
+func TestDriveAgentKilled(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	nats := testsvc.NATS(t)
+	target := servedStockOnline(t, bin)
+	for _, tolerate := range []bool{false, true} {
+		prefix := map[bool]string{false: "strict", true: "tolerant"}[tolerate]
+		agents := startAgents(t, bin, nats.URL(), prefix, 3)
+		out := filepath.Join(t.TempDir(), prefix+".json")
+		args := []string{"drive", "stockonline", "--target", target, "--agents", "3", "--broker", nats.URL(),
+			"--clients", "6", "--duration", "8s", "--ramp-up", "1s", "--out", out}
+		if tolerate {
+			args = append(args, "--tolerate-agent-loss")
+		}
+		drive := testsvc.Start(t, bin, args...)
+		if err := agents[1].WaitFor("starting", 30*time.Second); err != nil {
+			t.Fatalf("%v (it wrote %q %q); the drive: %s %s", err, agents[1].Stdout(), agents[1].Stderr(), drive.Stdout(), drive.Stderr())
+		}
+		time.Sleep(5 * time.Second) // into the steady state
+		agents[1].Kill()
+		code, err := drive.Wait(2 * time.Minute)
+		wantCode := map[bool]int{false: 3, true: 0}[tolerate]
+		if err != nil || code != wantCode {
+			t.Fatalf("tolerate %v: drive exited %d (%v), want %d: %s\n%s", tolerate, code, err, wantCode, drive.Stdout(), drive.Stderr())
+		}
+		r, err := result.ReadFile(out)
+		if err != nil {
+			t.Fatalf("tolerate %v: no result after an agent was lost: %v", tolerate, err)
+		}
+		lost := r.Agents[1]
+		if lost.ID != prefix+"2" || lost.Status != result.AgentLost {
+			t.Errorf("tolerate %v: agent 2 = %+v, want %s2 lost", tolerate, lost, prefix)
+		}
+		var sum int64
+		for _, a := range r.Agents {
+			if a.Status == result.AgentOK {
+				sum += a.Operations
+			}
+		}
+		if sum != r.Summary.Completed || sum == 0 {
+			t.Errorf("tolerate %v: the survivors completed %d, the result %d", tolerate, sum, r.Summary.Completed)
+		}
+		if failed := r.Summary.Failure != nil; failed == tolerate {
+			t.Errorf("tolerate %v: failure = %+v", tolerate, r.Summary.Failure)
+		}
+		for _, a := range agents {
+			a.Kill() // the next drive's agents are others
+		}
+	}
+}

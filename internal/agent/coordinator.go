@@ -1,0 +1,301 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Agent is a discovered agent and its clock: Offset is its clock minus the
+// coordinator's, measured within RTT/2.
+type Agent struct {
+	Hello
+	Offset, RTT time.Duration
+}
+
+// Discover asks for idle agents until n have answered or wait has passed;
+// fewer than n is an error naming those found. The first n by ID are kept.
+func Discover(ctx context.Context, nc *nats.Conn, n int, wait time.Duration) ([]Agent, error) {
+	inbox := nc.NewRespInbox()
+	replies := make(chan *nats.Msg, 64)
+	sub, err := nc.ChanSubscribe(inbox, replies)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	seen := map[string]Hello{}
+	deadline := time.After(wait)
+	ask := time.NewTicker(500 * time.Millisecond) // agents started after the first ask answer a later one
+	defer ask.Stop()
+	for {
+		if err := nc.PublishRequest(subjectDiscover, inbox, nil); err != nil {
+			return nil, err
+		}
+	wait:
+		for len(seen) < n {
+			select {
+			case m := <-replies:
+				var h Hello
+				if json.Unmarshal(m.Data, &h) == nil && h.ID != "" {
+					seen[h.ID] = h
+				}
+			case <-ask.C:
+				break wait
+			case <-deadline:
+				return nil, fmt.Errorf("%d of %d agents answered within %v%s", len(seen), n, wait, names(seen))
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if len(seen) >= n {
+			break
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []Agent
+	for _, id := range ids[:n] {
+		a := Agent{Hello: seen[id]}
+		if a.Offset, a.RTT, err = measureClock(ctx, nc, id); err != nil {
+			return nil, fmt.Errorf("agent %s on %s: clock: %w", id, a.Host, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func names(seen map[string]Hello) string {
+	if len(seen) == 0 {
+		return " (start them with tierbench agent --broker URL, on the same broker)"
+	}
+	var s []string
+	for id, h := range seen {
+		s = append(s, id+" on "+h.Host)
+	}
+	sort.Strings(s)
+	return fmt.Sprintf(": %v", s)
+}
+
+// measureClock takes the agent's clock several times and keeps the
+// reading with the shortest round trip: its offset is then known within
+// half that round trip (Cristian's algorithm).
+func measureClock(ctx context.Context, nc *nats.Conn, id string) (offset, rtt time.Duration, err error) {
+	rtt = time.Duration(1<<63 - 1)
+	for range 7 {
+		t0 := time.Now()
+		m, err := request(ctx, nc, clockSubject(id), nil, 2*time.Second)
+		t1 := time.Now()
+		if err != nil {
+			return 0, 0, err
+		}
+		var c clockReply
+		if err := json.Unmarshal(m.Data, &c); err != nil {
+			return 0, 0, err
+		}
+		if d := t1.Sub(t0); d < rtt {
+			rtt = d
+			mid := t0.Add(d / 2)
+			offset = time.Unix(0, c.UnixNano).Sub(mid)
+		}
+	}
+	return offset, rtt, nil
+}
+
+func request(ctx context.Context, nc *nats.Conn, subject string, data []byte, timeout time.Duration) (*nats.Msg, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return nc.RequestWithContext(ctx, subject, data)
+}
+
+// Assignment is an agent's share of a drive: part Part of len(agents).
+type Assignment struct {
+	Agent
+	Part int
+}
+
+// Report is how one agent's part of a drive ended.
+type Report struct {
+	Assignment
+	// Result is the agent's result file's content; nil when it sent none.
+	Result []byte
+	// Error is the agent's own failure; Lost that it fell silent.
+	Error string
+	Lost  bool
+	// LastHeard is when its last message came, in the coordinator's clock.
+	LastHeard time.Time
+}
+
+// Drive runs task on every agent, each a part of the terminals, starting all at startAt (the
+// coordinator's clock), and waits for each agent's result or loss.
+// progress, when set, is called with the agents' summed counts as they
+// report. Cancelling ctx asks the agents to stop; their results are still
+// awaited.
+func Drive(ctx context.Context, nc *nats.Conn, task Task, agents []Agent, startAt time.Time, progress func(ops, errors int64)) ([]Report, error) {
+	c := &coordination{reports: make(map[string]*Report), latest: make(map[string]Progress), chunks: make(map[string]*assembly), progress: progress}
+	as := make([]Assignment, len(agents))
+	for i, a := range agents {
+		as[i] = Assignment{Agent: a, Part: i}
+		c.reports[a.ID] = &Report{Assignment: as[i], LastHeard: time.Now()}
+	}
+	psub, err := nc.Subscribe(progressSubject(task.RunID), c.onProgress)
+	if err != nil {
+		return nil, err
+	}
+	defer psub.Unsubscribe()
+	rsub, err := nc.Subscribe(resultSubject(task.RunID)+".*", c.onResult)
+	if err != nil {
+		return nil, err
+	}
+	defer rsub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		return nil, err
+	}
+	abort := func() { nc.Publish(abortSubject(task.RunID), nil); nc.Flush() }
+	for _, a := range as {
+		t := task
+		t.Part, t.Parts = a.Part, len(as)
+		t.StartAt = startAt.Add(a.Offset).UnixNano()
+		b, _ := json.Marshal(t)
+		m, err := request(ctx, nc, startSubject(a.ID), b, 10*time.Second)
+		if err != nil {
+			abort()
+			return nil, fmt.Errorf("agent %s on %s: start: %w", a.ID, a.Host, err)
+		}
+		var r reply
+		if err := json.Unmarshal(m.Data, &r); err != nil || r.Error != "" {
+			abort()
+			return nil, fmt.Errorf("agent %s on %s refused the drive: %s", a.ID, a.Host, r.Error)
+		}
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	aborted := false
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if !aborted {
+				abort()
+				aborted = true
+			}
+			<-tick.C
+		}
+		if c.settled(time.Now()) {
+			break
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Report, 0, len(as))
+	for _, a := range as {
+		out = append(out, *c.reports[a.ID])
+	}
+	return out, nil
+}
+
+type coordination struct {
+	mu       sync.Mutex
+	reports  map[string]*Report
+	latest   map[string]Progress
+	chunks   map[string]*assembly
+	done     int
+	progress func(ops, errors int64)
+}
+
+func (c *coordination) onProgress(m *nats.Msg) {
+	var p Progress
+	if json.Unmarshal(m.Data, &p) != nil {
+		return
+	}
+	c.mu.Lock()
+	r, ok := c.reports[p.Agent]
+	if !ok || r.Lost {
+		c.mu.Unlock()
+		return
+	}
+	r.LastHeard = time.Now()
+	c.latest[p.Agent] = p
+	var ops, errs int64
+	for _, x := range c.latest {
+		ops += x.Ops
+		errs += x.Errors
+	}
+	c.mu.Unlock()
+	if c.progress != nil {
+		c.progress(ops, errs)
+	}
+}
+
+func (c *coordination) onResult(m *nats.Msg) {
+	agent := m.Subject[len(m.Subject)-len(lastToken(m.Subject)):]
+	i, err1 := strconv.Atoi(m.Header.Get(headerChunk))
+	n, err2 := strconv.Atoi(m.Header.Get(headerChunks))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.reports[agent]
+	if !ok || r.Lost || r.Result != nil || r.Error != "" {
+		return
+	}
+	r.LastHeard = time.Now()
+	a := c.chunks[agent]
+	if a == nil {
+		a = &assembly{}
+		c.chunks[agent] = a
+	}
+	done, err := a.add(i, n, m.Data)
+	if err = errors.Join(err1, err2, err); err != nil {
+		r.Error = "its result arrived damaged: " + err.Error()
+		c.done++
+		return
+	}
+	if !done {
+		return
+	}
+	var out Outcome
+	if err := json.Unmarshal(a.bytes(), &out); err != nil {
+		r.Error = "its result does not decode: " + err.Error()
+	} else {
+		r.Result, r.Error = out.Result, out.Error
+		if r.Result == nil && r.Error == "" {
+			r.Error = "it sent no result"
+		}
+	}
+	delete(c.chunks, agent)
+	c.done++
+}
+
+func lastToken(subject string) string {
+	for i := len(subject) - 1; i >= 0; i-- {
+		if subject[i] == '.' {
+			return subject[i+1:]
+		}
+	}
+	return subject
+}
+
+// settled marks the silent agents lost and reports whether every agent
+// has sent its result or is lost.
+func (c *coordination) settled(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.reports {
+		if r.Lost || r.Result != nil || r.Error != "" {
+			continue
+		}
+		if now.Sub(r.LastHeard) > LostAfter {
+			r.Lost = true
+			c.done++
+		}
+	}
+	return c.done == len(c.reports)
+}

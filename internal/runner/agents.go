@@ -1,0 +1,232 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/tierbench/tierbench/internal/agent"
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// AgentOptions spread a drive over driver agents (drive --agents).
+type AgentOptions struct {
+	// Broker is the NATS server the agents listen on.
+	Broker string
+	// Agents is how many to use; Wait how long to wait for them.
+	Agents int
+	Wait   time.Duration
+	// Tolerate: a lost agent is named in the result, which is then made
+	// of the others' terminals, and the drive does not fail for it.
+	Tolerate bool
+}
+
+// startLead is how far ahead the common start is set: time for every
+// agent to build its clients and connect to the target.
+const startLead = 3 * time.Second
+
+// ConnectBroker connects to the NATS server of a drive's agents.
+func ConnectBroker(broker, name string) (*nats.Conn, error) {
+	nc, err := nats.Connect(broker, nats.Name(name), nats.Timeout(5*time.Second), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("--broker %s: %w", broker, err)
+	}
+	return nc, nil
+}
+
+// AgentExec runs a coordinator's task: this process's part of a drive.
+func (r *Runner) AgentExec(ctx context.Context, t agent.Task, started func(completed func() (ops, errors int64))) ([]byte, error) {
+	var cfg config.Run
+	if err := json.Unmarshal(t.Config, &cfg); err != nil {
+		return nil, fmt.Errorf("the coordinator's configuration does not decode: %w", err)
+	}
+	run := *r
+	run.Started = func(p Progress) { started(p.Completed) }
+	res, err := run.Drive(ctx, cfg, t.Target, DriveOptions{TokenFile: t.TokenFile, Share: &driver.Share{Part: t.Part, Parts: t.Parts}, StartAt: time.Unix(0, t.StartAt)})
+	if res == nil {
+		return nil, err
+	}
+	b, merr := json.Marshal(res)
+	return b, errors.Join(err, merr)
+}
+
+// DriveAgents drives a workload served at target with the terminals
+// spread over agents: each runs a part, all start at one time, and their
+// results merge into one, exactly. The result names each agent; a lost or
+// failed agent fails the drive (exit 3) unless ao.Tolerate.
+func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string, o DriveOptions, ao AgentOptions) (*result.Result, error) {
+	cfg.Normalize()
+	if err := refusePlacement(cfg, "drive"); err != nil {
+		return nil, err
+	}
+	w, err := r.Workloads.Get(cfg.Workload)
+	if err != nil {
+		return nil, config.Usage(err)
+	}
+	switch {
+	case ao.Agents < 1:
+		return nil, config.Usage(fmt.Errorf("--agents %d: want 1 or more", ao.Agents))
+	case ao.Broker == "":
+		return nil, config.Usage(errors.New("--agents needs --broker nats://HOST:PORT, the NATS server the agents (tierbench agent --broker URL) listen on"))
+	case o.CheckDB != nil:
+		return nil, config.Usage(errors.New("--db with --agents: a drive spread over agents checks no database yet; drive from one process to check it"))
+	case ao.Wait <= 0:
+		return nil, config.Usage(fmt.Errorf("--agents-wait %v: want a positive duration", ao.Wait))
+	}
+	if u, err := url.Parse(target); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc") {
+		return nil, config.Usage(fmt.Errorf("--target %q: want the served tier's URL, http://HOST:PORT (or grpc://HOST:PORT for a business tier)", target))
+	}
+	if err := r.Validate(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Duration > 0 {
+		cfg.Iterations = 0
+	}
+	nc, err := ConnectBroker(ao.Broker, "tierbench drive coordinator")
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	agents, err := agent.Discover(ctx, nc, ao.Agents, ao.Wait)
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	rawCfg, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	startAt := began.Add(startLead)
+	task := agent.Task{RunID: fmt.Sprintf("%s-%d", cfg.Workload, began.UnixNano()), Workload: cfg.Workload, Config: rawCfg, Target: target, TokenFile: o.TokenFile}
+	var ops, errs atomic.Int64
+	if r.Started != nil {
+		r.Started(Progress{Began: startAt, Duration: time.Duration(cfg.Duration), Completed: func() (int64, int64) { return ops.Load(), errs.Load() }})
+	}
+	reports, err := agent.Drive(ctx, nc, task, agents, startAt, func(o, e int64) { ops.Store(o); errs.Store(e) })
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	return merge(r, cfg, w.Info(), target, startAt, reports, ao, ctx.Err() != nil)
+}
+
+// merge makes one result of the agents' results.
+func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt time.Time, reports []agent.Report, ao AgentOptions, interrupted bool) (*result.Result, error) {
+	var snap *metrics.Snapshot
+	var first *result.Result
+	var elapsed, window time.Duration
+	queued := false
+	var agents []result.Agent
+	var missing []string
+	for _, rep := range reports {
+		a := result.Agent{ID: rep.ID, Host: rep.Host, PID: rep.PID, Part: rep.Part + 1, Parts: len(reports),
+			ClockOffsetMs: ms(rep.Offset), ClockRTTMs: ms(rep.RTT), Status: result.AgentOK, Error: rep.Error}
+		var res *result.Result
+		if rep.Result != nil {
+			res = &result.Result{}
+			if err := json.Unmarshal(rep.Result, res); err != nil {
+				res, a.Error = nil, "its result does not decode: "+err.Error()
+			}
+		}
+		switch {
+		case rep.Lost:
+			a.Status = result.AgentLost
+			a.Error = fmt.Sprintf("silent since %s, %.1f s into the drive", rep.LastHeard.Format("15:04:05.000"), rep.LastHeard.Sub(startAt).Seconds())
+		case res == nil:
+			a.Status = result.AgentFailed
+		}
+		if res != nil {
+			s, err := res.Snapshot()
+			if err == nil && snap != nil {
+				err = snap.Merge(s)
+			} else if err == nil {
+				snap, first = &s, res
+			}
+			if err != nil {
+				a.Status, a.Error = result.AgentFailed, "its result does not merge: "+err.Error()
+			} else {
+				total := 0
+				for _, t := range res.Terminals {
+					total += t.Count
+				}
+				from, to := (&driver.Share{Part: rep.Part, Parts: len(reports)}).Range(total)
+				a.Terminals = to - from
+				a.Operations = res.Summary.Completed
+				a.StartLagMs = ms(res.StartedAt.Add(-rep.Offset).Sub(startAt))
+				elapsed = max(elapsed, time.Duration(res.Summary.RunS*float64(time.Second)))
+				window = max(window, time.Duration(res.Summary.ElapsedS*float64(time.Second)))
+				interrupted = interrupted || res.Summary.Interrupted
+				for _, op := range res.Operations {
+					queued = queued || op.Queue != nil
+				}
+			}
+		}
+		if a.Status != result.AgentOK {
+			missing = append(missing, fmt.Sprintf("agent %s on %s %s", a.ID, a.Host, a.Status))
+		}
+		agents = append(agents, a)
+	}
+	if snap == nil {
+		return nil, fmt.Errorf("no agent returned a result: %v", describe(agents))
+	}
+	var groups []workload.Group
+	for _, t := range first.Terminals {
+		groups = append(groups, workload.Group{Name: t.Group, Clients: t.Count})
+	}
+	var failure *result.Failure
+	var failErr error
+	if len(missing) > 0 && !ao.Tolerate {
+		failErr = fmt.Errorf("%s (--tolerate-agent-loss keeps such a drive)", joinMissing(missing))
+		failure = &result.Failure{Phase: "run", At: time.Now().UTC().Truncate(time.Millisecond), Error: failErr.Error(),
+			Effect: "the figures hold only the other agents' terminals"}
+	}
+	env := environment(nil, target)
+	res := result.Build(result.Inputs{
+		Version: r.Version, Config: cfg, Info: info, Environment: env, Started: startAt,
+		Elapsed: elapsed, Window: window, Interrupted: interrupted, Snapshot: *snap, Queued: queued,
+		Groups: groups, Failure: failure,
+	})
+	res.Agents = agents
+	return res, failErr
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func describe(agents []result.Agent) []string {
+	var out []string
+	for _, a := range agents {
+		out = append(out, fmt.Sprintf("%s on %s: %s %s", a.ID, a.Host, a.Status, a.Error))
+	}
+	return out
+}
+
+func joinMissing(m []string) string { return strings.Join(m, "; ") }
+
+// AgentHello describes this process as an agent.
+func AgentHello(name, version string) agent.Hello {
+	host, _ := os.Hostname()
+	if name == "" {
+		name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	// The ID is a token of NATS subjects, where dots separate tokens.
+	id := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return '-'
+	}, name)
+	return agent.Hello{ID: id, Host: host, PID: os.Getpid(), CPUs: runtime.NumCPU(), Version: version}
+}
