@@ -13,10 +13,11 @@ import (
 )
 
 // servedStockOnline loads Stock-Online into a SQLite file and serves its
-// business tier in a child process; it returns the tier's URL.
-func servedStockOnline(t *testing.T, bin string) string {
+// business tier in a child process; it returns the tier's URL and the
+// database's DSN.
+func servedStockOnline(t *testing.T, bin string) (url, dsn string) {
 	t.Helper()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+	dsn = "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
 	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
 	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
 		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
@@ -29,7 +30,7 @@ func servedStockOnline(t *testing.T, bin string) string {
 	if m == nil {
 		t.Fatalf("serve printed no URL: %q", srv.Stdout())
 	}
-	return m[1]
+	return m[1], dsn
 }
 
 // startAgents starts n agent processes on the broker, named prefix1…n.
@@ -49,16 +50,18 @@ func startAgents(t *testing.T, bin, broker, prefix string, n int) []*testsvc.Pro
 // Three agents, each a child process, drive a served Stock-Online
 // together: the merged result holds exactly the operations the terminals
 // were dealt (12 clients × 4 iterations × the deck), the agents' parts add
-// up to it, and its histograms hold every completed operation.
+// up to it, its histograms hold every completed operation, and the
+// coordinator's checks of the database (--db) hold against the merged
+// outcomes.
 func TestDriveOverThreeAgents(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	nats := testsvc.NATS(t)
-	target := servedStockOnline(t, bin)
+	target, dsn := servedStockOnline(t, bin)
 	startAgents(t, bin, nats.URL(), "merge", 3)
 	out := filepath.Join(t.TempDir(), "drive.json")
 	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", target, "--agents", "3", "--broker", nats.URL(),
-		"--clients", "12", "--iterations", "4", "--out", out)
+		"--clients", "12", "--iterations", "4", "--db", dsn, "--out", out)
 	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
 		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
 	}
@@ -85,6 +88,17 @@ func TestDriveOverThreeAgents(t *testing.T) {
 	if sum != r.Summary.Completed || terminals != 12 {
 		t.Errorf("agents completed %d operations over %d terminals; the result %d over 12", sum, terminals, r.Summary.Completed)
 	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks with --db")
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	if r.Tiers == nil || r.Tiers.Processes != 4 || r.Tiers.Total.Pages != want || r.Tiers.Total.Calls != want {
+		t.Errorf("tiers = %+v; want the agents' calls merged: %d operations, one call each, over 4 processes (3 agents and the tier)", r.Tiers, want)
+	}
 	snap, err := r.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +117,7 @@ func TestDriveAgentKilled(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	nats := testsvc.NATS(t)
-	target := servedStockOnline(t, bin)
+	target, _ := servedStockOnline(t, bin)
 	for _, tolerate := range []bool{false, true} {
 		prefix := map[bool]string{false: "strict", true: "tolerant"}[tolerate]
 		agents := startAgents(t, bin, nats.URL(), prefix, 3)

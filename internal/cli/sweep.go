@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/sweep"
@@ -86,6 +87,15 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 				dir = filepath.Join("results", fmt.Sprintf("sweep-%s-%s", file.Name, time.Now().UTC().Format("20060102-150405")))
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return infra(err)
+			}
+			// tierbench report reads the experiments' axes and titles
+			// from the directory's own copy of the file.
+			spec, err := os.ReadFile(args[0])
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, report.SweepFile), spec, 0o644)
+			}
+			if err != nil {
 				return infra(err)
 			}
 			out := cmd.OutOrStdout()

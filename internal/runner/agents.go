@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -82,8 +84,6 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 		return nil, config.Usage(fmt.Errorf("--agents %d: want 1 or more", ao.Agents))
 	case ao.Broker == "":
 		return nil, config.Usage(errors.New("--agents needs --broker nats://HOST:PORT, the NATS server the agents (tierbench agent --broker URL) listen on"))
-	case o.CheckDB != nil:
-		return nil, config.Usage(errors.New("--db with --agents: a drive spread over agents checks no database yet; drive from one process to check it"))
 	case ao.Wait <= 0:
 		return nil, config.Usage(fmt.Errorf("--agents-wait %v: want a positive duration", ao.Wait))
 	}
@@ -95,6 +95,25 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	}
 	if cfg.Duration > 0 {
 		cfg.Iterations = 0
+	}
+	// With --db the coordinator reads the database before the agents
+	// start and checks it against their merged outcomes after.
+	var checker workload.Checker
+	if o.CheckDB != nil {
+		served, ok := w.(workload.Served)
+		if !ok {
+			return nil, config.Usage(fmt.Errorf("--db: a drive of %s checks no database (its site's checks are tierbench run's)", cfg.Workload))
+		}
+		dbCfg := cfg
+		dbCfg.DB = *o.CheckDB
+		db, err := r.open(ctx, dbCfg, w, true)
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		if checker, err = served.Checker(ctx, db, workload.RunParams{Scale: cfg.Scale, Config: cfg, Threads: cfg.ServerThreads}); err != nil {
+			return nil, fmt.Errorf("read %s's database before the drive: %w", cfg.Workload, err)
+		}
 	}
 	nc, err := ConnectBroker(ao.Broker, "tierbench drive coordinator")
 	if err != nil {
@@ -120,17 +139,33 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
-	return merge(r, cfg, w.Info(), target, startAt, reports, ao, ctx.Err() != nil)
+	res, snap, err := merge(r, cfg, w.Info(), target, startAt, reports, ao, ctx.Err() != nil)
+	if res == nil || checker == nil {
+		return res, err
+	}
+	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
+	defer cancel()
+	checks, cerr := checker.Check(checkCtx, workload.Outcomes{Succeeded: snap.Succeeded, InDoubt: snap.InDoubt})
+	if cerr != nil {
+		return res, errors.Join(err, fmt.Errorf("consistency checks could not run: %w", cerr))
+	}
+	res.Checks, res.Summary.Unchecked = checks, ""
+	for _, c := range checks {
+		res.Summary.Passed = res.Summary.Passed && c.Passed
+	}
+	return res, err
 }
 
-// merge makes one result of the agents' results.
-func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt time.Time, reports []agent.Report, ao AgentOptions, interrupted bool) (*result.Result, error) {
+// merge makes one result of the agents' results, and gives the merged
+// measurements with it.
+func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt time.Time, reports []agent.Report, ao AgentOptions, interrupted bool) (*result.Result, *metrics.Snapshot, error) {
 	var snap *metrics.Snapshot
 	var first *result.Result
 	var elapsed, window time.Duration
 	queued := false
 	var agents []result.Agent
 	var missing []string
+	var tiers *workload.Tiers
 	for _, rep := range reports {
 		a := result.Agent{ID: rep.ID, Host: rep.Host, PID: rep.PID, Part: rep.Part + 1, Parts: len(reports),
 			ClockOffsetMs: ms(rep.Offset), ClockRTTMs: ms(rep.RTT), Status: result.AgentOK, Error: rep.Error}
@@ -172,6 +207,7 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 				for _, op := range res.Operations {
 					queued = queued || op.Queue != nil
 				}
+				tiers = addTierCalls(tiers, res.Tiers, len(reports))
 			}
 		}
 		if a.Status != result.AgentOK {
@@ -180,7 +216,7 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 		agents = append(agents, a)
 	}
 	if snap == nil {
-		return nil, fmt.Errorf("no agent returned a result: %v", describe(agents))
+		return nil, nil, fmt.Errorf("no agent returned a result: %v", describe(agents))
 	}
 	var groups []workload.Group
 	for _, t := range first.Terminals {
@@ -197,10 +233,35 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 	res := result.Build(result.Inputs{
 		Version: r.Version, Config: cfg, Info: info, Environment: env, Started: startAt,
 		Elapsed: elapsed, Window: window, Interrupted: interrupted, Snapshot: *snap, Queued: queued,
-		Groups: groups, Failure: failure,
+		Groups: groups, Failure: failure, Tiers: tiers,
 	})
 	res.Agents = agents
-	return res, failErr
+	return res, snap, failErr
+}
+
+// tierCalls adds one agent's tier calls (a result's, in milliseconds) to
+// the drive's.
+func addTierCalls(into *workload.Tiers, t *result.Tiers, agents int) *workload.Tiers {
+	if t == nil {
+		return into
+	}
+	if into == nil {
+		// The agents' processes, and the served tiers' (each agent's
+		// count has its own driver process in it).
+		into = &workload.Tiers{Style: t.Style, Protocol: t.Protocol, Processes: t.Processes - 1 + agents}
+	}
+	dur := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	for _, p := range t.Pages {
+		c := remote.Counts{Calls: p.Calls, Failed: p.Failed, BytesOut: p.BytesOut, BytesIn: p.BytesIn, Call: dur(p.CallMs), Bean: dur(p.BeanMs)}
+		i := slices.IndexFunc(into.Calls, func(x workload.RemoteCalls) bool { return x.Name == p.Name })
+		if i < 0 {
+			into.Calls = append(into.Calls, workload.RemoteCalls{Name: p.Name})
+			i = len(into.Calls) - 1
+		}
+		into.Calls[i].Pages += p.Pages
+		into.Calls[i].Counts = into.Calls[i].Counts.Add(c)
+	}
+	return into
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,12 +1,10 @@
 package rubis
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"net/url"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/testsvc"
 )
 
 // A real browser on the site: headless Chromium, driven over the DevTools
@@ -32,28 +31,6 @@ const (
 	stepTimeout = 15 * time.Second
 )
 
-// chromiumFlags are the browser's flags, besides the profile directory
-// and the DevTools pipe that chromedp adds.
-var chromiumFlags = []string{"headless", "no-sandbox", "disable-gpu", "no-first-run",
-	"disable-background-networking", "disable-component-update", "disable-sync"}
-
-// findChromium returns the path of a Chromium or Chrome on PATH, or skips
-// the test (fails it when TIERBENCH_REQUIRE_SERVICES=1).
-func findChromium(t *testing.T) string {
-	t.Helper()
-	names := []string{"chromium", "chromium-browser", "google-chrome"}
-	for _, name := range names {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if storetest.Require() {
-		t.Fatalf("none of %v on PATH and TIERBENCH_REQUIRE_SERVICES=1 (apt-get install -y chromium)", names)
-	}
-	t.Skipf("skipping: none of %v on PATH (apt-get install -y chromium); set TIERBENCH_REQUIRE_SERVICES=1 to fail instead", names)
-	return ""
-}
-
 // tab is a browser tab on the site; it records every HTTP response the
 // browser receives.
 type tab struct {
@@ -64,36 +41,16 @@ type tab struct {
 	responses []*network.Response
 }
 
-// newTab starts Chromium at path and opens a tab; the browser is killed
-// and its profile removed when the test ends.
-func newTab(t *testing.T, path string) *tab {
+// newTab starts Chromium (testsvc.Chromium) and opens a tab; the browser
+// is killed and its profile removed when the test ends.
+func newTab(t *testing.T) *tab {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), browserTimeout)
-	t.Cleanup(cancel)
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir())}
-	for _, f := range chromiumFlags {
-		opts = append(opts, chromedp.Flag(f, true))
-	}
-	output := &lockedBuffer{}
-	opts = append(opts, chromedp.CombinedOutput(output))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
-	// Cleanups run last in first out: the tab, then the browser (which
-	// waits for its exit), then the output is shown if the test failed.
-	t.Cleanup(func() {
-		if t.Failed() {
-			out := output.String()
-			t.Logf("chromium's output (its end):\n%s", out[max(len(out)-8<<10, 0):])
-		}
-	})
-	t.Cleanup(cancelAlloc)
-	t.Cleanup(cancelTab)
-
+	tabCtx := testsvc.Chromium(t, browserTimeout)
 	tb := &tab{t: t, ctx: tabCtx}
 	// Listen starts the browser in the tab's own context, which lives
 	// until the test ends; a step's shorter context must not own it.
 	if err := chromedp.Listen(tabCtx, tb.record); err != nil {
-		t.Fatalf("start chromium %s: %v", path, err)
+		t.Fatalf("start chromium: %v", err)
 	}
 	return tb
 }
@@ -224,25 +181,6 @@ func xpathBy(elem, what, text string) string {
 	return fmt.Sprintf(`//%s[%s="%s"]`, elem, what, text)
 }
 
-// lockedBuffer collects the browser's output, written by chromedp's
-// goroutine and read by the test's.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestARealBrowserUsesTheSite: from the home page, through the category
 // and the item list, to a bid that the database stores; then a
 // registration with non-ASCII text, stored as typed.
@@ -250,9 +188,8 @@ func TestARealBrowserUsesTheSite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the browser in -short mode")
 	}
-	chromium := findChromium(t)
 	w := setupWeb(t, storetest.SQLite(t))
-	tb := newTab(t, chromium)
+	tb := newTab(t)
 
 	// The category to browse: one with an active item, so its first
 	// page lists items.

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/report"
+)
+
+func newReportCmd(_ *Env) *cobra.Command {
+	var htmlPath, csvDir string
+	var noHTML bool
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json… | SWEEP-DIR",
+		Short: "Text and HTML reports of runs, comparisons with confidence intervals, a sweep's figures",
+		Long: `Report one run again: its summary, and an HTML page beside the result (charts of
+throughput and latency over time with the ramps shaded, each operation's latency
+percentile spectrum, the operations, the container's counters, the tiers).
+
+Several results are compared side by side: the metric, throughput, p50 and p99, and
+each one's difference from the first with its 95% confidence interval. Results of one
+configuration (all settings but the seed) count as repetitions, and their spread gives
+the interval; a single run's comes from batch means of its steady-state seconds.
+
+A sweep directory (tierbench sweep's --out-dir) gives each experiment's figure: x the
+varied axis, one line per series, the metric with its interval over repetitions, p90
+and p99.
+
+--csv DIR writes each run's per-second series per operation: t_s, operation, count,
+errors, p50_ms, p90_ms, p99_ms, p999_ms (operation "all": every operation together).
+The HTML page is one file with no scripts and nothing fetched from the network.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if noHTML && cmd.Flags().Changed("html") {
+				return config.Usage(errors.New("--html and --no-html both given: choose one"))
+			}
+			// Every input problem, a damaged histogram in a result
+			// included, is the user's to fix: exit 2 with its one line.
+			in, err := report.Read(args)
+			if err != nil {
+				return config.Usage(err)
+			}
+			var text, page bytes.Buffer
+			if err := in.WriteText(&text); err != nil {
+				return config.Usage(err)
+			}
+			if !noHTML {
+				if err := in.WriteHTML(&page); err != nil {
+					return config.Usage(err)
+				}
+			}
+			out := cmd.OutOrStdout()
+			out.Write(text.Bytes())
+			if !noHTML {
+				if htmlPath == "" {
+					htmlPath = in.DefaultHTML()
+				}
+				if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
+					return config.Usage(fmt.Errorf("--html %s: the report cannot be written there: %v", htmlPath, errors.Unwrap(err)))
+				}
+				fmt.Fprintf(out, "\nHTML report: %s\n", htmlPath)
+			}
+			if csvDir != "" {
+				paths, err := in.WriteCSV(csvDir)
+				if err != nil {
+					return config.Usage(fmt.Errorf("--csv %s: the series cannot be written there: %v", csvDir, err))
+				}
+				fmt.Fprintf(out, "per-second series: %d CSV files in %s\n", len(paths), csvDir)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&htmlPath, "html", "", "write the HTML report to FILE (default: RESULT.html beside one result, report.html in a sweep directory, compare.html here for several results)")
+	cmd.Flags().StringVar(&csvDir, "csv", "", "write each run's per-second, per-operation series as CSV files into DIR")
+	cmd.Flags().BoolVar(&noHTML, "no-html", false, "print the text report only")
+	return cmd
+}

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// runLabels name each run in legends: its group's letter, and its place in
+// the group when the group holds repetitions.
+func runLabels(groups []Group) map[*Run]string {
+	labels := make(map[*Run]string)
+	for _, g := range groups {
+		for i, r := range g.Runs {
+			l := g.Label
+			if len(g.Runs) > 1 {
+				l += strconv.Itoa(i + 1)
+			}
+			labels[r] = l + " " + r.Name
+		}
+	}
+	return labels
+}
+
+func comparisonTables(c *Comparison) []table {
+	side := table{Class: "compare", Header: []string{"figure"}}
+	diffs := table{Class: "differences", Header: []string{"figure"}}
+	for _, g := range c.Groups {
+		h := g.Label
+		if len(g.Runs) > 1 {
+			h += fmt.Sprintf(" (mean of %d)", len(g.Runs))
+		}
+		side.Header = append(side.Header, h)
+	}
+	for _, g := range c.Groups[1:] {
+		diffs.Header = append(diffs.Header, g.Label+" − A, 95% CI")
+	}
+	for _, f := range c.Figures {
+		row := []string{f.Name}
+		for _, e := range f.Estimates {
+			cell := plain(e.Value)
+			if lo, hi, ok := interval(e); ok {
+				cell += " [" + plain(lo) + ", " + plain(hi) + "]"
+			}
+			row = append(row, cell)
+		}
+		side.Rows = append(side.Rows, row)
+		drow := []string{f.Name}
+		for _, d := range f.Diffs[1:] {
+			drow = append(drow, DiffText(d))
+		}
+		diffs.Rows = append(diffs.Rows, drow)
+	}
+	return []table{side, diffs}
+}
+
+// comparePage sets several runs side by side.
+func comparePage(runs []*Run) (*page, error) {
+	groups := Groups(runs)
+	c := Compare(groups)
+	labels := runLabels(groups)
+	p := &page{Title: fmt.Sprintf("tierbench comparison of %d runs", len(runs))}
+
+	who := table{Class: "runs", Header: []string{"run", "file", "what", "verdict"}}
+	for _, g := range groups {
+		for _, r := range g.Runs {
+			who.Rows = append(who.Rows, []string{labels[r], r.Path, describe(r.Result), r.Result.Verdict()})
+		}
+	}
+	p.Sections = append(p.Sections, section{ID: "runs", Title: "Runs", Tables: []table{who},
+		Notes: []string{"A is the baseline. Runs of one configuration (all settings but the seed) are repetitions and count as one group."}})
+
+	notes := []string{"Each cell: the group's figure and its 95% confidence interval; differences from A with theirs (Welch's t), \"not significant\" when the interval holds 0."}
+	for gi, g := range groups {
+		notes = append(notes, g.Label+": "+c.Methods[gi]+".")
+	}
+	notes = append(notes, "A latency percentile's batches are the percentiles of each batch's merged per-second histograms; the interval is centred on the difference of the runs' own figures (sectioning).")
+	p.Sections = append(p.Sections, section{ID: "comparison", Title: "Side by side", Tables: comparisonTables(c), Notes: notes})
+
+	// Over time: one line per run.
+	tput := chart{ID: "chart-throughput", Title: "Throughput (operations completed per second)", XLabel: "time since the start (s)", YLabel: "operations/s",
+		Data: table{Class: "data", Header: []string{"t_s"}}}
+	lat := chart{ID: "chart-latency", Title: "p99 latency per second, all operations (ms)", XLabel: "time since the start (s)", YLabel: "p99 (ms)",
+		Data: table{Class: "data", Header: []string{"t_s"}}}
+	longest := 0
+	var all [][]int64
+	var p99s [][]float64
+	for _, r := range runs {
+		secs := perSecond(r.Result)
+		longest = max(longest, len(secs))
+		s, l := series{Name: labels[r]}, series{Name: labels[r]}
+		var ops []int64
+		var lats []float64
+		for _, x := range secs {
+			t := float64(x.T)
+			y := x.P99Ms
+			if x.Ops == 0 {
+				y = math.NaN()
+			}
+			s.X, s.Y = append(s.X, t), append(s.Y, float64(x.Ops))
+			l.X, l.Y = append(l.X, t), append(l.Y, y)
+			ops, lats = append(ops, x.Ops), append(lats, x.P99Ms)
+		}
+		all, p99s = append(all, ops), append(p99s, lats)
+		tput.Series, lat.Series = append(tput.Series, s), append(lat.Series, l)
+		tput.Data.Header = append(tput.Data.Header, labels[r])
+		lat.Data.Header = append(lat.Data.Header, labels[r])
+	}
+	for t := 1; t <= longest; t++ {
+		trow, lrow := []string{strconv.Itoa(t)}, []string{strconv.Itoa(t)}
+		for i := range runs {
+			if t <= len(all[i]) {
+				trow, lrow = append(trow, count(all[i][t-1])), append(lrow, num(p99s[i][t-1]))
+			} else {
+				trow, lrow = append(trow, ""), append(lrow, "")
+			}
+		}
+		tput.Data.Rows, lat.Data.Rows = append(tput.Data.Rows, trow), append(lat.Data.Rows, lrow)
+	}
+	// Shade the ramps when every run has the same; otherwise they would
+	// hide one another.
+	bands := rampBands(runs[0].Result)
+	for _, r := range runs[1:] {
+		if !slices.Equal(rampBands(r.Result), bands) {
+			bands = nil
+			break
+		}
+	}
+	tput.Bands, lat.Bands = bands, bands
+	p.Sections = append(p.Sections, section{ID: "over-time", Title: "Over time", Notes: []string{rampNote}, Charts: []chart{tput, lat}})
+
+	spec := section{ID: "spectrum", Title: "Latency percentile spectra"}
+	ops := runs[0].Result.OperationOrder
+	for _, r := range runs {
+		if r.Result.Histograms == nil {
+			spec.Notes = append(spec.Notes, labels[r]+": "+noHistograms(r.Result)+".")
+		}
+		ops = slices.DeleteFunc(slices.Clone(ops), func(op string) bool { return !slices.Contains(r.Result.OperationOrder, op) })
+	}
+	if len(spec.Notes) == 0 {
+		for i, op := range append([]string{""}, ops...) {
+			name := op
+			if op == "" {
+				name = "all operations"
+			}
+			c := chart{ID: "chart-spectrum-" + strconv.Itoa(i), Title: "Latency by percentile: " + name + " (ms)", XLabel: "percentile", YLabel: "latency (ms)", XKind: percentileAxis,
+				Note: spectrumNote, Data: table{Class: "data", Header: []string{"run", "percentile", "latency_ms"}}}
+			for _, r := range runs {
+				pts, err := spectrumOf(r.Result, op)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", r.Path, err)
+				}
+				s, rows := spectrumSeries(labels[r], pts)
+				c.Series = append(c.Series, s)
+				c.Data.Rows = append(c.Data.Rows, rows...)
+			}
+			spec.Charts = append(spec.Charts, c)
+		}
+	}
+	p.Sections = append(p.Sections, spec)
+
+	perOp := table{Class: "operations", Header: []string{"operation"}}
+	for _, r := range runs {
+		perOp.Header = append(perOp.Header, labels[r]+" per s", labels[r]+" p99 ms")
+	}
+	for _, op := range runs[0].Result.OperationOrder {
+		row := []string{op}
+		for _, r := range runs {
+			o, ok := r.Result.Operations[op]
+			if !ok || r.Result.Summary.ElapsedS == 0 {
+				row = append(row, "", "")
+				continue
+			}
+			row = append(row, num(math.Round(float64(o.Completed)/r.Result.Summary.ElapsedS*10)/10), num(o.Latency.P99))
+		}
+		perOp.Rows = append(perOp.Rows, row)
+	}
+	p.Sections = append(p.Sections, section{ID: "operations", Title: "Operations", Tables: []table{perOp}})
+	return p, nil
+}
