@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"time"
 
@@ -90,13 +89,6 @@ func Threads(clients, serverThreads int) int {
 		return clients
 	}
 	return serverThreads
-}
-
-// Shards is how many recorder shards suit a run of this many clients:
-// enough that terminals rarely contend for one, few enough that the
-// histograms stay small.
-func Shards(clients int) int {
-	return min(clients, 2*runtime.GOMAXPROCS(0))
 }
 
 // phases is the run's schedule as data: what is measured and when clients

@@ -28,7 +28,7 @@ func BenchmarkNoopOperation(b *testing.B) {
 			ops := []string{"noop"}
 			mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
 			iterations := max(b.N/c.clients, 1)
-			rec := metrics.NewRecorder(ops, Shards(c.clients))
+			rec := metrics.NewRecorder(ops, metrics.Shards(c.clients, len(ops), c.threads < c.clients))
 			b.ReportAllocs()
 			b.ResetTimer()
 			rep, err := Run(context.Background(), Config{ServerThreads: c.threads, Iterations: iterations, Seed: 1}, []workload.Group{{Clients: c.clients, Mix: mix}}, noopTarget{}, rec)

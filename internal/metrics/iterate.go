@@ -37,7 +37,7 @@ func (h *Histogram) Spectrum(perDecade int) []SpectrumPoint {
 	values := h.h.ValueAtPercentilesSlice(percentiles)
 	out := make([]SpectrumPoint, len(percentiles))
 	for i, p := range percentiles {
-		out[i] = SpectrumPoint{Percentile: p, Value: time.Duration(values[i]) * time.Microsecond}
+		out[i] = SpectrumPoint{Percentile: p, Value: time.Duration(values[i])}
 	}
 	return out
 }

@@ -51,9 +51,13 @@ func (r *Recorder) Live() Live {
 			dst.Steady[Business] += src.business
 			dst.Steady[Error] += src.errors
 			dst.Steady[InDoubt] += src.inDoubt
-			dst.Latency.Merge(src.latency)
-			dst.Queue.Merge(src.queue)
-			dst.Service.Merge(src.service)
+			if src.latency != nil {
+				dst.Latency.Merge(src.latency)
+			}
+			if src.queue != nil {
+				dst.Queue.Merge(src.queue)
+				dst.Service.Merge(src.service)
+			}
 		}
 		sh.mu.Unlock()
 	}
@@ -70,7 +74,7 @@ func (h *Histogram) CumulativeCounts(bounds []time.Duration) []uint64 {
 		if bar.Count == 0 {
 			continue
 		}
-		upper := time.Duration(bar.To) * time.Microsecond
+		upper := time.Duration(bar.To)
 		i, _ := slices.BinarySearch(bounds, upper)
 		if i < len(counts) {
 			counts[i] += uint64(bar.Count)
@@ -84,5 +88,5 @@ func (h *Histogram) CumulativeCounts(bounds []time.Duration) []uint64 {
 
 // Sum of the samples, from the histogram's mean.
 func (h *Histogram) Sum() time.Duration {
-	return time.Duration(h.h.Mean() * float64(h.Count()) * float64(time.Microsecond))
+	return time.Duration(h.h.Mean() * float64(h.Count()))
 }

@@ -162,9 +162,14 @@ type opRecord struct {
 	successes, business, errors, inDoubt, retries int64
 	// completed: successes and business outcomes that finished in the
 	// steady state, whenever they were meant to start.
-	completed               int64
-	aborts                  Aborts
-	latency, queue, service *Histogram
+	completed int64
+	aborts    Aborts
+	// latency is allocated on the operation's first completion in the
+	// steady state, so that a shard holds histograms only for what it saw.
+	latency *Histogram
+	// queue and service are allocated on the first sample that splits
+	// them (clients can wait for server threads).
+	queue, service *Histogram
 	// backoff holds the non-zero pauses before retries, allocated on the
 	// first; the snapshot adds the zeros of operations without retries,
 	// so that the hot path records nothing for them.
@@ -175,11 +180,6 @@ type opRecord struct {
 func newShard(ops int, s *series) *Shard {
 	sh := &Shard{ops: make([]opRecord, ops), series: s, sec: -1,
 		secOps: make([]int64, ops), secErrors: make([]int64, ops), secHist: make([]*Histogram, ops)}
-	for i := range sh.ops {
-		sh.ops[i].latency = NewHistogram()
-		sh.ops[i].queue = NewHistogram()
-		sh.ops[i].service = NewHistogram()
-	}
 	return sh
 }
 
@@ -228,18 +228,24 @@ func (s *Shard) Record(x Sample) {
 		}
 		if x.Outcome.Failed() {
 			if o.errorLatency == nil {
-				o.errorLatency = NewHistogram()
+				o.errorLatency = newTailHistogram()
 			}
 			o.errorLatency.Record(e2e)
 		} else {
+			if o.latency == nil {
+				o.latency = NewHistogram()
+			}
 			o.latency.Record(e2e)
 			if x.Backoff > 0 {
 				if o.backoff == nil {
-					o.backoff = NewHistogram()
+					o.backoff = newTailHistogram()
 				}
 				o.backoff.Record(x.Backoff)
 			}
 			if x.Split {
+				if o.queue == nil {
+					o.queue, o.service = NewHistogram(), NewHistogram()
+				}
 				o.queue.Record(x.Queue)
 				o.service.Record(x.Service)
 			}

@@ -109,9 +109,13 @@ func (r *Recorder) Snapshot() Snapshot {
 			dst.Retries += src.retries
 			dst.Completed += src.completed
 			dst.Aborts.Add(src.aborts)
-			dst.Latency.Merge(src.latency)
-			dst.Queue.Merge(src.queue)
-			dst.Service.Merge(src.service)
+			if src.latency != nil {
+				dst.Latency.Merge(src.latency)
+			}
+			if src.queue != nil {
+				dst.Queue.Merge(src.queue)
+				dst.Service.Merge(src.service)
+			}
 			if src.backoff != nil {
 				dst.Backoff.Merge(src.backoff)
 			}

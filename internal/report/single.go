@@ -21,7 +21,7 @@ func count(n int64) string { return strconv.FormatInt(n, 10) }
 
 // ms is a histogram's value in milliseconds as the tables print it:
 // exact, since histograms hold whole microseconds.
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func passedWord(ok bool) string {
 	if ok {

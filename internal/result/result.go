@@ -544,6 +544,11 @@ func ReadFile(path string) (*Result, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
 	}
+	if r.Histograms != nil {
+		if err := r.Histograms.fromMicros(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	return &r, nil
 }
 

@@ -311,7 +311,7 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	var stage atomic.Value // a string: what the run does once the driver is done
 	from, to := s.share.Range(driver.Clients(s.groups))
 	clients := to - from
-	s.rec = metrics.NewRecorder(info.Operations, driver.Shards(clients))
+	s.rec = metrics.NewRecorder(info.Operations, metrics.Shards(clients, len(info.Operations), driver.Threads(clients, dcfg.ServerThreads) < clients))
 	if db != nil {
 		s.before = db.Stats()
 	}
