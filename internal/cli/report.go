@@ -69,7 +69,11 @@ The HTML page is one file with no scripts and nothing fetched from the network.`
 				if err != nil {
 					return config.Usage(fmt.Errorf("--csv %s: the series cannot be written there: %v", csvDir, err))
 				}
-				fmt.Fprintf(out, "per-second series: %d CSV files in %s\n", len(paths), csvDir)
+				files := "CSV files"
+				if len(paths) == 1 {
+					files = "CSV file"
+				}
+				fmt.Fprintf(out, "per-second series: %d %s in %s\n", len(paths), files, csvDir)
 			}
 			return nil
 		},
