@@ -10,11 +10,19 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/tierbench/tierbench/internal/metrics"
 )
 
 // Exec runs a task and returns its result file's content. It calls
-// started once its driver runs, with the counts so far.
-type Exec func(ctx context.Context, t Task, started func(completed func() (ops, errors int64))) ([]byte, error)
+// started once its driver runs, with its recorder.
+type Exec func(ctx context.Context, t Task, started func(Recorder)) ([]byte, error)
+
+// Recorder is what an agent reports from: *metrics.Recorder.
+type Recorder interface {
+	Completed() (ops, errors int64)
+	Sealed(from int) []metrics.Second
+}
 
 // Serve answers the coordinators on nc as the agent hello describes, one
 // run at a time, until ctx is done. log receives a line per run.
@@ -126,7 +134,8 @@ func (a *agent) finish(cancel context.CancelFunc) {
 // end (the coordinator reads silence as loss), then sends the outcome.
 func (a *agent) run(ctx context.Context, t Task) Outcome {
 	var mu sync.Mutex
-	var completed func() (int64, int64)
+	var rec Recorder
+	sent := 0 // seconds sent so far
 	stop := make(chan struct{})
 	var ticking sync.WaitGroup
 	ticking.Go(func() {
@@ -135,8 +144,10 @@ func (a *agent) run(ctx context.Context, t Task) Outcome {
 		for {
 			p := Progress{Agent: a.hello.ID}
 			mu.Lock()
-			if completed != nil {
-				p.Ops, p.Errors = completed()
+			if rec != nil {
+				p.Ops, p.Errors = rec.Completed()
+				p.Seconds = rec.Sealed(sent)
+				sent += len(p.Seconds)
 			}
 			mu.Unlock()
 			b, _ := json.Marshal(p)
@@ -148,9 +159,9 @@ func (a *agent) run(ctx context.Context, t Task) Outcome {
 			}
 		}
 	})
-	res, err := a.exec(ctx, t, func(c func() (int64, int64)) {
+	res, err := a.exec(ctx, t, func(r Recorder) {
 		mu.Lock()
-		completed = c
+		rec = r
 		mu.Unlock()
 	})
 	close(stop)

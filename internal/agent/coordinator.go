@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/tierbench/tierbench/internal/metrics"
 )
 
 // Agent is a discovered agent and its clock: Offset is its clock minus the
@@ -140,8 +143,8 @@ type Report struct {
 // progress, when set, is called with the agents' summed counts as they
 // report. Cancelling ctx asks the agents to stop; their results are still
 // awaited.
-func Drive(ctx context.Context, nc *nats.Conn, task Task, agents []Agent, startAt time.Time, progress func(ops, errors int64)) ([]Report, error) {
-	c := &coordination{reports: make(map[string]*Report), latest: make(map[string]Progress), chunks: make(map[string]*assembly), progress: progress}
+func Drive(ctx context.Context, nc *nats.Conn, task Task, agents []Agent, startAt time.Time, progress func(ops, errors int64), live *Live) ([]Report, error) {
+	c := &coordination{reports: make(map[string]*Report), latest: make(map[string]Progress), chunks: make(map[string]*assembly), progress: progress, live: live}
 	as := make([]Assignment, len(agents))
 	for i, a := range agents {
 		as[i] = Assignment{Agent: a, Part: i}
@@ -210,6 +213,7 @@ type coordination struct {
 	chunks   map[string]*assembly
 	done     int
 	progress func(ops, errors int64)
+	live     *Live
 }
 
 func (c *coordination) onProgress(m *nats.Msg) {
@@ -224,7 +228,10 @@ func (c *coordination) onProgress(m *nats.Msg) {
 		return
 	}
 	r.LastHeard = time.Now()
-	c.latest[p.Agent] = p
+	c.latest[p.Agent] = Progress{Ops: p.Ops, Errors: p.Errors}
+	if c.live != nil {
+		c.live.add(p.Seconds)
+	}
 	var ops, errs int64
 	for _, x := range c.latest {
 		ops += x.Ops
@@ -298,4 +305,64 @@ func (c *coordination) settled(now time.Time) bool {
 		}
 	}
 	return c.done == len(c.reports)
+}
+
+// Live is what the agents reported so far, merged: completed and failed
+// operations, and the completed ones' latencies, per operation (ramps
+// included). It keeps no per-second history: the result's final merge has
+// that, exactly.
+type Live struct {
+	mu          sync.Mutex
+	ops, errors []int64
+	latency     []*metrics.Histogram
+}
+
+func (l *Live) add(seconds []metrics.Second) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range seconds {
+		if l.ops == nil {
+			n := len(s.PerOp)
+			l.ops, l.errors, l.latency = make([]int64, n), make([]int64, n), make([]*metrics.Histogram, n)
+		}
+		if len(s.PerOp) != len(l.ops) {
+			continue // not this drive's operations
+		}
+		for i, o := range s.PerOp {
+			l.ops[i] += o.Ops
+			l.errors[i] += o.Errors
+			if o.Latency == "" {
+				continue
+			}
+			h, err := metrics.DecodeHistogram(o.Latency)
+			if err != nil {
+				continue
+			}
+			if l.latency[i] == nil {
+				l.latency[i] = h
+			} else {
+				l.latency[i].Merge(h)
+			}
+		}
+	}
+}
+
+// Totals are the completed operations and failures per operation so far.
+func (l *Live) Totals() (ops, errors []int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ops), slices.Clone(l.errors)
+}
+
+// Latency of operation i's completed operations so far (1 significant
+// digit, as the seconds carry it); nil before any.
+func (l *Live) Latency(i int) *metrics.Histogram {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i >= len(l.latency) || l.latency[i] == nil {
+		return nil
+	}
+	c := metrics.NewCoarseHistogram()
+	c.Merge(l.latency[i])
+	return c
 }

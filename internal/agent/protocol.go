@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/metrics"
 )
 
 // Subjects. An agent answers discover while idle, and its own clock and
@@ -70,11 +72,13 @@ type clockReply struct {
 	UnixNano int64 `json:"unix_nano"`
 }
 
-// Progress is an agent's per-second report.
+// Progress is an agent's per-second report: its counts so far, and the
+// seconds its recorder sealed since the last report, histograms included.
 type Progress struct {
-	Agent  string `json:"agent"`
-	Ops    int64  `json:"ops"`
-	Errors int64  `json:"errors"`
+	Agent   string           `json:"agent"`
+	Ops     int64            `json:"ops"`
+	Errors  int64            `json:"errors"`
+	Seconds []metrics.Second `json:"seconds,omitempty"`
 }
 
 // Outcome is an agent's final message: its result file's content, or why

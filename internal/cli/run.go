@@ -78,7 +78,7 @@ func measure(env *Env, out io.Writer, r *runner.Runner, cfg config.Run, mf *metr
 		run.Started = func(p runner.Progress) {
 			if live != nil {
 				live.Entities(p.Entities)
-				live.Watch(livemetrics.Run{Recorder: p.Recorder, Began: p.Began, Stage: p.Stage})
+				live.Watch(livemetrics.Run{Recorder: p.Recorder, Began: p.Began, Stage: p.Stage, Agents: p.Agents})
 			}
 			if showProgress {
 				progress = startProgress(out, p)

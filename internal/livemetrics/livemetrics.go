@@ -41,6 +41,9 @@ type Run struct {
 	// Stage says what the run does after its clients are done (the
 	// runner's progress stage; "" while they drive).
 	Stage func() string
+	// Agents, for a coordinator of driver agents (no Recorder), are the
+	// agents' completed and failed operations per operation so far.
+	Agents func() (names []string, ops, errors []int64)
 }
 
 // Server serves the metrics of the command it runs in.
@@ -182,6 +185,7 @@ var (
 	descLatency   = prometheus.NewDesc("tierbench_operation_latency_seconds", "End-to-end latency of the steady state's completed operations.", []string{"workload", "operation"}, nil)
 	descQueue     = prometheus.NewDesc("tierbench_operation_queue_seconds", "Time the steady state's completed operations waited for a server thread (when clients outnumber threads).", []string{"workload", "operation"}, nil)
 	descService   = prometheus.NewDesc("tierbench_operation_service_seconds", "Time the steady state's completed operations held a server thread (when clients outnumber threads).", []string{"workload", "operation"}, nil)
+	descAgentOps  = prometheus.NewDesc("tierbench_agents_operations_total", "A coordinator's view of its driver agents: operations they finished, completed or failed, ramps included, from the seconds they reported so far.", []string{"workload", "operation", "outcome"}, nil)
 )
 
 // containerCounters are the container's monotonic counters.
@@ -213,7 +217,7 @@ func entityDesc(name, help string) *prometheus.Desc {
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descStage, descElapsed, descOps, descSteadyOps, descInFlight, descLatency, descQueue, descService, descReady} {
+	for _, d := range []*prometheus.Desc{descStage, descElapsed, descOps, descSteadyOps, descInFlight, descLatency, descQueue, descService, descReady, descAgentOps} {
 		ch <- d
 	}
 	for _, cc := range containerCounters {
@@ -243,6 +247,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descElapsed, prometheus.GaugeValue, time.Since(run.Began).Seconds(), w)
+	if run.Agents != nil {
+		names, ops, errs := run.Agents()
+		for i := range min(len(names), len(ops)) {
+			ch <- prometheus.MustNewConstMetric(descAgentOps, prometheus.CounterValue, float64(ops[i]), w, names[i], "completed")
+			ch <- prometheus.MustNewConstMetric(descAgentOps, prometheus.CounterValue, float64(errs[i]), w, names[i], "failed")
+		}
+	}
 	if run.Recorder == nil {
 		return // a coordinator of agents: their recorders are elsewhere
 	}

@@ -28,14 +28,14 @@ func NewHistogram() *Histogram {
 	return &Histogram{h: hdrhistogram.New(lowestNanos, highestNanos, sigFigs)}
 }
 
-// newCoarseHistogram trades precision for size, for the per-second
+// NewCoarseHistogram trades precision for size, for the per-second
 // series: a run keeps one per operation per second. One significant digit
 // puts 16 linear buckets in each doubling, so a percentile is read within
 // 6.25% of its value; an encoded second of Stock-Online's busiest
 // operation is then about 130 bytes instead of 400, an hour of the whole
 // workload about 4 MB, and a live one 4 KB of memory instead of 30 KB.
 // The steady state's own histograms keep 3 digits.
-func newCoarseHistogram() *Histogram {
+func NewCoarseHistogram() *Histogram {
 	return &Histogram{h: hdrhistogram.New(lowestNanos, highestNanos, 1)}
 }
 

@@ -197,7 +197,7 @@ func (s *Shard) Record(x Sample) {
 		s.secOps[x.Op]++
 		h := s.secHist[x.Op]
 		if h == nil {
-			h = newCoarseHistogram()
+			h = NewCoarseHistogram()
 			s.secHist[x.Op] = h
 		}
 		h.Record(e2e)
@@ -327,7 +327,7 @@ func (s *series) add(sec int, ops, errors []int64, hists []*Histogram) {
 			x.live = make([]*Histogram, s.ops)
 		}
 		if x.live[i] == nil {
-			x.live[i] = newCoarseHistogram()
+			x.live[i] = NewCoarseHistogram()
 		}
 		x.live[i].Merge(h)
 	}
@@ -342,7 +342,7 @@ func (x *second) seal() {
 	if x.live == nil {
 		return
 	}
-	all := newCoarseHistogram()
+	all := NewCoarseHistogram()
 	x.encoded = make([]string, len(x.live))
 	for i, h := range x.live {
 		if h != nil {
@@ -359,7 +359,7 @@ func (x *second) mergeSealed(i int, h *Histogram) {
 	if x.encoded == nil {
 		x.encoded = make([]string, len(x.ops))
 	}
-	merged := newCoarseHistogram()
+	merged := NewCoarseHistogram()
 	if x.encoded[i] != "" {
 		old, err := DecodeHistogram(x.encoded[i])
 		if err != nil {
@@ -374,7 +374,7 @@ func (x *second) mergeSealed(i int, h *Histogram) {
 
 // quantilesOf the union of encoded histograms.
 func quantilesOf(encoded []string) Quantiles {
-	all := newCoarseHistogram()
+	all := NewCoarseHistogram()
 	for _, e := range encoded {
 		if e == "" {
 			continue

@@ -34,7 +34,7 @@ func TestRecorderMemoryBounded(t *testing.T) {
 	// queueing makes a latency and a current-second histogram.
 	plain := NewRecorder(names, 1)
 	plain.Shard(0).Record(Sample{Op: 0, Latency: time.Millisecond, Measured: true})
-	if got, want := plain.MemoryBytes(), histogramBytes+newCoarseHistogram().h.ByteSize(); got != want {
+	if got, want := plain.MemoryBytes(), histogramBytes+NewCoarseHistogram().h.ByteSize(); got != want {
 		t.Errorf("one sample, no split: %d bytes, want %d", got, want)
 	}
 }

@@ -140,6 +140,19 @@ func (r *Recorder) Snapshot() Snapshot {
 	return snap
 }
 
+// Sealed returns the seconds sealed so far from second from on (T from+1
+// on), for a live view of a run: a shard that flushes one of them late
+// changes it afterwards, which only the final Snapshot has.
+func (r *Recorder) Sealed(from int) []Second {
+	r.series.mu.Lock()
+	defer r.series.mu.Unlock()
+	var out []Second
+	for i := from; i < r.series.sealed; i++ {
+		out = append(out, r.series.seconds[i].point(i+1))
+	}
+	return out
+}
+
 func (x *second) point(t int) Second {
 	p := Second{T: t, Quantiles: x.quantiles, PerOp: make([]SecondOp, len(x.ops))}
 	for i := range x.ops {
@@ -177,35 +190,41 @@ func (s *Snapshot) Merge(o Snapshot) error {
 		s.Series = append(s.Series, Second{T: t, PerOp: make([]SecondOp, len(s.Ops))})
 	}
 	for i, x := range o.Series {
-		d := &s.Series[i]
-		if len(x.PerOp) != len(d.PerOp) {
-			return fmt.Errorf("merge: second %d has %d operations, want %d", x.T, len(x.PerOp), len(d.PerOp))
-		}
-		for j := range d.PerOp {
-			do, xo := &d.PerOp[j], x.PerOp[j]
-			do.Ops += xo.Ops
-			do.Errors += xo.Errors
-			if xo.Latency != "" {
-				merged, err := mergeEncoded(do.Latency, xo.Latency)
-				if err != nil {
-					return fmt.Errorf("merge: second %d, %s: %w", x.T, s.Ops[j].Name, err)
-				}
-				do.Latency = merged
-			}
-		}
-		summed, err := Summed(*d)
+		merged, err := MergeSecond(s.Series[i], x)
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		*d = summed
+		s.Series[i] = merged
 	}
 	return nil
+}
+
+// MergeSecond is the second of d and x's samples together: the same
+// second of two recorders of the same operations.
+func MergeSecond(d, x Second) (Second, error) {
+	if len(x.PerOp) != len(d.PerOp) {
+		return d, fmt.Errorf("second %d has %d operations, want %d", x.T, len(x.PerOp), len(d.PerOp))
+	}
+	per := make([]SecondOp, len(d.PerOp))
+	for j := range d.PerOp {
+		do, xo := d.PerOp[j], x.PerOp[j]
+		per[j] = SecondOp{Ops: do.Ops + xo.Ops, Errors: do.Errors + xo.Errors, Latency: do.Latency}
+		if xo.Latency != "" {
+			merged, err := mergeEncoded(do.Latency, xo.Latency)
+			if err != nil {
+				return d, fmt.Errorf("second %d, operation %d: %w", x.T, j, err)
+			}
+			per[j].Latency = merged
+		}
+	}
+	d.PerOp = per
+	return Summed(d)
 }
 
 // Summed sets a second's totals and quantiles from its operations'.
 func Summed(s Second) (Second, error) {
 	s.Ops, s.Errors = 0, 0
-	all := newCoarseHistogram()
+	all := NewCoarseHistogram()
 	for _, o := range s.PerOp {
 		s.Ops += o.Ops
 		s.Errors += o.Errors
@@ -223,7 +242,7 @@ func Summed(s Second) (Second, error) {
 }
 
 func mergeEncoded(a, b string) (string, error) {
-	merged := newCoarseHistogram()
+	merged := NewCoarseHistogram()
 	for _, e := range []string{a, b} {
 		if e == "" {
 			continue

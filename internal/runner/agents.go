@@ -51,13 +51,13 @@ func ConnectBroker(broker, name string) (*nats.Conn, error) {
 }
 
 // AgentExec runs a coordinator's task: this process's part of a drive.
-func (r *Runner) AgentExec(ctx context.Context, t agent.Task, started func(completed func() (ops, errors int64))) ([]byte, error) {
+func (r *Runner) AgentExec(ctx context.Context, t agent.Task, started func(agent.Recorder)) ([]byte, error) {
 	var cfg config.Run
 	if err := json.Unmarshal(t.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("the coordinator's configuration does not decode: %w", err)
 	}
 	run := *r
-	run.Started = func(p Progress) { started(p.Completed) }
+	run.Started = func(p Progress) { started(p.Recorder) }
 	res, err := run.Drive(ctx, cfg, t.Target, DriveOptions{TokenFile: t.TokenFile, Share: &driver.Share{Part: t.Part, Parts: t.Parts}, StartAt: time.Unix(0, t.StartAt)})
 	if res == nil {
 		return nil, err
@@ -132,10 +132,15 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	startAt := began.Add(startLead)
 	task := agent.Task{RunID: fmt.Sprintf("%s-%d", cfg.Workload, began.UnixNano()), Workload: cfg.Workload, Config: rawCfg, Target: target, TokenFile: o.TokenFile}
 	var ops, errs atomic.Int64
+	live := &agent.Live{}
 	if r.Started != nil {
-		r.Started(Progress{Began: startAt, Duration: time.Duration(cfg.Duration), Completed: func() (int64, int64) { return ops.Load(), errs.Load() }})
+		r.Started(Progress{Began: startAt, Duration: time.Duration(cfg.Duration), Completed: func() (int64, int64) { return ops.Load(), errs.Load() },
+			Agents: func() (names []string, ops, errors []int64) {
+				ops, errors = live.Totals()
+				return w.Info().Operations, ops, errors
+			}})
 	}
-	reports, err := agent.Drive(ctx, nc, task, agents, startAt, func(o, e int64) { ops.Store(o); errs.Store(e) })
+	reports, err := agent.Drive(ctx, nc, task, agents, startAt, func(o, e int64) { ops.Store(o); errs.Store(e) }, live)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}

@@ -71,6 +71,10 @@ type Progress struct {
 	// Entities are the container's counters now; nil when the run has no
 	// container in this process.
 	Entities func() []workload.EntityStats
+	// Agents, for a drive spread over agents (no Recorder here), are the
+	// operations the agents completed and failed per operation, from the
+	// seconds they reported so far.
+	Agents func() (names []string, ops, errors []int64)
 }
 
 // stageDraining is the progress stage while the workload's agents finish
