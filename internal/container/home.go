@@ -57,6 +57,8 @@ type Home struct {
 
 	keys keySource
 	st   counters
+	// finders is the finder cache; nil when the type's settings keep none.
+	finders *finderCache
 }
 
 // Type of the home.
@@ -67,7 +69,7 @@ func (h *Home) Settings() Settings { return h.s }
 
 func newHome(t *Type, s Settings) *Home {
 	h := &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32),
-		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive}
+		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, finders: newFinderCache(t, s)}
 	h.setRows(0)
 	return h
 }
@@ -288,6 +290,7 @@ func (h *Home) Stats() Stats {
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
 		CacheSize: h.cacheCap, PoolSize: h.poolCap, Rows: h.rows,
 		LockWaits: c.lockWaits.Load(), LockTimeouts: c.lockTimeouts.Load(), Deadlocks: c.deadlocks.Load(), Conflicts: c.conflicts.Load(),
+		FinderHits: c.finderHits.Load(), FinderMisses: c.finderMisses.Load(), FinderInvalidations: c.finderInvalidations.Load(),
 	}
 }
 

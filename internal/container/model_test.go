@@ -32,6 +32,7 @@ func initialCredit(key int64) int64 { return key * 100 }
 
 type modelWrite struct {
 	key, read, wrote int64
+	began            int64 // logical time before its transaction began
 	ended            int64 // logical time the commit returned
 }
 
@@ -41,29 +42,47 @@ type modelRead struct {
 	thread, number int
 }
 
+// finderRead is what a richerThan finder returned of the hot accounts.
+type finderRead struct {
+	threshold      int64
+	keys           []int64
+	began, ended   int64
+	thread, number int
+}
+
 // modelLog collects what the transactions did, stamped with a logical
 // clock: began is taken before Begin, ended after Commit returned.
 type modelLog struct {
-	clock  atomic.Int64
-	mu     sync.Mutex
-	writes []modelWrite
-	reads  []modelRead
+	clock   atomic.Int64
+	mu      sync.Mutex
+	writes  []modelWrite
+	reads   []modelRead
+	finders []finderRead
 }
 
 // txPlan is one transaction of the model: the accounts it finds in order,
 // whether it writes, and the amounts it adds.
 type txPlan struct {
 	readOnly bool
-	keys     []int64
-	adds     []int64
-	byName   []bool // find through the byName finder instead of by key
-	pauses   []time.Duration
+	// richer, when not 0, runs richerThan(richer) first (read-only plans):
+	// its results change as credits rise, so under options A and D the
+	// finder cache's entries come and go.
+	richer int64
+	keys   []int64
+	adds   []int64
+	byName []bool // find through the byName finder instead of by key
+	pauses []time.Duration
 }
 
 // randomPlan draws a transaction over the hot accounts. sorted: a writer
 // finds its accounts in key order.
 func randomPlan(rng *rand.Rand, sorted bool) txPlan {
 	p := txPlan{readOnly: rng.IntN(10) < 4}
+	if p.readOnly && rng.IntN(2) == 0 {
+		// Thresholds among the credits the hot accounts pass through
+		// (100 to 300 at first, rising by up to 1000 a write).
+		p.richer = 100 + rng.Int64N(8)*250
+	}
 	keys := []int64{1, 2, 3}
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 	p.keys = keys[:1+rng.IntN(2)]
@@ -85,16 +104,20 @@ func randomPlan(rng *rand.Rand, sorted bool) txPlan {
 // and logs it.
 func runPlan(ctx context.Context, f fixture, log *modelLog, thread, number int, p txPlan) error {
 	for attempt := 0; ; attempt++ {
-		reads, writes, began, err := tryPlan(ctx, f, log, thread, p)
+		reads, writes, found, began, err := tryPlan(ctx, f, log, thread, p)
 		if err == nil {
 			ended := log.clock.Add(1)
 			log.mu.Lock()
+			if found != nil {
+				found.began, found.ended, found.thread, found.number = began, ended, thread, number
+				log.finders = append(log.finders, *found)
+			}
 			for _, r := range reads {
 				r.began, r.ended, r.thread, r.number = began, ended, thread, number
 				log.reads = append(log.reads, r)
 			}
 			for _, w := range writes {
-				w.ended = ended
+				w.began, w.ended = began, ended
 				log.writes = append(log.writes, w)
 			}
 			log.mu.Unlock()
@@ -110,7 +133,7 @@ func runPlan(ctx context.Context, f fixture, log *modelLog, thread, number int, 
 	}
 }
 
-func tryPlan(ctx context.Context, f fixture, log *modelLog, thread int, p txPlan) (reads []modelRead, writes []modelWrite, began int64, err error) {
+func tryPlan(ctx context.Context, f fixture, log *modelLog, thread int, p txPlan) (reads []modelRead, writes []modelWrite, found *finderRead, began int64, err error) {
 	began = log.clock.Add(1)
 	begin := f.ctr.Begin
 	if p.readOnly {
@@ -118,7 +141,20 @@ func tryPlan(ctx context.Context, f fixture, log *modelLog, thread int, p txPlan
 	}
 	tx, err := begin(ctx, thread)
 	if err != nil {
-		return nil, nil, began, err
+		return nil, nil, nil, began, err
+	}
+	if p.richer > 0 {
+		all, err := tx.FindMany(f.h, "richerThan", nil, p.richer)
+		if err != nil {
+			tx.Rollback()
+			return nil, nil, nil, began, err
+		}
+		found = &finderRead{threshold: p.richer}
+		for _, a := range all {
+			if k := a.Key().A; hotNames[k] != "" {
+				found.keys = append(found.keys, k)
+			}
+		}
 	}
 	for n, key := range p.keys {
 		var a *container.Instance
@@ -129,7 +165,7 @@ func tryPlan(ctx context.Context, f fixture, log *modelLog, thread int, p txPlan
 		}
 		if err != nil {
 			tx.Rollback()
-			return nil, nil, began, err
+			return nil, nil, nil, began, err
 		}
 		credit := a.Int(fCredit)
 		reads = append(reads, modelRead{key: key, value: credit})
@@ -139,7 +175,7 @@ func tryPlan(ctx context.Context, f fixture, log *modelLog, thread int, p txPlan
 		}
 		time.Sleep(p.pauses[n])
 	}
-	return reads, writes, began, tx.Commit()
+	return reads, writes, found, began, tx.Commit()
 }
 
 // check compares the log with the serial model and the database and
@@ -164,6 +200,33 @@ func (log *modelLog) check(t *testing.T, db *store.DB) []string {
 		}
 		if got := queryInt(t, db, fmt.Sprintf("SELECT credit FROM acct WHERE id = %d", key)); got != state {
 			fail("account %d: the database holds %d, the serial model of the %d committed writes %d", key, got, len(chain), state)
+		}
+	}
+	// A finder's result holds an account if and only if the database,
+	// read directly at some moment of the transaction, would have: credits
+	// only rise, so an account it holds must have had a credit above the
+	// threshold committed by a transaction that began before it ended (a
+	// commit is visible before Commit returns to the writer, so its end
+	// stamp can come after the reader's), and one it leaves out must not
+	// have had one committed before it began.
+	for _, r := range log.finders {
+		for key := int64(1); key <= 3; key++ {
+			before, by := initialCredit(key), initialCredit(key) // newest committed before began; newest a writer begun before ended could show
+			for _, w := range committed[key] {
+				if w.ended < r.began && w.wrote > before {
+					before = w.wrote
+				}
+				if w.began < r.ended && w.wrote > by {
+					by = w.wrote
+				}
+			}
+			held := slices.Contains(r.keys, key)
+			switch {
+			case held && by <= r.threshold:
+				fail("thread %d transaction %d: richerThan(%d) returned account %d, whose committed credits visible before it ended were at most %d (a phantom)", r.thread, r.number, r.threshold, key, by)
+			case !held && before > r.threshold:
+				fail("thread %d transaction %d: richerThan(%d) left out account %d, whose credit %d was committed before it began (a stale finder result)", r.thread, r.number, r.threshold, key, before)
+			}
 		}
 	}
 	for _, r := range log.reads {
@@ -247,6 +310,9 @@ func TestConcurrentTransactionsMatchTheSerialModel(t *testing.T) {
 				for _, p := range log.check(t, f.db) {
 					t.Error(p)
 				}
+				if st := f.h.Stats(); st.FinderHits+st.FinderMisses > 0 {
+					t.Logf("finder cache: %d hits, %d misses, %d invalidations", st.FinderHits, st.FinderMisses, st.FinderInvalidations)
+				}
 			})
 		}
 	})
@@ -270,6 +336,12 @@ func TestSerialModelCatchesCorruption(t *testing.T) {
 		"lost update": func(l *modelLog) { l.writes[1].read = 100 },
 		"stale read":  func(l *modelLog) { l.reads[0].value = 100; l.reads[0].began = 5 },
 		"dirty read":  func(l *modelLog) { l.reads[0].value = 117 },
+		"stale finder result": func(l *modelLog) {
+			l.finders = append(l.finders, finderRead{threshold: 105, keys: []int64{2, 3}, began: 3, ended: 5})
+		},
+		"phantom in a finder result": func(l *modelLog) {
+			l.finders = append(l.finders, finderRead{threshold: 200, keys: []int64{1, 3}, began: 3, ended: 5})
+		},
 	}
 	for name, corrupt := range tests {
 		l := good()

@@ -22,6 +22,12 @@ type Stats struct {
 	LockTimeouts   int64 `json:"lock_timeouts"`
 	Deadlocks      int64 `json:"deadlocks"`
 	Conflicts      int64 `json:"conflicts"`
+	// FinderHits are finder calls answered from the finder cache (options
+	// A and D), FinderMisses those it could have answered but did not
+	// hold, FinderInvalidations its entries that writes removed.
+	FinderHits          int64 `json:"finder_hits,omitempty"`
+	FinderMisses        int64 `json:"finder_misses,omitempty"`
+	FinderInvalidations int64 `json:"finder_invalidations,omitempty"`
 	// CacheSize and PoolSize are the sizes at the end: a percentage
 	// resolved against Rows, the type's rows as the container counted
 	// them (counted only when a size is a percentage, 0 otherwise).
@@ -43,11 +49,13 @@ type counters struct {
 	finds, hits, loads, stores, creates, removes        atomic.Int64
 	instantiations, activations, passivations, discards atomic.Int64
 	lockWaits, lockTimeouts, deadlocks, conflicts       atomic.Int64
+	finderHits, finderMisses, finderInvalidations       atomic.Int64
 }
 
 func (c *counters) reset() {
 	for _, x := range []*atomic.Int64{&c.finds, &c.hits, &c.loads, &c.stores, &c.creates, &c.removes,
-		&c.instantiations, &c.activations, &c.passivations, &c.discards, &c.lockWaits, &c.lockTimeouts, &c.deadlocks, &c.conflicts} {
+		&c.instantiations, &c.activations, &c.passivations, &c.discards, &c.lockWaits, &c.lockTimeouts, &c.deadlocks, &c.conflicts,
+		&c.finderHits, &c.finderMisses, &c.finderInvalidations} {
 		x.Store(0)
 	}
 }

@@ -329,6 +329,25 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
 	h.st.finds.Add(1)
+	cached, entry, gen := false, "", uint64(0)
+	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) {
+		// The transaction's own writes of the type are not in any cached
+		// result (nor in the database's until it commits): it asks the
+		// database, as without the cache.
+		entry, cached = argsKey(args)
+	}
+	if cached {
+		refresh := time.Duration(0)
+		if h.s.CommitOption == OptionD {
+			refresh = h.s.Refresh
+		}
+		if keys, ok := h.finders.lookup(name, entry, refresh, time.Now()); ok {
+			h.st.finderHits.Add(1)
+			return tx.resolveKeys(h, keys, buf)
+		}
+		h.st.finderMisses.Add(1)
+		gen = h.finders.generation()
+	}
 	locking := tx.lockingReads(h)
 	if h.s.Persistence != CMP {
 		// BMP: the finder returns keys; each instance is then loaded on
@@ -340,29 +359,10 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		if err := tx.readRows(h, keys, args, false); err != nil {
 			return buf, err
 		}
-		// Each key is then found on its own, so that the hits it may
-		// score stay a share of the finds.
-		h.st.finds.Add(int64(len(tx.keys)))
-		for _, k := range tx.keys {
-			i := tx.enlistedOf(h, k)
-			if i == nil {
-				if h.s.Concurrency == Exclusive {
-					if err := tx.lock(h, k); err != nil {
-						return buf, err
-					}
-				}
-				var err error
-				i, err = tx.takeAndLoad(h, k, false)
-				if errors.Is(err, ErrNotFound) {
-					continue // removed since the finder ran
-				}
-				if err != nil {
-					return buf, err
-				}
-			}
-			buf = append(buf, i)
+		if cached {
+			h.finders.store(name, entry, gen, tx.keys, time.Now())
 		}
-		return buf, nil
+		return tx.resolveKeys(h, tx.keys, buf)
 	}
 	rows := f.rows
 	if locking {
@@ -372,7 +372,14 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 	if err := tx.readRows(h, rows, args, true); err != nil {
 		return buf, err
 	}
+	if cached {
+		h.finders.store(name, entry, gen, tx.keys, time.Now())
+	}
 	width := h.width()
+	// Each row is a find of its instance, as BMP's keys are, so that the
+	// hits it scores (its instance cached with fresh data) stay a share
+	// of the finds.
+	h.st.finds.Add(int64(len(tx.keys)))
 	for n, k := range tx.keys {
 		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width], seen)
 		if err != nil {
@@ -381,6 +388,48 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		buf = append(buf, i)
 	}
 	return buf, nil
+}
+
+// resolveKeys finds the instances of keys a finder returned (BMP's key
+// query, or the finder cache), each on its own, appending them to buf; a
+// key whose row is gone since is passed over.
+func (tx *Tx) resolveKeys(h *Home, keys []Key, buf []*Instance) ([]*Instance, error) {
+	// Each key is found on its own, so that the hits it may score stay a
+	// share of the finds.
+	h.st.finds.Add(int64(len(keys)))
+	for _, k := range keys {
+		i := tx.enlistedOf(h, k)
+		if i != nil {
+			h.st.hits.Add(1) // as Find counts it
+		} else {
+			if h.s.Concurrency == Exclusive {
+				if err := tx.lock(h, k); err != nil {
+					return buf, err
+				}
+			}
+			var err error
+			i, err = tx.takeAndLoad(h, k, false)
+			if errors.Is(err, ErrNotFound) {
+				continue // removed since the finder ran
+			}
+			if err != nil {
+				return buf, err
+			}
+		}
+		buf = append(buf, i)
+	}
+	return buf, nil
+}
+
+// writes reports whether the transaction creates, removes or changes an
+// instance of h.
+func (tx *Tx) writes(h *Home) bool {
+	for _, i := range tx.enlisted {
+		if i.home == h && (i.created || i.removed || i.dirty != 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // width is the number of values a row of the type carries: its fields and
@@ -435,6 +484,7 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 // h.lastWrite before the finder's query ran.
 func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error) {
 	if i := tx.enlistedOf(h, k); i != nil {
+		h.st.hits.Add(1) // as Find counts it
 		return i, nil
 	}
 	if h.s.Concurrency == Exclusive {
@@ -449,7 +499,9 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 		}
 	}
 	i, fresh := tx.take(h, k)
-	if !fresh {
+	if fresh {
+		h.st.hits.Add(1)
+	} else {
 		copy(i.vals, row[:len(h.t.Fields)])
 		if h.t.Version != "" {
 			i.version = row[len(h.t.Fields)].I
@@ -507,10 +559,12 @@ func (tx *Tx) Commit() error {
 		return err
 	}
 	tx.announceWrites()
+	tx.finderWrites(true)
 	var err error
 	if tx.stx != nil {
 		err = tx.stx.Commit(tx.ctx)
 	}
+	tx.finderWrites(false)
 	if err != nil {
 		err = tx.conflict(err)
 		tx.finish(false)
@@ -545,6 +599,22 @@ func (tx *Tx) announceWrites() {
 		h.mu.Lock()
 		h.beginWrite(i)
 		h.mu.Unlock()
+	}
+}
+
+// finderWrites invalidates the finder cache entries the transaction's
+// writes can change: announcing them before the database commits (they
+// are then in flight, and no result read meanwhile is kept), settling
+// them after, whatever the commit's outcome.
+func (tx *Tx) finderWrites(announce bool) {
+	for _, i := range tx.enlisted {
+		h := i.home
+		if h.finders == nil || !(i.stored || i.created || i.removed) || (i.created && i.removed) {
+			continue
+		}
+		if n := h.finders.write(i, announce); n > 0 {
+			h.st.finderInvalidations.Add(int64(n))
+		}
 	}
 }
 

@@ -165,6 +165,15 @@ func writeEntities(w io.Writer, r *Result) {
 			e.Activations, e.Passivations, e.Discards, e.PeakReady, e.PeakPooled, e.LockWaits, e.Conflicts)
 	}
 	fmt.Fprintln(w, "(the entity container over the whole run: hit% = finds served from the ready cache; peak-r/-p = peak ready/pooled instances)")
+	var finders []string
+	for _, name := range r.EntityOrder {
+		if e := r.Container[name]; e.FinderHits+e.FinderMisses > 0 {
+			finders = append(finders, fmt.Sprintf("%s %d hits, %d misses, %d invalidated", name, e.FinderHits, e.FinderMisses, e.FinderInvalidations))
+		}
+	}
+	if len(finders) > 0 {
+		fmt.Fprintf(w, "finder cache: %s\n", strings.Join(finders, "; "))
+	}
 	fmt.Fprintln(w)
 }
 
