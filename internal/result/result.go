@@ -65,6 +65,10 @@ type Result struct {
 	TotalLatency metrics.Latency `json:"total_latency_ms"`
 	TotalQueue   metrics.Latency `json:"total_queue_ms"`
 	TotalService metrics.Latency `json:"total_service_ms"`
+
+	// Resources is the CPU time the steady state cost (absent in results
+	// of runs from before it was measured).
+	Resources *Resources `json:"resources,omitempty"`
 }
 
 // Environment is the run's provenance.
@@ -326,6 +330,8 @@ type Inputs struct {
 	Groups []workload.Group
 	// Failure, when the run could not finish.
 	Failure *Failure
+	// Resources are the CPU samples of the steady state; nil: none.
+	Resources *ResourceInputs
 }
 
 // Build assembles the result of a run.
@@ -433,6 +439,7 @@ func Build(in Inputs) *Result {
 	r.Summary.Interrupted = in.Interrupted
 	r.Summary.InterruptedDuring = in.InterruptedIn
 	r.Summary.Failure = in.Failure
+	r.Resources = BuildResources(in.Resources)
 	r.Summary.MaxErrorRatePct = in.Config.MaxErrorRate.Percent()
 	if failed := r.Summary.Errors + r.Summary.InDoubt; failed > 0 {
 		r.Summary.ErrorRatePct = round(100*float64(failed)/float64(r.Summary.Operations+failed), 3)

@@ -245,6 +245,8 @@ type state struct {
 	// placed is the run's --placement: its private server, this process
 	// pinned.
 	placed *placed
+	// cpu is the CPU time of the steady state (resources.go).
+	cpu *result.ResourceInputs
 }
 
 func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
@@ -362,7 +364,9 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	watch := watchTier(driveCtx, watched, OutageGrace, failed, stopDriving)
 	quitProcs := make(chan struct{})
 	watchProcs(s.procs, quitProcs, stopDriving)
+	meter := s.startCPUMeter(dcfg)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
+	s.cpu = meter.stop(s.rep)
 	close(quitProcs)
 	lost := watch.stop() // the tier gone for good
 	if died := (tierDied{}); errors.As(context.Cause(driveCtx), &died) {
@@ -476,6 +480,7 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Tiers:         s.tiers,
 		Groups:        s.groups,
 		Failure:       f,
+		Resources:     s.cpu,
 	})
 }
 

@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/model"
+	"github.com/tierbench/tierbench/internal/result"
+)
+
+// Limits of --clients: the approximate solver's cost grows with the
+// clients, the table's with the points.
+const (
+	modelMaxClients = 1_000_000
+	modelMaxPoints  = 10_000
+)
+
+func newModelCmd(_ *Env) *cobra.Command {
+	var clients, csvPath string
+	var step int
+	cmd := &cobra.Command{
+		Use:   "model RESULT.json",
+		Short: "Capacity model (MVA) from a measured run: throughput and response time against clients",
+		Long: `Build a closed queueing network from one measured run (its CPU time per operation,
+its clients' time between operations, its server threads and the rest of each
+operation's time) and solve it by mean value analysis for other numbers of clients.
+The network reproduces the run's throughput at the run's own clients; the table
+says what it predicts elsewhere, and which station saturates. docs/model.md explains
+the stations and where each number comes from.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("name one RESULT.json (a result file of tierbench run), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := readModelResult(args[0])
+			if err != nil {
+				return err
+			}
+			if step < 0 {
+				return config.Usage(fmt.Errorf("--step %d: want a whole number of clients, 1 or more (0: points 1, 2, 5, 10, 20, 50, …)", step))
+			}
+			// A result without CPU times (model.ErrNoResources) is an
+			// older run's: the user's to run again.
+			net, ex, err := model.FromResult(res)
+			if err != nil {
+				return config.Usage(fmt.Errorf("%s: %w", args[0], err))
+			}
+			spec := clients
+			if spec == "" {
+				spec = fmt.Sprintf("1..%d", min(10*ex.Clients, modelMaxClients))
+			}
+			ns, err := parseClients(spec, step, ex.Clients)
+			if err != nil {
+				return config.Usage(err)
+			}
+			pts, err := model.Solve(net, ns)
+			if err != nil {
+				return err
+			}
+			// The CSV file is made sure of before anything is printed.
+			var csvFile *os.File
+			if csvPath != "" {
+				if csvFile, err = os.Create(csvPath); err != nil {
+					return config.Usage(fmt.Errorf("--csv %s: the table cannot be written there: %v", csvPath, errors.Unwrap(err)))
+				}
+			}
+			out := cmd.OutOrStdout()
+			writeModel(out, args[0], res, net, ex, pts)
+			if csvFile != nil {
+				if err := writeModelCSV(csvFile, net, ex, pts); err != nil {
+					return fmt.Errorf("--csv %s: %w", csvPath, err)
+				}
+				fmt.Fprintf(out, "csv: %s\n", csvPath)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&clients, "clients", "", "clients to predict: a range A..B (points 1, 2, 5, 10, 20, 50, … within it, its ends and the run's own clients), a list 1,10,100, or one number (default 1..10 × the run's clients)")
+	cmd.Flags().IntVar(&step, "step", 0, "with a range A..B, points every STEP clients from A instead of 1, 2, 5, 10, …")
+	cmd.Flags().StringVar(&csvPath, "csv", "", "also write the table, with every station's utilisation and residence time, to this CSV file")
+	return cmd
+}
+
+// readModelResult reads a result file, saying in the user's words what is
+// wrong with one that cannot be read.
+func readModelResult(path string) (*result.Result, error) {
+	res, err := result.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, config.Usage(fmt.Errorf("%s: no such result file", path))
+	case err != nil:
+		return nil, config.Usage(fmt.Errorf("%s is not a readable tierbench result: %v", path, err))
+	}
+	return res, nil
+}
+
+// clientsForms is what --clients allows, for messages.
+const clientsForms = "a number of clients (100), a list (1,10,100) or a range (1..1000), each from 1 to 1000000"
+
+// parseClients reads --clients: a range A..B is A, the 1-2-5 points
+// between (or every step), B and the run's own clients when within;
+// a list is its numbers in order without repeats.
+func parseClients(s string, step, run int) ([]int, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("--clients %q: %s; want %s", s, why, clientsForms)
+	}
+	num := func(t string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil {
+			return 0, bad(fmt.Sprintf("%q is not a whole number", strings.TrimSpace(t)))
+		}
+		if n < 1 || n > modelMaxClients {
+			return 0, bad(fmt.Sprintf("%d is out of range", n))
+		}
+		return n, nil
+	}
+	if a, b, ok := strings.Cut(s, ".."); ok {
+		lo, err := num(a)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := num(b)
+		if err != nil {
+			return nil, err
+		}
+		if hi < lo {
+			return nil, bad(fmt.Sprintf("the range ends (%d) before it starts (%d)", hi, lo))
+		}
+		ns := []int{lo, hi}
+		if step > 0 {
+			if (hi-lo)/step > modelMaxPoints {
+				return nil, bad(fmt.Sprintf("--step %d makes more than %d points", step, modelMaxPoints))
+			}
+			for n := lo + step; n < hi; n += step {
+				ns = append(ns, n)
+			}
+		} else {
+			for decade := 1; decade <= hi; decade *= 10 {
+				for _, f := range []int{1, 2, 5} {
+					if n := f * decade; n > lo && n < hi {
+						ns = append(ns, n)
+					}
+				}
+			}
+		}
+		if run >= lo && run <= hi {
+			ns = append(ns, run)
+		}
+		slices.Sort(ns)
+		return slices.Compact(ns), nil
+	}
+	var ns []int
+	for _, t := range strings.Split(s, ",") {
+		n, err := num(t)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) > modelMaxPoints {
+		return nil, bad(fmt.Sprintf("more than %d points", modelMaxPoints))
+	}
+	return ns, nil
+}
+
+// bottleneck is the station busiest at p among those that queue; the
+// thread pool when no other station queues.
+func bottleneck(n model.Network, p model.Point) (string, float64) {
+	name, u := "", -1.0
+	for i, s := range n.Stations {
+		if s.Kind != model.Delay && p.Stations[i].Utilisation > u {
+			name, u = s.Name, p.Stations[i].Utilisation
+		}
+	}
+	if name == "" && p.Pool != nil {
+		return threadsName, p.Pool.Utilisation
+	}
+	return name, u
+}
+
+// threadsName names the pool of server threads in tables.
+const threadsName = "threads"
+
+func writeModel(w io.Writer, path string, res *result.Result, n model.Network, ex model.Explanation, pts []model.Point) {
+	db := res.Environment.DB
+	if db == "" {
+		db = res.Environment.Target
+	}
+	fmt.Fprintf(w, "model of %s: %s on %s, %d clients", path, ex.Workload, db, ex.Clients)
+	if ex.ServerThreads > 0 {
+		fmt.Fprintf(w, ", %d server threads", ex.ServerThreads)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "at the run's %d clients: measured %.1f/s, %.3f ms; model %.1f/s (%+.1f%%), %.3f ms (%+.1f%%)\n",
+		ex.Clients, ex.MeasuredX, ex.MeasuredR*1000, ex.ModelX, pct(ex.ModelX, ex.MeasuredX), ex.ModelR*1000, pct(ex.ModelR, ex.MeasuredR))
+	for _, note := range ex.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+	fmt.Fprintln(w, "\nstations (demand per operation):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  think\tdelay\t\t%.3f ms\t%s\n", n.Think*1000, n.ThinkSource)
+	for _, s := range n.Stations {
+		servers := ""
+		if s.Kind == model.Multi {
+			servers = strconv.Itoa(s.Servers)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.3f ms\t%s\n", s.Name, s.Kind, servers, s.Demand*1000, s.Source)
+	}
+	if n.Admission > 0 {
+		fmt.Fprintf(tw, "  %s\tpool\t%d\t\t%s\n", threadsName, n.Admission, n.AdmissionSource)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	pool := ""
+	if n.Admission > 0 {
+		pool = "threads busy%\t"
+	}
+	fmt.Fprintf(tw, "clients\tX/s\tR ms\tbottleneck\tU%%\t%ssolver\t\n", pool)
+	for _, p := range pts {
+		name, u := bottleneck(n, p)
+		mark := ""
+		if p.Clients == ex.Clients {
+			mark = fmt.Sprintf("  ← measured %.1f/s, %.3f ms", ex.MeasuredX, ex.MeasuredR*1000)
+		}
+		busy := ""
+		if p.Pool != nil {
+			busy = fmt.Sprintf("%.1f\t", 100*p.Pool.Utilisation)
+		}
+		fmt.Fprintf(tw, "%d\t%.1f\t%.3f\t%s\t%.1f\t%s%s\t%s\n", p.Clients, p.X, p.R*1000, name, 100*u, busy, solverName(p.Method), mark)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "solver: %s; R excludes the think time\n", pts[len(pts)-1].Method)
+}
+
+func solverName(m model.Method) string {
+	if m == model.Approx || m == model.ApproxPooled {
+		return "approx"
+	}
+	return "exact"
+}
+
+// pct is got's difference from want in percent, 0 when it would print as
+// -0.0.
+func pct(got, want float64) float64 {
+	if want == 0 {
+		return 0
+	}
+	d := 100 * (got - want) / want
+	if math.Abs(d) < 0.05 {
+		return 0
+	}
+	return d
+}
+
+// writeModelCSV writes the table to f and closes it.
+func writeModelCSV(f *os.File, n model.Network, ex model.Explanation, pts []model.Point) error {
+	w := csv.NewWriter(f)
+	head := []string{"clients", "throughput_per_s", "response_ms", "bottleneck", "bottleneck_utilisation_pct", "solver", "measured_throughput_per_s", "measured_response_ms"}
+	for _, s := range n.Stations {
+		head = append(head, s.Name+" utilisation_pct", s.Name+" residence_ms")
+	}
+	if n.Admission > 0 {
+		head = append(head, threadsName+" busy_pct", threadsName+" wait_ms")
+	}
+	w.Write(head)
+	g := func(x float64, digits int) string { return strconv.FormatFloat(x, 'f', digits, 64) }
+	for _, p := range pts {
+		name, u := bottleneck(n, p)
+		row := []string{strconv.Itoa(p.Clients), g(p.X, 3), g(p.R*1000, 4), name, g(100*u, 2), solverName(p.Method), "", ""}
+		if p.Clients == ex.Clients {
+			row[6], row[7] = g(ex.MeasuredX, 3), g(ex.MeasuredR*1000, 4)
+		}
+		for _, s := range p.Stations {
+			row = append(row, g(100*s.Utilisation, 2), g(s.Residence*1000, 4))
+		}
+		if p.Pool != nil {
+			row = append(row, g(100*p.Pool.Utilisation, 2), g(p.Pool.Residence*1000, 4))
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	return errors.Join(w.Error(), f.Close())
+}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+)
+
+// TestModelReproducesARun runs Stock-Online on SQLite for a few seconds,
+// then models its result: at the run's own clients the model's throughput
+// must be the measured one (the remaining demand is fitted to it; the
+// tolerance covers the table's rounding to 0.1/s and the fit's bisection).
+func TestModelReproducesARun(t *testing.T) {
+	dir := t.TempDir()
+	resFile := filepath.Join(dir, "so.json")
+	code, out, stderr := runCLI(t, "run", "stockonline", "--db", "sqlite:"+filepath.Join(dir, "so.db"), "--scale", "1",
+		"--clients", "8", "--server-threads", "4", "--duration", "3s", "--ramp-up", "1s", "--out", resFile, "--quiet")
+	if code != 0 {
+		t.Fatalf("run exit %d:\n%s%s", code, out, stderr)
+	}
+	res, err := result.ReadFile(resFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Resources
+	if r == nil || r.AppCPUS <= 0 || r.DBCPUSource != result.DBCPUInProcess || r.SteadyS != res.Summary.ElapsedS || r.AppCPUs < 1 {
+		t.Fatalf("resources of a SQLite run: %+v (steady state %v s)", r, res.Summary.ElapsedS)
+	}
+	measured := float64(res.Summary.Completed) / res.Summary.ElapsedS
+
+	csvFile := filepath.Join(dir, "model.csv")
+	code, out, stderr = runCLI(t, "model", resFile, "--clients", "1..100", "--csv", csvFile)
+	if code != 0 {
+		t.Fatalf("model exit %d:\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"at the run's 8 clients: measured", "think", "cpu", "threads  pool", "SQLite runs in it", "clients", "bottleneck", "← measured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("model output does not say %q:\n%s", want, out)
+		}
+	}
+	var rows []int
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		n, err := strconv.Atoi(f[0])
+		if err != nil {
+			continue
+		}
+		rows = append(rows, n)
+		if n != 8 {
+			continue
+		}
+		x, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || math.Abs(x-measured) > 0.001*measured+0.1 {
+			t.Errorf("model at the run's 8 clients: %q, measured %.1f/s", line, measured)
+		}
+	}
+	if want := []int{1, 2, 5, 8, 10, 20, 50, 100}; !slices.Equal(rows, want) {
+		t.Errorf("table rows %v, want %v:\n%s", rows, want, out)
+	}
+	f, err := os.Open(csvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 9 || recs[0][0] != "clients" || recs[4][0] != "8" {
+		t.Fatalf("csv: %v %v", err, recs)
+	}
+	x, _ := strconv.ParseFloat(recs[4][1], 64)
+	if math.Abs(x-measured) > 1e-6*measured+0.001 {
+		t.Errorf("csv at 8 clients: %v/s, measured %v/s", x, measured)
+	}
+}
+
+// modelResult writes a small result with resources, as a run of 10
+// clients on SQLite would: 1000 operations in 10 s, 2 s of CPU on 2 CPUs.
+func modelResult(t *testing.T, dir string, withResources bool) string {
+	t.Helper()
+	cfg := config.New("stockonline", stockonline.New().Info().Defaults)
+	cfg.Clients, cfg.ServerThreads = 10, 4
+	r := &result.Result{
+		Schema: result.Schema, Workload: "stockonline",
+		Config:       cfg,
+		Environment:  result.Environment{DB: "sqlite 3", CPUs: 2},
+		Summary:      result.Summary{Completed: 1000, Operations: 1000, ElapsedS: 10},
+		Terminals:    []result.Terminals{{Group: "clients", Count: 10}},
+		TotalLatency: metrics.Latency{Mean: 50},
+		TotalService: metrics.Latency{Mean: 40},
+		TotalQueue:   metrics.Latency{Mean: 10},
+	}
+	if withResources {
+		r.Resources = result.BuildResources(&result.ResourceInputs{
+			Start: result.CPUSample{At: time.Unix(0, 0)}, End: result.CPUSample{At: time.Unix(10, 0), App: 2 * time.Second},
+			Window: 10 * time.Second, AppCPUSource: "getrusage", DBCPUSource: result.DBCPUInProcess, AppCPUs: 2, SharedCPUs: true,
+		})
+	}
+	path := filepath.Join(dir, "r.json")
+	if !withResources {
+		path = filepath.Join(dir, "old.json")
+	}
+	if err := r.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestModelBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := modelResult(t, dir, true)
+	old := modelResult(t, dir, false)
+	notJSON := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notJSON, []byte("not a result\n"), 0o644)
+	otherSchema := filepath.Join(dir, "other.json")
+	b, _ := json.Marshal(map[string]any{"schema": "someone/else/v9"})
+	os.WriteFile(otherSchema, b, 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", []string{"model"}, "name one RESULT.json"},
+		{"two files", []string{"model", good, good}, "name one RESULT.json"},
+		{"missing file", []string{"model", filepath.Join(dir, "nope.json")}, "nope.json: no such result file"},
+		{"not json", []string{"model", notJSON}, "is not a readable tierbench result"},
+		{"other schema", []string{"model", otherSchema}, `schema "someone/else/v9"`},
+		{"older result", []string{"model", old}, "its run predates that measurement"},
+		{"zero clients", []string{"model", good, "--clients", "0"}, `--clients "0": 0 is out of range; want a number of clients (100), a list (1,10,100) or a range (1..1000)`},
+		{"not a number", []string{"model", good, "--clients", "many"}, `--clients "many": "many" is not a whole number; want a number of clients`},
+		{"backwards range", []string{"model", good, "--clients", "100..10"}, `--clients "100..10": the range ends (10) before it starts (100)`},
+		{"open range", []string{"model", good, "--clients", "1.."}, `--clients "1..": "" is not a whole number`},
+		{"bad list", []string{"model", good, "--clients", "1,,3"}, `--clients "1,,3": "" is not a whole number`},
+		{"too many", []string{"model", good, "--clients", "2000000"}, "2000000 is out of range"},
+		{"negative step", []string{"model", good, "--step", "-1"}, "--step -1: want a whole number of clients, 1 or more"},
+		{"csv not writable", []string{"model", good, "--csv", filepath.Join(dir, "no", "dir", "m.csv")}, "m.csv: the table cannot be written there: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 2 || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and a first line that says %q", code, stderr, tt.want)
+			}
+			if len(lines) != 2 || lines[1] != "tierbench: see 'tierbench model --help'" {
+				t.Errorf("a usage error is one line and a pointer to the command's help; stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestModelOfASmallResult(t *testing.T) {
+	// 1000 operations in 10 s: X = 100/s; R = 50 ms, so Z = 10/100 − 0.05
+	// = 50 ms; CPU 2 s / 1000 = 2 ms per operation on 2 CPUs.
+	good := modelResult(t, t.TempDir(), true)
+	code, out, stderr := runCLI(t, "model", good, "--clients", "10")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	for _, want := range []string{"at the run's 10 clients: measured 100.0/s, 50.000 ms; model 100.0/s (+0.0%), 50.000 ms", "think", "50.000 ms", "2.000 ms", "tierbench's CPU time 2.00 s", "← measured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestParseClients(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec      string
+		step, run int
+		want      []int
+	}{
+		{"1..1000", 0, 100, []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}},
+		{"1..1000", 0, 30, []int{1, 2, 5, 10, 20, 30, 50, 100, 200, 500, 1000}},
+		{"3..70", 0, 100, []int{3, 5, 10, 20, 50, 70}},
+		{"1..20", 5, 100, []int{1, 6, 11, 16, 20}},
+		{"5..5", 0, 1, []int{5}},
+		{"1,10,100", 0, 50, []int{1, 10, 100}},
+		{"100, 1, 100", 0, 50, []int{100, 1}},
+		{"7", 0, 50, []int{7}},
+	}
+	for _, tt := range tests {
+		got, err := parseClients(tt.spec, tt.step, tt.run)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("parseClients(%q, step %d, run %d) = %v, %v; want %v", tt.spec, tt.step, tt.run, got, err, tt.want)
+		}
+	}
+}
