@@ -24,7 +24,7 @@ bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS)
 	BIN=./bin/tierbench bench/pgbench/run.sh
 
-bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs direct SQL (env: DSN ROUNDS ITERATIONS)
+bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs direct SQL (env: DSN ROUNDS ITERATIONS CLIENTS)
 	BIN=./bin/tierbench bench/container/run.sh
 
 bench-rubis: build ## RUBiS pages/s: wrk vs tierbench drive on ViewItem and a search (env: DSN SCALE CONNS SECONDS_PER_RUN ROUNDS THREADS)

@@ -30,7 +30,7 @@ func TestReportOfARealRun(t *testing.T) {
 		t.Fatalf("report: exit %d:\n%s%s", code, out, stderr)
 	}
 	html := filepath.Join(dir, "so.html")
-	for _, want := range []string{"stockonline · sqlite", "TPS", "checks: all 5 passed", "HTML report: " + html, "per-second series: 1 CSV files in " + filepath.Join(dir, "csv")} {
+	for _, want := range []string{"stockonline · sqlite", "TPS", "checks: all 5 passed", "HTML report: " + html, "per-second series: 1 CSV file in " + filepath.Join(dir, "csv")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report does not say %q:\n%s", want, out)
 		}
