@@ -25,7 +25,9 @@ type Agent struct {
 
 // Discover asks for idle agents until n have answered or wait has passed;
 // fewer than n is an error naming those found. The first n by ID are kept.
-func Discover(ctx context.Context, nc *nats.Conn, n int, wait time.Duration) ([]Agent, error) {
+// Agents of another tierbench version than version (when set) are not
+// used: the protocol and the measurement are a version's.
+func Discover(ctx context.Context, nc *nats.Conn, n int, wait time.Duration, version string) ([]Agent, error) {
 	inbox := nc.NewRespInbox()
 	replies := make(chan *nats.Msg, 64)
 	sub, err := nc.ChanSubscribe(inbox, replies)
@@ -34,6 +36,7 @@ func Discover(ctx context.Context, nc *nats.Conn, n int, wait time.Duration) ([]
 	}
 	defer sub.Unsubscribe()
 	seen := map[string]Hello{}
+	other := map[string]Hello{} // agents of another version
 	deadline := time.After(wait)
 	ask := time.NewTicker(500 * time.Millisecond) // agents started after the first ask answer a later one
 	defer ask.Stop()
@@ -46,13 +49,26 @@ func Discover(ctx context.Context, nc *nats.Conn, n int, wait time.Duration) ([]
 			select {
 			case m := <-replies:
 				var h Hello
-				if json.Unmarshal(m.Data, &h) == nil && h.ID != "" {
+				switch {
+				case json.Unmarshal(m.Data, &h) != nil || h.ID == "":
+				case version != "" && h.Version != version:
+					other[h.ID] = h
+				default:
 					seen[h.ID] = h
 				}
 			case <-ask.C:
 				break wait
 			case <-deadline:
-				return nil, fmt.Errorf("%d of %d agents answered within %v%s", len(seen), n, wait, names(seen))
+				err := fmt.Errorf("%d of %d agents answered within %v%s", len(seen), n, wait, names(seen))
+				if len(other) > 0 {
+					var o []string
+					for id, h := range other {
+						o = append(o, fmt.Sprintf("%s on %s (tierbench %s)", id, h.Host, h.Version))
+					}
+					sort.Strings(o)
+					err = fmt.Errorf("%w; not used, being of another version than this tierbench %s: %v", err, version, o)
+				}
+				return nil, err
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}

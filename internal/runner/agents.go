@@ -120,7 +120,7 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 		return nil, err
 	}
 	defer nc.Close()
-	agents, err := agent.Discover(ctx, nc, ao.Agents, ao.Wait)
+	agents, err := agent.Discover(ctx, nc, ao.Agents, ao.Wait, r.Version)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
