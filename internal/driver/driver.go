@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/metrics"
@@ -178,6 +179,7 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 				jitter: stream(cfg.Seed, id, streamJitter),
 				shard:  rec.Shard(id),
 			}
+			t.shard.Track(&t.busy)
 			// A client that chooses needs no deck and no pacing stream:
 			// with thousands of browsers they would be memory for nothing.
 			if g.Mix.Kind != workload.Chosen {
@@ -244,7 +246,10 @@ type terminal struct {
 	pace   *rand.Rand
 	jitter *rand.Rand
 	shard  *metrics.Shard
-	steps  []workload.Step
+	// busy is set while an operation of the terminal is under way, for
+	// the live metrics' operations in flight (Shard.Track).
+	busy  atomic.Bool
+	steps []workload.Step
 	// next is when the next operation is scheduled to start (cycle
 	// pacing), since the start of the run.
 	next  time.Duration
@@ -356,8 +361,8 @@ func cycleTime(p workload.Pacing, rng *rand.Rand) time.Duration {
 // when the run is being stopped. ctx stops the run; the operation itself
 // runs on r.opCtx.
 func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) (failed, ok bool) {
-	t.shard.Begin()
-	defer t.shard.End()
+	t.busy.Store(true)
+	defer t.busy.Store(false)
 	var queue, service, backoff, finished time.Duration
 	var err error
 	retries := 0

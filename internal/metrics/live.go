@@ -40,8 +40,12 @@ func (r *Recorder) Live() Live {
 		l.Ops[i] = LiveOp{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram()}
 	}
 	for _, sh := range r.shards {
-		l.InFlight += sh.inFlight.Load()
 		sh.mu.Lock()
+		for _, b := range sh.busy {
+			if b.Load() {
+				l.InFlight++
+			}
+		}
 		for i := range sh.ops {
 			src, dst := &sh.ops[i], &l.Ops[i]
 			for k := range dst.All {

@@ -138,16 +138,20 @@ type Shard struct {
 	series    *series
 
 	done, failed atomic.Int64
-	// inFlight: operations begun (Begin) and not yet ended (End).
-	inFlight atomic.Int64
+	// busy are the flags of the shard's terminals (Track), read by Live.
+	busy []*atomic.Bool
 }
 
-// Begin marks an operation under way (a client asked for it; it may be
-// queued for a server thread); End marks it over, recorded or not.
-func (s *Shard) Begin() { s.inFlight.Add(1) }
-
-// End pairs with Begin.
-func (s *Shard) End() { s.inFlight.Add(-1) }
+// Track has Live count busy as an operation in flight whenever it is set:
+// each terminal sets its own flag while an operation of it is under way.
+// A flag of its own (a store, no read-modify-write, on the terminal's own
+// memory) costs the hot path far less than a counter shared by the shard's
+// terminals.
+func (s *Shard) Track(busy *atomic.Bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy = append(s.busy, busy)
+}
 
 type opRecord struct {
 	// all counts outcomes in every phase, ramps included, for live

@@ -15,8 +15,9 @@ var (
 )
 
 // Shards is how many recorder shards suit terminals recording ops
-// operations: no more than can record at once (one per CPU the Go runtime
-// runs on; a shard's lock is held for tens of nanoseconds), and no more
+// operations: two per CPU the Go runtime runs on (fewer, and terminals on
+// different CPUs contend for a shard's lock: with one per CPU the no-op
+// driver path took 50% longer), no more than there are terminals, and no more
 // than the memory budget holds, each shard having for each operation it
 // records a latency histogram, queue and service histograms when split
 // (clients wait for server threads), and, should it fail or retry, the
@@ -31,7 +32,7 @@ func shardsFor(terminals, ops int, split bool, cpus int) int {
 		perOp += 2 * histogramBytes
 	}
 	perShard := ops * perOp
-	return max(1, min(terminals, cpus, recorderBudget/max(perShard, 1)))
+	return max(1, min(terminals, 2*cpus, recorderBudget/max(perShard, 1)))
 }
 
 // MemoryBytes is what the recorder's histograms take now: the shards'

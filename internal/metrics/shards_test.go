@@ -46,7 +46,7 @@ func TestShardsFor(t *testing.T) {
 		cpus, want     int
 	}{
 		{4, 7, false, 16, 4},     // no more shards than terminals
-		{100, 2, false, 16, 16},  // one per CPU
+		{100, 2, false, 16, 32},  // two per CPU
 		{100, 7, false, 16, 12},  // 7 × (221 KB + 2 × 41 KB): 12 fit 24 MB
 		{100, 7, true, 16, 4},    // 7 × (3 × 221 KB + 2 × 41 KB): 4 fit
 		{10000, 27, true, 16, 1}, // RUBiS queued: one shard
