@@ -39,7 +39,9 @@ func TestDiscoverKeepsOneVersion(t *testing.T) {
 	nc := natsServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	never := func(context.Context, Task, func(Recorder)) ([]byte, error) { return nil, errors.New("not in this test") }
+	never := func(context.Context, Task, func(Recorder)) ([]byte, error) {
+		return nil, errors.New("not in this test")
+	}
 	for _, h := range []Hello{{ID: "b", Host: "h2", Version: "v1"}, {ID: "a", Host: "h1", Version: "v1"}, {ID: "old", Host: "h3", Version: "v0"}} {
 		agentConn := natsServerConn(t, nc)
 		go Serve(ctx, agentConn, h, never, &strings.Builder{})
