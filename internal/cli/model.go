@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/model"
+	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/result"
 )
 
@@ -96,16 +96,13 @@ the stations and where each number comes from.`,
 }
 
 // readModelResult reads a result file, saying in the user's words what is
-// wrong with one that cannot be read.
+// wrong with one that cannot be read (report.ReadRun's words).
 func readModelResult(path string) (*result.Result, error) {
-	res, err := result.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, config.Usage(fmt.Errorf("%s: no such result file", path))
-	case err != nil:
-		return nil, config.Usage(fmt.Errorf("%s is not a readable tierbench result: %v", path, err))
+	run, err := report.ReadRun(path)
+	if err != nil {
+		return nil, config.Usage(err)
 	}
-	return res, nil
+	return run.Result, nil
 }
 
 // clientsForms is what --clients allows, for messages.

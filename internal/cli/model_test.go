@@ -135,8 +135,8 @@ func TestModelBadInput(t *testing.T) {
 	}{
 		{"no file", []string{"model"}, "name one RESULT.json"},
 		{"two files", []string{"model", good, good}, "name one RESULT.json"},
-		{"missing file", []string{"model", filepath.Join(dir, "nope.json")}, "nope.json: no such result file"},
-		{"not json", []string{"model", notJSON}, "is not a readable tierbench result"},
+		{"missing file", []string{"model", filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
+		{"not json", []string{"model", notJSON}, "is not a tierbench result: not JSON"},
 		{"other schema", []string{"model", otherSchema}, `schema "someone/else/v9"`},
 		{"older result", []string{"model", old}, "its run predates that measurement"},
 		{"zero clients", []string{"model", good, "--clients", "0"}, `--clients "0": 0 is out of range; want a number of clients (100), a list (1,10,100) or a range (1..1000)`},

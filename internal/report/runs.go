@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,25 +44,9 @@ func ReadRun(path string) (*Run, error) {
 	case info.IsDir():
 		return nil, inputError("%s is a directory: give result files, or one sweep directory alone", path)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, inputError("%s: %v", path, err)
-	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, inputError("%s is not a tierbench result: not JSON (%v)", path, err)
-	}
-	if head.Schema == "" {
-		return nil, inputError("%s is not a tierbench result: it has no \"schema\"", path)
-	}
-	if head.Schema != result.Schema {
-		return nil, inputError("%s: schema %q; this tierbench reads %q", path, head.Schema, result.Schema)
-	}
 	r, err := result.ReadFile(path)
 	if err != nil {
-		return nil, inputError("%s is not a tierbench result: %s", path, strings.TrimPrefix(err.Error(), path+": "))
+		return nil, inputError("%v", err)
 	}
 	return &Run{Path: path, Name: strings.TrimSuffix(filepath.Base(path), ".json"), Result: r}, nil
 }

@@ -538,18 +538,29 @@ func spliceLines[T any](b []byte, placeholder string, elems []T, indent string) 
 	return out.Bytes(), nil
 }
 
-// ReadFile reads a result, refusing other schemas.
+// ReadFile reads a result, saying in one line what is wrong with a file
+// that is not one of this schema (fs.ErrNotExist stays detectable).
 func ReadFile(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s is not a tierbench result: not JSON (%v)", path, err)
+	}
+	switch head.Schema {
+	case Schema:
+	case "":
+		return nil, fmt.Errorf("%s is not a tierbench result: it has no \"schema\"", path)
+	default:
+		return nil, fmt.Errorf("%s: schema %q; this tierbench reads %q", path, head.Schema, Schema)
+	}
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+		return nil, fmt.Errorf("%s is not a tierbench result: %v", path, err)
 	}
 	if r.Histograms != nil {
 		if err := r.Histograms.fromMicros(); err != nil {
