@@ -75,23 +75,6 @@ func DecodeHistogram(s string) (*Histogram, error) {
 	return &Histogram{h: h}, nil
 }
 
-// DecodeMicros reads a histogram of microseconds (results written before
-// histograms were kept in nanoseconds) into one of ours: each bucket's
-// samples at its middle value, so within the old histogram's precision.
-func DecodeMicros(s string, sigFigures int) (*Histogram, error) {
-	old, err := hdrhistogram.Decode([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("histogram: %w", err)
-	}
-	h := &Histogram{h: hdrhistogram.New(lowestNanos, highestNanos, sigFigures)}
-	for _, bar := range old.Distribution() {
-		if bar.Count > 0 {
-			h.h.RecordValues(min((bar.From+bar.To)/2*1000, highestNanos), bar.Count)
-		}
-	}
-	return h, nil
-}
-
 // Record adds one latency; values past an hour count as an hour, so a
 // pathological sample is still counted rather than lost.
 func (h *Histogram) Record(d time.Duration) {

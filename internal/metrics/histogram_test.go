@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Percentiles of a known distribution (1..100000 µs, each once) must match
@@ -150,23 +148,5 @@ func TestHistogramDiscernsSubMicrosecond(t *testing.T) {
 	}
 	if s := h.Summary(); s.P50 == 0 || s.Mean == 0 {
 		t.Errorf("summary %+v: sub-microsecond samples read as zero", s)
-	}
-}
-
-// A histogram of microseconds, as results held before nanoseconds, reads
-// into ours at the same durations.
-func TestDecodeMicros(t *testing.T) {
-	old := hdrhistogram.New(1, 3_600_000_000, 3)
-	for _, us := range []int64{10, 250, 1000, 1000, 53_000} {
-		old.RecordValue(us)
-	}
-	enc, _ := old.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	h, err := DecodeMicros(string(enc), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Count() != 5 || h.Quantile(0.5) < 999*time.Microsecond || h.Quantile(0.5) > 1002*time.Microsecond ||
-		h.Quantile(1) < 52900*time.Microsecond || h.Quantile(1) > 53100*time.Microsecond {
-		t.Errorf("decoded: %d samples, p50 %v, max %v; want 5, 1 ms, 53 ms", h.Count(), h.Quantile(0.5), h.Quantile(1))
 	}
 }

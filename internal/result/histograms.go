@@ -15,8 +15,7 @@ const Encoding = "HdrHistogram V2 compressed, base64"
 // repetitions merge exactly.
 type Histograms struct {
 	Encoding string `json:"encoding"`
-	// Unit of the recorded values: "ns" ("us" in results written before
-	// nanoseconds; ReadFile converts them).
+	// Unit of the recorded values: "ns".
 	Unit string `json:"unit"`
 	// Operations hold the steady state, 3 significant digits, values from
 	// 100 ns.
@@ -152,40 +151,4 @@ func (r *Result) Snapshot() (metrics.Snapshot, error) {
 		snap.Series = append(snap.Series, sec)
 	}
 	return snap, nil
-}
-
-// fromMicros converts histograms of microseconds (results written before
-// they were kept in nanoseconds) to nanoseconds, within their precision.
-func (h *Histograms) fromMicros() error {
-	if h.Unit != "us" {
-		return nil
-	}
-	convert := func(s *string, digits int) error {
-		if *s == "" {
-			return nil
-		}
-		x, err := metrics.DecodeMicros(*s, digits)
-		if err != nil {
-			return err
-		}
-		*s = x.Encode()
-		return nil
-	}
-	for name, o := range h.Operations {
-		for _, s := range []*string{&o.Latency, &o.Queue, &o.Service, &o.Backoff, &o.ErrorLatency} {
-			if err := convert(s, 3); err != nil {
-				return fmt.Errorf("operation %s: %w", name, err)
-			}
-		}
-		h.Operations[name] = o
-	}
-	for i := range h.Seconds {
-		for j := range h.Seconds[i].Ops {
-			if err := convert(&h.Seconds[i].Ops[j].Latency, 1); err != nil {
-				return fmt.Errorf("second %d: %w", h.Seconds[i].T, err)
-			}
-		}
-	}
-	h.Unit = metrics.Unit
-	return nil
 }

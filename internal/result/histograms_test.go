@@ -1,7 +1,6 @@
 package result
 
 import (
-	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -63,27 +62,5 @@ func TestResultHistogramsRoundTrip(t *testing.T) {
 	old.Histograms = nil
 	if _, err := old.Snapshot(); err == nil {
 		t.Error("a result without histograms gave a snapshot")
-	}
-}
-
-// A result written when histograms held microseconds reads as
-// nanoseconds, the same durations within the histograms' precision.
-func TestReadsMicrosecondHistograms(t *testing.T) {
-	r, err := ReadFile("testdata/stockonline-postgres-60s.json") // written with "unit": "us"
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Histograms.Unit != "ns" {
-		t.Fatalf("unit %q after reading, want ns", r.Histograms.Unit)
-	}
-	snap, err := r.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range snap.Ops {
-		got, want := o.Latency.Summary(), r.Operations[o.Name].Latency
-		if math.Abs(got.P99-want.P99) > want.P99*0.002 || o.Latency.Count() != r.Operations[o.Name].Count {
-			t.Errorf("%s: p99 %.4f ms from the converted histogram of %d samples; the file says %.4f ms of %d", o.Name, got.P99, o.Latency.Count(), want.P99, r.Operations[o.Name].Count)
-		}
 	}
 }

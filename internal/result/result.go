@@ -562,11 +562,6 @@ func ReadFile(path string) (*Result, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s is not a tierbench result: %v", path, err)
 	}
-	if r.Histograms != nil {
-		if err := r.Histograms.fromMicros(); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
 	return &r, nil
 }
 

@@ -8,9 +8,10 @@ import (
 // An hour of Stock-Online fits in 5 MB with full histograms. The data is
 // a real 60-second run (testdata: direct SQL on PostgreSQL 15, 100
 // clients, about 17,000 operations/s on the 2-core development machine,
-// the fastest configuration measured); the file grows by one time-series
+// the fastest configuration measured; recorded when histograms held
+// microseconds and rewritten in nanoseconds); the file grows by one time-series
 // line and one histogram line per second, so an hour is the fixed part
-// plus 3,600 times the seconds' mean, in the format written today.
+// plus 3,600 times the seconds' mean.
 func TestHourOfStockOnlineFitsFiveMB(t *testing.T) {
 	const limit = 5 << 20
 	r, err := ReadFile("testdata/stockonline-postgres-60s.json")
