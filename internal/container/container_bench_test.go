@@ -48,3 +48,35 @@ func BenchmarkFindCacheHit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFinderCacheHit is a read-only transaction whose finder is
+// answered by the finder cache and its instance by the ready cache, under
+// option A: no statement. The one allocation left is the finder's
+// arguments (...any), which escape to the database query of a miss.
+func BenchmarkFinderCacheHit(b *testing.B) {
+	f := newFixture(b, storetest.SQLite(b), 1, settings(container.OptionA, 10, 10))
+	ctx := context.Background()
+	for range 2 { // the first call fills the cache
+		tx, _ := f.ctr.BeginReadOnly(ctx, 0)
+		if _, err := tx.FindOne(f.h, "byName", "one"); err != nil {
+			b.Fatal(err)
+		}
+		tx.Commit()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		tx, err := f.ctr.BeginReadOnly(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.FindOne(f.h, "byName", "one"); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if st := f.h.Stats(); st.FinderMisses != 1 {
+		b.Fatalf("%d finder misses: the calls were not all answered by the cache", st.FinderMisses)
+	}
+}

@@ -183,78 +183,93 @@ func newFinderCache(t *Type, s Settings) *finderCache {
 	return c
 }
 
-// argsKey is the finder's arguments as an entry's name; false when an
-// argument is of a type the cache does not compare (it is not cached).
-func argsKey(args []any) (string, bool) {
-	var b strings.Builder
+// appendArgsKey appends the finder's arguments to b as an entry's name;
+// false when an argument is of a type the cache does not compare (the
+// call is then not cached). Appending to a buffer the transaction keeps
+// spares the finder path an allocation per call.
+func appendArgsKey(b []byte, args []any) ([]byte, bool) {
 	for _, a := range args {
 		switch v := a.(type) {
 		case int:
-			b.WriteString("i" + strconv.FormatInt(int64(v), 10))
+			b = appendKeyInt(b, int64(v))
 		case int32:
-			b.WriteString("i" + strconv.FormatInt(int64(v), 10))
+			b = appendKeyInt(b, int64(v))
 		case int64:
-			b.WriteString("i" + strconv.FormatInt(v, 10))
+			b = appendKeyInt(b, v)
 		case string:
-			b.WriteString("s" + strconv.Itoa(len(v)) + ":" + v)
+			b = appendKeyString(b, v)
 		case float64:
-			b.WriteString("f" + strconv.FormatUint(math.Float64bits(v), 16))
+			b = appendKeyFloat(b, v)
 		case time.Time:
-			b.WriteString("t" + strconv.FormatInt(v.UnixNano(), 10))
-		case bool:
-			b.WriteString("b" + strconv.FormatBool(v))
+			b = appendKeyTime(b, v)
 		default:
-			return "", false
+			return b, false
 		}
-		b.WriteByte(0)
 	}
-	return b.String(), true
+	return b, true
+}
+
+func appendKeyInt(b []byte, v int64) []byte {
+	return append(strconv.AppendInt(append(b, 'i'), v, 10), 0)
+}
+
+func appendKeyString(b []byte, v string) []byte {
+	return append(append(append(strconv.AppendInt(append(b, 's'), int64(len(v)), 10), ':'), v...), 0)
+}
+
+func appendKeyFloat(b []byte, v float64) []byte {
+	return append(strconv.AppendUint(append(b, 'f'), math.Float64bits(v), 16), 0)
+}
+
+func appendKeyTime(b []byte, v time.Time) []byte {
+	return append(strconv.AppendInt(append(b, 't'), v.UnixNano(), 10), 0)
 }
 
 // instanceArgs is the entry name an instance's values give a finder whose
-// parameters are all equalities.
+// parameters are all equalities: the name its arguments would have.
 func instanceArgs(p *finderPlan, key Key, vals []Value) (string, bool) {
-	args := make([]any, len(p.params))
-	for n, c := range p.params {
+	var b []byte
+	for _, c := range p.params {
 		if c.key {
 			switch {
 			case c.kind == String:
-				args[n] = key.S
+				b = appendKeyString(b, key.S)
 			case c.index == 0:
-				args[n] = key.A
+				b = appendKeyInt(b, key.A)
 			default:
-				args[n] = key.B
+				b = appendKeyInt(b, key.B)
 			}
 			continue
 		}
-		v := vals[c.index]
+		v := &vals[c.index]
 		switch c.kind {
 		case Int:
-			args[n] = v.I
+			b = appendKeyInt(b, v.I)
 		case Float:
-			args[n] = v.F
+			b = appendKeyFloat(b, v.F)
 		case String:
-			args[n] = v.S
+			b = appendKeyString(b, v.S)
 		case Time:
-			args[n] = v.T
+			b = appendKeyTime(b, v.T)
 		default:
 			return "", false
 		}
 	}
-	return argsKey(args)
+	return string(b), true
 }
 
 // lookup returns finder name's cached keys for args, if an entry is there,
 // no write that can change it is in flight, and (refresh > 0) it is not
 // older than refresh.
-func (c *finderCache) lookup(name, args string, refresh time.Duration, now time.Time) ([]Key, bool) {
+func (c *finderCache) lookup(name string, args []byte, refresh time.Duration, now time.Time) ([]Key, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.finders[name]
-	if f == nil || f.all > 0 || f.inflight[args] > 0 {
+	// Indexing with string(args) does not allocate.
+	if f == nil || f.all > 0 || f.inflight[string(args)] > 0 {
 		return nil, false
 	}
-	e, ok := f.entries[args]
+	e, ok := f.entries[string(args)]
 	if !ok || (refresh > 0 && now.Sub(e.at) >= refresh) {
 		return nil, false
 	}
@@ -297,21 +312,15 @@ func (c *finderCache) write(i *Instance, announce bool) int {
 		if !i.created && !i.removed && i.dirty&f.plan.reads == 0 {
 			continue // a store of columns the finder does not read
 		}
+		// Stores of the columns the parameters compare move the instance
+		// between entries, and its old values are gone: all entries, as
+		// for a finder with no entry name to aim at.
 		moves := !i.created && !i.removed && i.dirty&paramFields(&f.plan) != 0
-		if f.plan.params == nil || moves {
-			// No entry name to aim at, or a store moves the instance
-			// between entries (its old values are gone): all of them.
-			removed += len(f.entries)
-			clear(f.entries)
-			if announce {
-				f.all++
-			} else {
-				f.all--
-			}
-			continue
+		args, named := "", false
+		if f.plan.params != nil && !moves {
+			args, named = instanceArgs(&f.plan, i.key, i.vals)
 		}
-		args, ok := instanceArgs(&f.plan, i.key, i.vals)
-		if !ok {
+		if !named {
 			removed += len(f.entries)
 			clear(f.entries)
 			if announce {

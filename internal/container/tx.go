@@ -63,6 +63,10 @@ type Tx struct {
 	key  Key
 	rows []Value // finder rows, scratch
 	keys []Key
+	// finderKey is the finder cache's name of a finder call's arguments,
+	// and found FindOne's instances, scratch.
+	finderKey []byte
+	found     []*Instance
 }
 
 type heldLock struct {
@@ -308,7 +312,8 @@ func notFound(err error) error {
 
 // FindOne runs a single-instance finder; ErrNotFound when no row matches.
 func (tx *Tx) FindOne(h *Home, finder string, args ...any) (*Instance, error) {
-	found, err := tx.find(h, finder, nil, args)
+	found, err := tx.find(h, finder, tx.found[:0], args)
+	tx.found = found
 	if err != nil {
 		return nil, err
 	}
@@ -329,19 +334,19 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
 	h.st.finds.Add(1)
-	cached, entry, gen := false, "", uint64(0)
+	cached, gen := false, uint64(0)
 	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) {
 		// The transaction's own writes of the type are not in any cached
 		// result (nor in the database's until it commits): it asks the
 		// database, as without the cache.
-		entry, cached = argsKey(args)
+		tx.finderKey, cached = appendArgsKey(tx.finderKey[:0], args)
 	}
 	if cached {
 		refresh := time.Duration(0)
 		if h.s.CommitOption == OptionD {
 			refresh = h.s.Refresh
 		}
-		if keys, ok := h.finders.lookup(name, entry, refresh, time.Now()); ok {
+		if keys, ok := h.finders.lookup(name, tx.finderKey, refresh, time.Now()); ok {
 			h.st.finderHits.Add(1)
 			return tx.resolveKeys(h, keys, buf)
 		}
@@ -360,7 +365,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 			return buf, err
 		}
 		if cached {
-			h.finders.store(name, entry, gen, tx.keys, time.Now())
+			h.finders.store(name, string(tx.finderKey), gen, tx.keys, time.Now())
 		}
 		return tx.resolveKeys(h, tx.keys, buf)
 	}
@@ -373,7 +378,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, err
 	}
 	if cached {
-		h.finders.store(name, entry, gen, tx.keys, time.Now())
+		h.finders.store(name, string(tx.finderKey), gen, tx.keys, time.Now())
 	}
 	width := h.width()
 	// Each row is a find of its instance, as BMP's keys are, so that the
@@ -740,6 +745,7 @@ func (tx *Tx) finish(committed bool) {
 		l.h.mu.Unlock()
 	}
 	clear(tx.enlisted)
-	tx.enlisted, tx.held = tx.enlisted[:0], tx.held[:0]
+	clear(tx.found)
+	tx.enlisted, tx.held, tx.found = tx.enlisted[:0], tx.held[:0], tx.found[:0]
 	tx.stx, tx.active = nil, false
 }
