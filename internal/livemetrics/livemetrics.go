@@ -262,7 +262,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, op := range live.Ops {
 		for _, o := range metrics.Outcomes() {
 			ch <- prometheus.MustNewConstMetric(descOps, prometheus.CounterValue, float64(op.All[o]), w, op.Name, o.String())
-			ch <- prometheus.MustNewConstMetric(descSteadyOps, prometheus.CounterValue, float64(op.Steady[o]), w, op.Name, o.String())
+			ch <- prometheus.MustNewConstMetric(descSteadyOps, prometheus.CounterValue, float64(op.ByOutcome(o)), w, op.Name, o.String())
 		}
 		ch <- histogram(descLatency, op.Latency, w, op.Name)
 		if op.Queue.Count() > 0 {

@@ -16,18 +16,12 @@ type Live struct {
 	InFlight int64
 }
 
-// LiveOp is one operation so far.
+// LiveOp is one operation so far: its steady state as the snapshot will
+// hold it (the result's population), and All, the finished operations by
+// outcome (Outcome as index) in every phase.
 type LiveOp struct {
-	Name string
-	// All counts finished operations by outcome (Outcome as index) in
-	// every phase; Steady those meant to start in the steady state, the
-	// result's population: Steady[Success]+Steady[Business] is the
-	// result's count, Steady[Error] its errors, Steady[InDoubt] its in
-	// doubt.
-	All, Steady [outcomes]int64
-	// Latency, Queue and Service of the steady state's completed
-	// operations (Queue and Service only when clients queue).
-	Latency, Queue, Service *Histogram
+	OpStats
+	All [outcomes]int64
 }
 
 // Outcomes lists every outcome, in index order.
@@ -37,7 +31,7 @@ func Outcomes() []Outcome { return []Outcome{Success, Business, Error, InDoubt} 
 func (r *Recorder) Live() Live {
 	l := Live{Ops: make([]LiveOp, len(r.ops))}
 	for i, name := range r.ops {
-		l.Ops[i] = LiveOp{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram()}
+		l.Ops[i] = LiveOp{OpStats: newOpStats(name)}
 	}
 	for _, sh := range r.shards {
 		sh.mu.Lock()
@@ -51,17 +45,7 @@ func (r *Recorder) Live() Live {
 			for k := range dst.All {
 				dst.All[k] += src.all[k]
 			}
-			dst.Steady[Success] += src.successes
-			dst.Steady[Business] += src.business
-			dst.Steady[Error] += src.errors
-			dst.Steady[InDoubt] += src.inDoubt
-			if src.latency != nil {
-				dst.Latency.Merge(src.latency)
-			}
-			if src.queue != nil {
-				dst.Queue.Merge(src.queue)
-				dst.Service.Merge(src.service)
-			}
+			src.mergeInto(&dst.OpStats)
 		}
 		sh.mu.Unlock()
 	}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -56,5 +57,30 @@ func TestShardsFor(t *testing.T) {
 		if got := shardsFor(c.terminals, c.ops, c.split, c.cpus); got != c.want {
 			t.Errorf("shardsFor(%d terminals, %d ops, split %v, %d cpus) = %d, want %d", c.terminals, c.ops, c.split, c.cpus, got, c.want)
 		}
+	}
+}
+
+// Live counts the tracked terminals that are busy, and the steady state as
+// the snapshot will have it.
+func TestLiveInFlightAndCounts(t *testing.T) {
+	r := NewRecorder([]string{"a"}, 2)
+	var busy [3]atomic.Bool
+	for i := range busy {
+		r.Shard(i).Track(&busy[i])
+	}
+	busy[0].Store(true)
+	busy[2].Store(true)
+	r.Shard(0).Record(Sample{Op: 0, Latency: time.Millisecond, Measured: true, Finished: true})
+	r.Shard(1).Record(Sample{Op: 0, Outcome: Error, Latency: time.Millisecond, Measured: true})
+	r.Shard(1).Record(Sample{Op: 0, Latency: time.Millisecond}) // ramp-up: only in All
+	l := r.Live()
+	op := l.Ops[0]
+	if l.InFlight != 2 || op.ByOutcome(Success) != 1 || op.ByOutcome(Error) != 1 || op.All[Success] != 2 || op.Latency.Count() != 1 {
+		t.Errorf("live: %d in flight, %d/%d steady successes/errors, %d successes in all, %d latencies; want 2, 1/1, 2, 1",
+			l.InFlight, op.ByOutcome(Success), op.ByOutcome(Error), op.All[Success], op.Latency.Count())
+	}
+	busy[0].Store(false)
+	if n := r.Live().InFlight; n != 1 {
+		t.Errorf("%d in flight after one ended, want 1", n)
 	}
 }

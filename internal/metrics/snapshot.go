@@ -88,6 +88,38 @@ func (x *OpStats) add(o OpStats) {
 	x.ErrorLatency.Merge(o.ErrorLatency)
 }
 
+// mergeInto adds a shard's steady-state record of an operation to dst.
+// Called with the shard's lock held.
+func (o *opRecord) mergeInto(dst *OpStats) {
+	dst.Successes += o.successes
+	dst.Business += o.business
+	dst.Errors += o.errors
+	dst.InDoubt += o.inDoubt
+	dst.Retries += o.retries
+	dst.Completed += o.completed
+	dst.Aborts.Add(o.aborts)
+	for _, x := range []struct{ dst, src *Histogram }{
+		{dst.Latency, o.latency}, {dst.Queue, o.queue}, {dst.Service, o.service}, {dst.Backoff, o.backoff}, {dst.ErrorLatency, o.errorLatency},
+	} {
+		if x.src != nil {
+			x.dst.Merge(x.src)
+		}
+	}
+}
+
+// ByOutcome is the steady state's count of outcome o.
+func (o OpStats) ByOutcome(x Outcome) int64 {
+	switch x {
+	case Success:
+		return o.Successes
+	case Business:
+		return o.Business
+	case Error:
+		return o.Errors
+	}
+	return o.InDoubt
+}
+
 // Snapshot merges the shards. Call it once recording has stopped.
 func (r *Recorder) Snapshot() Snapshot {
 	snap := Snapshot{Ops: make([]OpStats, len(r.ops)), Succeeded: make([]int64, len(r.ops)), InDoubt: make([]int64, len(r.ops))}
@@ -102,26 +134,7 @@ func (r *Recorder) Snapshot() Snapshot {
 			src, dst := &sh.ops[i], &snap.Ops[i]
 			snap.Succeeded[i] += src.everSucceeded
 			snap.InDoubt[i] += src.everInDoubt
-			dst.Successes += src.successes
-			dst.Business += src.business
-			dst.Errors += src.errors
-			dst.InDoubt += src.inDoubt
-			dst.Retries += src.retries
-			dst.Completed += src.completed
-			dst.Aborts.Add(src.aborts)
-			if src.latency != nil {
-				dst.Latency.Merge(src.latency)
-			}
-			if src.queue != nil {
-				dst.Queue.Merge(src.queue)
-				dst.Service.Merge(src.service)
-			}
-			if src.backoff != nil {
-				dst.Backoff.Merge(src.backoff)
-			}
-			if src.errorLatency != nil {
-				dst.ErrorLatency.Merge(src.errorLatency)
-			}
+			src.mergeInto(dst)
 		}
 		sh.mu.Unlock()
 	}
