@@ -2,8 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +36,33 @@ func servedStockOnline(t *testing.T, bin string) (url, dsn string) {
 		t.Fatalf("serve printed no URL: %q", srv.Stdout())
 	}
 	return m[1], dsn
+}
+
+// agentsCompleted scrapes a coordinator's metrics and sums the agents'
+// completed operations.
+func agentsCompleted(t *testing.T, url string) int64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var sum int64
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "tierbench_agents_operations_total{") && strings.Contains(line, `outcome="completed"`) {
+			f := strings.Fields(line)
+			n, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			sum += int64(n)
+		}
+	}
+	if !strings.Contains(string(body), "tierbench_agents_operation_latency_seconds_bucket") {
+		t.Error("no tierbench_agents_operation_latency_seconds in the coordinator's metrics")
+	}
+	return sum
 }
 
 // startAgents starts n agent processes on the broker, named prefix1…n.
@@ -61,7 +93,18 @@ func TestDriveOverThreeAgents(t *testing.T) {
 	startAgents(t, bin, nats.URL(), "merge", 3)
 	out := filepath.Join(t.TempDir(), "drive.json")
 	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", target, "--agents", "3", "--broker", nats.URL(),
-		"--clients", "12", "--iterations", "4", "--db", dsn, "--out", out)
+		"--clients", "12", "--iterations", "4", "--db", dsn, "--out", out, "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "30s")
+	// The coordinator's live metrics, once it is done, hold every operation
+	// the agents reported: the same as the result.
+	if err := drive.WaitFor("result: ", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`metrics: (http://\S+)`).FindStringSubmatch(drive.Stderr())
+	if m == nil {
+		t.Fatalf("no metrics URL: %s", drive.Stderr())
+	}
+	live := agentsCompleted(t, m[1])
+	drive.Signal(syscall.SIGINT) // ends the linger
 	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
 		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
 	}
@@ -98,6 +141,9 @@ func TestDriveOverThreeAgents(t *testing.T) {
 	}
 	if r.Tiers == nil || r.Tiers.Processes != 4 || r.Tiers.Total.Pages != want || r.Tiers.Total.Calls != want {
 		t.Errorf("tiers = %+v; want the agents' calls merged: %d operations, one call each, over 4 processes (3 agents and the tier)", r.Tiers, want)
+	}
+	if live != r.Summary.Operations {
+		t.Errorf("the coordinator's live metrics counted %d completed operations, the result %d", live, r.Summary.Operations)
 	}
 	snap, err := r.Snapshot()
 	if err != nil {

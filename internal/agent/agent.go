@@ -136,22 +136,25 @@ func (a *agent) run(ctx context.Context, t Task) Outcome {
 	var mu sync.Mutex
 	var rec Recorder
 	sent := 0 // seconds sent so far
+	report := func() {
+		p := Progress{Agent: a.hello.ID}
+		mu.Lock()
+		if rec != nil {
+			p.Ops, p.Errors = rec.Completed()
+			p.Seconds = rec.Sealed(sent)
+			sent += len(p.Seconds)
+		}
+		mu.Unlock()
+		b, _ := json.Marshal(p)
+		a.nc.Publish(progressSubject(t.RunID), b)
+	}
 	stop := make(chan struct{})
 	var ticking sync.WaitGroup
 	ticking.Go(func() {
 		tick := time.NewTicker(ProgressInterval)
 		defer tick.Stop()
 		for {
-			p := Progress{Agent: a.hello.ID}
-			mu.Lock()
-			if rec != nil {
-				p.Ops, p.Errors = rec.Completed()
-				p.Seconds = rec.Sealed(sent)
-				sent += len(p.Seconds)
-			}
-			mu.Unlock()
-			b, _ := json.Marshal(p)
-			a.nc.Publish(progressSubject(t.RunID), b)
+			report()
 			select {
 			case <-stop:
 				return
@@ -166,6 +169,9 @@ func (a *agent) run(ctx context.Context, t Task) Outcome {
 	})
 	close(stop)
 	ticking.Wait()
+	// The run's snapshot has sealed its last seconds: they go before the
+	// result, so the live view ends with every second.
+	report()
 	out := Outcome{Agent: a.hello.ID, Result: res}
 	if err != nil {
 		out.Error = err.Error()

@@ -57,10 +57,10 @@ func TestLiveMergesAgentsSeconds(t *testing.T) {
 	live.add(a[:3])
 	live.add(b)
 	live.add(a[3:])
-	ops, _ := live.Totals()
+	ops := live.Ops([]string{"a", "b", "c", "d", "e", "f", "g"})
 	var total int64
-	for _, n := range ops {
-		total += n
+	for _, o := range ops {
+		total += o.Completed
 	}
 	if total != 5*800 {
 		t.Errorf("merged %d operations, want %d", total, 5*800)
@@ -69,7 +69,7 @@ func TestLiveMergesAgentsSeconds(t *testing.T) {
 	for i := range a {
 		want += a[i].PerOp[0].Ops + b[i].PerOp[0].Ops
 	}
-	if h := live.Latency(0); h == nil || h.Count() != want {
-		t.Errorf("first operation's merged latency holds %v samples, want %d", h, want)
+	if h := ops[0].Latency; h == nil || h.Count() != want || ops[0].Completed != want {
+		t.Errorf("first operation: %d completed, merged latency %v; want %d samples", ops[0].Completed, h, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -363,22 +362,27 @@ func (l *Live) add(seconds []metrics.Second) {
 	}
 }
 
-// Totals are the completed operations and failures per operation so far.
-func (l *Live) Totals() (ops, errors []int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.ops), slices.Clone(l.errors)
+// LiveOp is one operation as the agents reported it so far.
+type LiveOp struct {
+	Name              string
+	Completed, Failed int64
+	// Latency of the completed operations (1 significant digit, as the
+	// seconds carry it); nil before any.
+	Latency *metrics.Histogram
 }
 
-// Latency of operation i's completed operations so far (1 significant
-// digit, as the seconds carry it); nil before any.
-func (l *Live) Latency(i int) *metrics.Histogram {
+// Ops are the operations so far, named in the workload's order.
+func (l *Live) Ops(names []string) []LiveOp {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if i >= len(l.latency) || l.latency[i] == nil {
-		return nil
+	out := make([]LiveOp, 0, len(l.ops))
+	for i := range min(len(names), len(l.ops)) {
+		op := LiveOp{Name: names[i], Completed: l.ops[i], Failed: l.errors[i]}
+		if h := l.latency[i]; h != nil {
+			op.Latency = metrics.NewCoarseHistogram()
+			op.Latency.Merge(h)
+		}
+		out = append(out, op)
 	}
-	c := metrics.NewCoarseHistogram()
-	c.Merge(l.latency[i])
-	return c
+	return out
 }

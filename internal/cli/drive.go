@@ -42,7 +42,7 @@ is served, so the drive checks no database.`,
 			if err != nil {
 				return err
 			}
-			return measure(env, cmd.OutOrStdout(), r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
+			return measure(cmd.Context(), env, cmd.OutOrStdout(), r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
 				if cmd.Flags().Changed("db") {
 					o.CheckDB = &checkDB
 				}

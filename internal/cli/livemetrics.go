@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -45,12 +46,18 @@ func (m *metricsFlags) start(stderr io.Writer, workloadName string) (*livemetric
 	return srv, nil
 }
 
-// finish marks the run done, lingers, and stops serving.
-func (m *metricsFlags) finish(srv *livemetrics.Server) {
+// finish marks the run done, lingers (an interrupt ends the wait), and
+// stops serving.
+func (m *metricsFlags) finish(ctx context.Context, srv *livemetrics.Server) {
 	if srv == nil {
 		return
 	}
 	srv.SetStage(livemetrics.StageDone)
-	time.Sleep(m.linger)
+	linger := time.NewTimer(m.linger)
+	defer linger.Stop()
+	select {
+	case <-linger.C:
+	case <-ctx.Done():
+	}
 	srv.Close()
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +48,7 @@ result file (tierbench/result/v1 JSON).`,
 			if err := r.Validate(cfg); err != nil {
 				return err
 			}
-			return measure(env, out, r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
+			return measure(cmd.Context(), env, out, r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
 				return run.Run(cmd.Context(), cfg)
 			})
 		},
@@ -61,7 +62,7 @@ result file (tierbench/result/v1 JSON).`,
 
 // measure performs a run (run or drive) with a progress line, prints its
 // summary and writes its result file; the error carries the exit code.
-func measure(env *Env, out io.Writer, r *runner.Runner, cfg config.Run, mf *metricsFlags, do func(*runner.Runner) (*result.Result, error)) error {
+func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg config.Run, mf *metricsFlags, do func(*runner.Runner) (*result.Result, error)) error {
 	resFile, err := reserveResult(cfg)
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func measure(env *Env, out io.Writer, r *runner.Runner, cfg config.Run, mf *metr
 	}
 	res, err := do(&run)
 	progress.stop()
-	defer mf.finish(live)
+	defer mf.finish(ctx, live)
 	if res == nil {
 		resFile.discard()
 		return infra(err)

@@ -51,7 +51,7 @@ file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 			if err != nil {
 				return err
 			}
-			defer mf.finish(live)
+			defer mf.finish(cmd.Context(), live)
 			err = r.Serve(cmd.Context(), cfg, o, func(s runner.Serving) {
 				if live != nil {
 					live.SetStage(livemetrics.StageServing)

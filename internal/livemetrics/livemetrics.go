@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tierbench/tierbench/internal/agent"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -43,7 +44,7 @@ type Run struct {
 	Stage func() string
 	// Agents, for a coordinator of driver agents (no Recorder), are the
 	// agents' completed and failed operations per operation so far.
-	Agents func() (names []string, ops, errors []int64)
+	Agents func() []agent.LiveOp
 }
 
 // Server serves the metrics of the command it runs in.
@@ -177,15 +178,16 @@ var latencyBuckets = func() []time.Duration {
 }()
 
 var (
-	descStage     = prometheus.NewDesc("tierbench_run_stage", "The run's stage: 1 for the current one (starting, driving, draining, checking, done; serving for a served tier).", []string{"workload", "stage"}, nil)
-	descElapsed   = prometheus.NewDesc("tierbench_run_elapsed_seconds", "Time since the driver started.", []string{"workload"}, nil)
-	descOps       = prometheus.NewDesc("tierbench_operations_total", "Operations finished, by outcome (success, business, error, in_doubt), in every phase of the run, ramps included.", []string{"workload", "operation", "outcome"}, nil)
-	descSteadyOps = prometheus.NewDesc("tierbench_steady_operations_total", "Operations meant to start in the steady state, by outcome: the result's population (its count is success + business).", []string{"workload", "operation", "outcome"}, nil)
-	descInFlight  = prometheus.NewDesc("tierbench_operations_in_flight", "Operations asked for by a client and not yet finished, those queued for a server thread included.", []string{"workload"}, nil)
-	descLatency   = prometheus.NewDesc("tierbench_operation_latency_seconds", "End-to-end latency of the steady state's completed operations.", []string{"workload", "operation"}, nil)
-	descQueue     = prometheus.NewDesc("tierbench_operation_queue_seconds", "Time the steady state's completed operations waited for a server thread (when clients outnumber threads).", []string{"workload", "operation"}, nil)
-	descService   = prometheus.NewDesc("tierbench_operation_service_seconds", "Time the steady state's completed operations held a server thread (when clients outnumber threads).", []string{"workload", "operation"}, nil)
-	descAgentOps  = prometheus.NewDesc("tierbench_agents_operations_total", "A coordinator's view of its driver agents: operations they finished, completed or failed, ramps included, from the seconds they reported so far.", []string{"workload", "operation", "outcome"}, nil)
+	descStage        = prometheus.NewDesc("tierbench_run_stage", "The run's stage: 1 for the current one (starting, driving, draining, checking, done; serving for a served tier).", []string{"workload", "stage"}, nil)
+	descElapsed      = prometheus.NewDesc("tierbench_run_elapsed_seconds", "Time since the driver started.", []string{"workload"}, nil)
+	descOps          = prometheus.NewDesc("tierbench_operations_total", "Operations finished, by outcome (success, business, error, in_doubt), in every phase of the run, ramps included.", []string{"workload", "operation", "outcome"}, nil)
+	descSteadyOps    = prometheus.NewDesc("tierbench_steady_operations_total", "Operations meant to start in the steady state, by outcome: the result's population (its count is success + business).", []string{"workload", "operation", "outcome"}, nil)
+	descInFlight     = prometheus.NewDesc("tierbench_operations_in_flight", "Operations asked for by a client and not yet finished, those queued for a server thread included.", []string{"workload"}, nil)
+	descLatency      = prometheus.NewDesc("tierbench_operation_latency_seconds", "End-to-end latency of the steady state's completed operations.", []string{"workload", "operation"}, nil)
+	descQueue        = prometheus.NewDesc("tierbench_operation_queue_seconds", "Time the steady state's completed operations waited for a server thread (when clients outnumber threads).", []string{"workload", "operation"}, nil)
+	descService      = prometheus.NewDesc("tierbench_operation_service_seconds", "Time the steady state's completed operations held a server thread (when clients outnumber threads).", []string{"workload", "operation"}, nil)
+	descAgentLatency = prometheus.NewDesc("tierbench_agents_operation_latency_seconds", "A coordinator's view of its driver agents: end-to-end latency of their completed operations, ramps included, from the seconds they reported so far (1 significant digit).", []string{"workload", "operation"}, nil)
+	descAgentOps     = prometheus.NewDesc("tierbench_agents_operations_total", "A coordinator's view of its driver agents: operations they finished, completed or failed, ramps included, from the seconds they reported so far.", []string{"workload", "operation", "outcome"}, nil)
 )
 
 // containerCounters are the container's monotonic counters.
@@ -217,7 +219,7 @@ func entityDesc(name, help string) *prometheus.Desc {
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descStage, descElapsed, descOps, descSteadyOps, descInFlight, descLatency, descQueue, descService, descReady, descAgentOps} {
+	for _, d := range []*prometheus.Desc{descStage, descElapsed, descOps, descSteadyOps, descInFlight, descLatency, descQueue, descService, descReady, descAgentOps, descAgentLatency} {
 		ch <- d
 	}
 	for _, cc := range containerCounters {
@@ -248,10 +250,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descElapsed, prometheus.GaugeValue, time.Since(run.Began).Seconds(), w)
 	if run.Agents != nil {
-		names, ops, errs := run.Agents()
-		for i := range min(len(names), len(ops)) {
-			ch <- prometheus.MustNewConstMetric(descAgentOps, prometheus.CounterValue, float64(ops[i]), w, names[i], "completed")
-			ch <- prometheus.MustNewConstMetric(descAgentOps, prometheus.CounterValue, float64(errs[i]), w, names[i], "failed")
+		for _, op := range run.Agents() {
+			ch <- prometheus.MustNewConstMetric(descAgentOps, prometheus.CounterValue, float64(op.Completed), w, op.Name, "completed")
+			ch <- prometheus.MustNewConstMetric(descAgentOps, prometheus.CounterValue, float64(op.Failed), w, op.Name, "failed")
+			if op.Latency != nil {
+				ch <- histogram(descAgentLatency, op.Latency, w, op.Name)
+			}
 		}
 	}
 	if run.Recorder == nil {

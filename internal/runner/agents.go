@@ -135,10 +135,7 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	live := &agent.Live{}
 	if r.Started != nil {
 		r.Started(Progress{Began: startAt, Duration: time.Duration(cfg.Duration), Completed: func() (int64, int64) { return ops.Load(), errs.Load() },
-			Agents: func() (names []string, ops, errors []int64) {
-				ops, errors = live.Totals()
-				return w.Info().Operations, ops, errors
-			}})
+			Agents: func() []agent.LiveOp { return live.Ops(w.Info().Operations) }})
 	}
 	reports, err := agent.Drive(ctx, nc, task, agents, startAt, func(o, e int64) { ops.Store(o); errs.Store(e) }, live)
 	if err != nil {

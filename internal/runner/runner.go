@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/agent"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
@@ -74,7 +75,7 @@ type Progress struct {
 	// Agents, for a drive spread over agents (no Recorder here), are the
 	// operations the agents completed and failed per operation, from the
 	// seconds they reported so far.
-	Agents func() (names []string, ops, errors []int64)
+	Agents func() []agent.LiveOp
 }
 
 // stageDraining is the progress stage while the workload's agents finish
