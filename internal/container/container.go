@@ -42,7 +42,7 @@ func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]S
 		if !ok {
 			return nil, fmt.Errorf("container: no settings for %s", t.Name)
 		}
-		h := newHome(t, s)
+		h := newHome(c, len(c.homes), t, s)
 		var err error
 		if h.sql, err = prepareStatements(ctx, db, t, s); err != nil {
 			return nil, fmt.Errorf("container: %s: %w", t.Name, err)
@@ -58,10 +58,14 @@ func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]S
 		c.homes = append(c.homes, h)
 	}
 	for i := range db.Threads() {
-		c.threads = append(c.threads, &Tx{ctr: c, sess: db.Thread(i)})
+		c.threads = append(c.threads, c.newTx(db.Thread(i)))
 	}
-	c.shared = &Tx{ctr: c, sess: db.Thread(-1)}
+	c.shared = c.newTx(db.Thread(-1))
 	return c, nil
+}
+
+func (c *Container) newTx(sess *store.Session) *Tx {
+	return &Tx{ctr: c, sess: sess, counts: make([]threadCounts, len(c.homes))}
 }
 
 func (c *Container) thread(i int) *Tx {

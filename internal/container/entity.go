@@ -107,18 +107,20 @@ func (t *Type) check() error {
 	return nil
 }
 
-// keyArgs appends the key's column values to args in declaration order.
-func (t *Type) keyArgs(k Key, args []any) []any {
+// keyArgs appends the key's column values to args in declaration order,
+// as pointers: a pointer needs no boxing (an int64 or a string in an
+// interface is an allocation), and every driver reads through it.
+func (t *Type) keyArgs(k *Key, args []any) []any {
 	n := 0
 	for _, c := range t.Key {
 		if c.Kind == String {
-			args = append(args, k.S)
+			args = append(args, &k.S)
 			continue
 		}
 		if n == 0 {
-			args = append(args, k.A)
+			args = append(args, &k.A)
 		} else {
-			args = append(args, k.B)
+			args = append(args, &k.B)
 		}
 		n++
 	}
@@ -158,17 +160,19 @@ func valueDest(k Kind, v *Value) any {
 	return &v.I
 }
 
-// valueArg is v as a statement argument for a column of kind k.
+// valueArg is v as a statement argument for a column of kind k: a
+// pointer to the member, which must not change until the statement has
+// gone out (see keyArgs).
 func valueArg(k Kind, v *Value) any {
 	switch k {
 	case Float:
-		return v.F
+		return &v.F
 	case String:
-		return v.S
+		return &v.S
 	case Time:
-		return v.T
+		return &v.T
 	case Bytes:
-		return v.B
+		return &v.B
 	}
-	return v.I
+	return &v.I
 }

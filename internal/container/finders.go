@@ -202,6 +202,20 @@ func appendArgsKey(b []byte, args []any) ([]byte, bool) {
 			b = appendKeyFloat(b, v)
 		case time.Time:
 			b = appendKeyTime(b, v)
+		// Pointers, which a caller passes to spare the boxing of a value
+		// (see FindOne), name the value they point to.
+		case *int:
+			b = appendKeyInt(b, int64(*v))
+		case *int32:
+			b = appendKeyInt(b, int64(*v))
+		case *int64:
+			b = appendKeyInt(b, *v)
+		case *string:
+			b = appendKeyString(b, *v)
+		case *float64:
+			b = appendKeyFloat(b, *v)
+		case *time.Time:
+			b = appendKeyTime(b, *v)
 		default:
 			return b, false
 		}

@@ -23,8 +23,10 @@ type Home struct {
 	// ready counts instances with identity, cached or private to a
 	// transaction.
 	ready, peakReady, peakPooled int64
-	locks                        map[Key]*lock
-	freeLocks                    []*lock
+	// locks is the lock table of exclusive concurrency: held locks, and
+	// up to idleLocks free ones (see unlock).
+	locks     map[Key]*lock
+	freeLocks []*lock
 	// writing counts, per identity, the private instances whose writes
 	// are being committed: from just before the database commit until
 	// they are released. While any is, the cached instance of that
@@ -56,7 +58,13 @@ type Home struct {
 	numbersWrites bool
 
 	keys keySource
-	st   counters
+	// ctr and index find the type's counts in each thread's transaction
+	// (Tx.counts[index]); st are the counts kept under mu, and base the
+	// thread counts' sums at the last reset.
+	ctr   *Container
+	index int
+	st    homeCounts
+	base  tally
 	// finders is the finder cache; nil when the type's settings keep none.
 	finders *finderCache
 }
@@ -67,8 +75,8 @@ func (h *Home) Type() *Type { return h.t }
 // Settings the home runs with.
 func (h *Home) Settings() Settings { return h.s }
 
-func newHome(t *Type, s Settings) *Home {
-	h := &Home{t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32),
+func newHome(c *Container, index int, t *Type, s Settings) *Home {
+	h := &Home{ctr: c, index: index, t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32),
 		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, finders: newFinderCache(t, s)}
 	h.setRows(0)
 	return h
@@ -139,6 +147,16 @@ func (h *Home) fresh(i *Instance, now func() time.Time) bool {
 	return false
 }
 
+// stamp is when data read or created now was loaded: only option D,
+// which refreshes by age, needs the clock (a call of tens of
+// nanoseconds on some machines, the cost of a whole cache hit).
+func (h *Home) stamp() time.Time {
+	if h.s.CommitOption == OptionD {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
 // activate gives an instance the identity key: from the pool, or a new one.
 // Called with h.mu held.
 func (h *Home) activate(key Key) *Instance {
@@ -148,7 +166,7 @@ func (h *Home) activate(key Key) *Instance {
 		h.pool[n-1] = nil
 		h.pool = h.pool[:n-1]
 	} else {
-		h.st.instantiations.Add(1)
+		h.st.instantiations++
 		i = &Instance{home: h, vals: make([]Value, len(h.t.Fields))}
 	}
 	i.key = key
@@ -165,7 +183,7 @@ func (h *Home) passivate(i *Instance) {
 		i.cached = false
 	}
 	h.ready--
-	h.st.passivations.Add(1)
+	h.st.passivations++
 	i.owner, i.valid, i.dirty, i.created, i.removed = nil, false, 0, false, false
 	i.version, i.stored, i.stale = 0, false, false
 	clear(i.vals)
@@ -174,7 +192,7 @@ func (h *Home) passivate(i *Instance) {
 		h.peakPooled = max(h.peakPooled, int64(len(h.pool)))
 		return
 	}
-	h.st.discards.Add(1)
+	h.st.discards++
 }
 
 // makeRoom reports whether one more instance fits in the cache, evicting
@@ -198,7 +216,7 @@ func (h *Home) makeRoom() bool {
 //
 // outdated: the owner read i's data from the database, and a write of the
 // type committed after the owner began: the data may predate it.
-func (h *Home) release(i *Instance, committed, outdated bool, now time.Time) {
+func (h *Home) release(i *Instance, committed, outdated bool) {
 	i.owner = nil
 	if committed && i.created != i.removed && h.relativeSizes() {
 		if i.created {
@@ -278,28 +296,46 @@ func (h *Home) invalidateCached(private *Instance) {
 	}
 }
 
-// Stats is a snapshot of the home's counters.
+// Stats is a snapshot of the home's counters: the threads' counts summed,
+// and those kept under the home's mutex.
 func (h *Home) Stats() Stats {
+	t := h.threadTally()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := &h.st
+	for n := range t {
+		t[n] -= h.base[n]
+	}
 	return Stats{
-		Finds: c.finds.Load(), CacheHits: c.hits.Load(), Loads: c.loads.Load(), Stores: c.stores.Load(),
-		Creates: c.creates.Load(), Removes: c.removes.Load(), Instantiations: c.instantiations.Load(),
-		Activations: c.activations.Load(), Passivations: c.passivations.Load(), Discards: c.discards.Load(),
+		Finds: t[finds], CacheHits: t[hits], Loads: t[loads], Stores: t[stores],
+		Creates: t[creates], Removes: t[removes], Instantiations: h.st.instantiations,
+		Activations: t[activations], Passivations: h.st.passivations, Discards: h.st.discards,
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
 		CacheSize: h.cacheCap, PoolSize: h.poolCap, Rows: h.rows,
-		LockWaits: c.lockWaits.Load(), LockTimeouts: c.lockTimeouts.Load(), Deadlocks: c.deadlocks.Load(), Conflicts: c.conflicts.Load(),
-		FinderHits: c.finderHits.Load(), FinderMisses: c.finderMisses.Load(), FinderInvalidations: c.finderInvalidations.Load(),
+		LockWaits: t[lockWaits], LockTimeouts: t[lockTimeouts], Deadlocks: t[deadlocks], Conflicts: t[conflicts],
+		FinderHits: t[finderHits], FinderMisses: t[finderMisses], FinderInvalidations: t[finderInvalidations],
 	}
 }
 
+// threadTally sums the type's counts over the threads' transactions.
+func (h *Home) threadTally() tally {
+	var t tally
+	for _, tx := range h.ctr.threads {
+		t.add(&tx.counts[h.index])
+	}
+	t.add(&h.ctr.shared.counts[h.index])
+	return t
+}
+
 // resetStats zeroes the counters and restarts the peaks from now, so that
-// a warm-up does not count in the run.
+// a warm-up does not count in the run. The threads' counts are not
+// written here (each has one writer, its thread): what they hold now
+// becomes the base that Stats subtracts.
 func (h *Home) resetStats() {
+	t := h.threadTally()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.st.reset()
+	h.base = t
+	h.st = homeCounts{}
 	h.peakReady, h.peakPooled = h.ready, int64(len(h.pool))
 }
 
@@ -312,31 +348,42 @@ type lock struct {
 	wake chan struct{}
 }
 
+// tryLock takes the exclusive lock on key for tx if it is free or tx's
+// already, and returns the lock. Called with h.mu held.
+func (h *Home) tryLock(tx *Tx, key Key) (*lock, bool) {
+	l := h.locks[key]
+	if l == nil {
+		if n := len(h.freeLocks); n > 0 {
+			l = h.freeLocks[n-1]
+			h.freeLocks = h.freeLocks[:n-1]
+		} else {
+			l = &lock{}
+		}
+		h.locks[key] = l
+	}
+	switch l.owner.Load() {
+	case nil:
+		l.owner.Store(tx)
+		return l, true
+	case tx:
+		return l, true
+	}
+	return l, false
+}
+
 // acquire takes the exclusive lock on key for tx, waiting up to the lock
 // timeout.
-func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
+func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
 	var timer *time.Timer
 	h.mu.Lock()
 	for {
-		l := h.locks[key]
-		if l == nil {
-			if n := len(h.freeLocks); n > 0 {
-				l = h.freeLocks[n-1]
-				h.freeLocks = h.freeLocks[:n-1]
-			} else {
-				l = &lock{}
-			}
-			l.owner.Store(tx)
-			h.locks[key] = l
+		l, ok := h.tryLock(tx, key)
+		if ok {
 			h.mu.Unlock()
 			if timer != nil {
 				timer.Stop()
 			}
-			return nil
-		}
-		if l.owner.Load() == tx {
-			h.mu.Unlock()
-			return nil
+			return l, nil
 		}
 		if l.wake == nil {
 			l.wake = make(chan struct{})
@@ -344,43 +391,48 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) error {
 		wake := l.wake
 		h.mu.Unlock()
 		if tx.wouldDeadlock(l) {
-			h.st.deadlocks.Add(1)
-			return errDeadlock
+			tx.count(h, deadlocks, 1)
+			return nil, errDeadlock
 		}
 		if timer == nil {
-			h.st.lockWaits.Add(1)
+			tx.count(h, lockWaits, 1)
 			timer = time.NewTimer(h.s.LockTimeout)
 		}
 		select {
 		case <-wake:
 		case <-timer.C:
 			tx.waitingFor.Store(nil)
-			h.st.lockTimeouts.Add(1)
-			return errLockTimeout
+			tx.count(h, lockTimeouts, 1)
+			return nil, errLockTimeout
 		case <-ctx.Done():
 			tx.waitingFor.Store(nil)
 			timer.Stop()
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		tx.waitingFor.Store(nil)
 		h.mu.Lock()
 	}
 }
 
-// unlock releases tx's lock on key and wakes its waiters. Called with
-// h.mu held.
-func (h *Home) unlock(key Key) {
-	l := h.locks[key]
-	if l == nil {
-		return
-	}
-	delete(h.locks, key)
+// idleLocks is how many free locks a home keeps in its lock table, so
+// that locking a key again costs no insertion and unlocking no deletion
+// (a Go map reseeds itself, drawing random bits, when its last entry
+// goes); beyond it, unlocked locks leave the table.
+const idleLocks = 4096
+
+// unlock releases l, tx's lock on key, and wakes its waiters, which look
+// for the lock again in the table. Called with h.mu held.
+func (h *Home) unlock(l *lock, key Key) {
 	l.owner.Store(nil)
 	if l.wake != nil {
-		close(l.wake) // waiters hold the channel; the lock is not reused
-		return
+		close(l.wake) // each waiter holds the channel it waits on
+		l.wake = nil
+		return // its waiters will take it: it stays in the table
 	}
-	h.freeLocks = append(h.freeLocks, l)
+	if len(h.locks) > idleLocks {
+		delete(h.locks, key)
+		h.freeLocks = append(h.freeLocks, l)
+	}
 }
 
 // keySource hands out keys for KeySequence types: blocks from the table's

@@ -45,17 +45,50 @@ func (s Stats) HitRate() float64 {
 	return float64(s.CacheHits) / float64(s.Finds)
 }
 
-type counters struct {
-	finds, hits, loads, stores, creates, removes        atomic.Int64
-	instantiations, activations, passivations, discards atomic.Int64
-	lockWaits, lockTimeouts, deadlocks, conflicts       atomic.Int64
-	finderHits, finderMisses, finderInvalidations       atomic.Int64
+// counter names one of the counts a transaction keeps per type.
+type counter uint8
+
+const (
+	finds counter = iota
+	hits
+	loads
+	stores
+	creates
+	removes
+	activations
+	lockWaits
+	lockTimeouts
+	deadlocks
+	conflicts
+	finderHits
+	finderMisses
+	finderInvalidations
+	numCounters
+)
+
+// threadCounts are one server thread's counts of one type. Only the
+// thread's goroutine writes them, so an increment is a load and a store,
+// with no locked instruction and no cache line shared with the other
+// threads; they are atomic only so that Stats may read them meanwhile.
+// Stats sums the threads.
+type threadCounts [numCounters]atomic.Int64
+
+// tally is a sum of threadCounts.
+type tally [numCounters]int64
+
+func (t *tally) add(c *threadCounts) {
+	for n := range c {
+		t[n] += c[n].Load()
+	}
 }
 
-func (c *counters) reset() {
-	for _, x := range []*atomic.Int64{&c.finds, &c.hits, &c.loads, &c.stores, &c.creates, &c.removes,
-		&c.instantiations, &c.activations, &c.passivations, &c.discards, &c.lockWaits, &c.lockTimeouts, &c.deadlocks, &c.conflicts,
-		&c.finderHits, &c.finderMisses, &c.finderInvalidations} {
-		x.Store(0)
-	}
+// count adds n to counter c of h, on the transaction's thread.
+func (tx *Tx) count(h *Home, c counter, n int64) {
+	x := &tx.counts[h.index][c]
+	x.Store(x.Load() + n)
+}
+
+// homeCounts are counted under the home's mutex.
+type homeCounts struct {
+	instantiations, passivations, discards int64
 }

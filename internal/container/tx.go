@@ -34,7 +34,7 @@ var (
 // transaction, or the session for autocommit reads.
 type querier interface {
 	QueryRow(ctx context.Context, s *store.Stmt, args ...any) store.Row
-	Query(ctx context.Context, s *store.Stmt, args ...any) (*store.Rows, error)
+	QueryInto(ctx context.Context, rows *store.Rows, s *store.Stmt, args ...any) error
 }
 
 // Tx is a container-managed transaction on one server thread. A thread's
@@ -46,7 +46,10 @@ type Tx struct {
 	// readOnly: the transaction only reads (see BeginReadOnly).
 	readOnly bool
 	stx      *store.Tx
-	active   bool
+	// stxBuf is the storage stx points to while the transaction has a
+	// store transaction, reused from one to the next.
+	stxBuf store.Tx
+	active bool
 	// seen is Container.writes when the transaction began: a write
 	// numbered above it committed while the transaction ran.
 	seen int64
@@ -60,18 +63,28 @@ type Tx struct {
 
 	args []any
 	dest []any
-	key  Key
-	rows []Value // finder rows, scratch
-	keys []Key
+	// queuedArgs holds the arguments of the statements queued for the
+	// commit, which point into the enlisted instances.
+	queuedArgs []any
+	key        Key
+	rows       []Value // finder rows, scratch
+	// rowsBuf is the result of the finder query being read.
+	rowsBuf store.Rows
+	keys    []Key
 	// finderKey is the finder cache's name of a finder call's arguments,
 	// and found FindOne's instances, scratch.
 	finderKey []byte
 	found     []*Instance
+	// counts are the thread's counts per type (Home.index).
+	counts []threadCounts
 }
 
 type heldLock struct {
 	h   *Home
 	key Key
+	l   *lock
+	// released: finish has unlocked it with its instance.
+	released bool
 }
 
 // Begin starts a read-write transaction on server thread thread (see
@@ -131,11 +144,10 @@ func (tx *Tx) storeTx() error {
 	if tx.stx != nil {
 		return nil
 	}
-	stx, err := tx.sess.Begin(tx.ctx)
-	if err != nil {
+	if err := tx.sess.BeginReusing(tx.ctx, &tx.stxBuf); err != nil {
 		return err
 	}
-	tx.stx = stx
+	tx.stx = &tx.stxBuf
 	return nil
 }
 
@@ -181,17 +193,26 @@ func (tx *Tx) wouldDeadlock(l *lock) bool {
 	return false
 }
 
-// lock takes the exclusive lock on key, once per transaction.
-func (tx *Tx) lock(h *Home, key Key) error {
+// holds reports whether tx holds the exclusive lock on key.
+func (tx *Tx) holds(h *Home, key Key) bool {
 	for _, l := range tx.held {
 		if l.h == h && l.key == key {
-			return nil
+			return true
 		}
 	}
-	if err := h.acquire(tx.ctx, tx, key); err != nil {
+	return false
+}
+
+// lock takes the exclusive lock on key, once per transaction.
+func (tx *Tx) lock(h *Home, key Key) error {
+	if tx.holds(h, key) {
+		return nil
+	}
+	l, err := h.acquire(tx.ctx, tx, key)
+	if err != nil {
 		return err
 	}
-	tx.held = append(tx.held, heldLock{h, key})
+	tx.held = append(tx.held, heldLock{h: h, key: key, l: l})
 	return nil
 }
 
@@ -200,6 +221,11 @@ func (tx *Tx) lock(h *Home, key Key) error {
 // otherwise). fresh: its data can be used without a load.
 func (tx *Tx) take(h *Home, key Key) (i *Instance, fresh bool) {
 	h.mu.Lock()
+	return tx.takeHeld(h, key)
+}
+
+// takeHeld is take, called with h.mu held; it releases it.
+func (tx *Tx) takeHeld(h *Home, key Key) (i *Instance, fresh bool) {
 	i = h.cache[key]
 	switch {
 	case i != nil && i.owner == nil:
@@ -209,10 +235,10 @@ func (tx *Tx) take(h *Home, key Key) (i *Instance, fresh bool) {
 		// Another transaction owns it: this one gets its own instance and
 		// the database arbitrates (database, optimistic).
 		i = h.activate(key)
-		h.st.activations.Add(1)
+		tx.count(h, activations, 1)
 	default:
 		i = h.activate(key)
-		h.st.activations.Add(1)
+		tx.count(h, activations, 1)
 		if h.makeRoom() {
 			h.cache[key] = i
 			i.cached = true
@@ -235,12 +261,21 @@ func (tx *Tx) drop(i *Instance) {
 
 // Find returns the instance with the key, ErrNotFound if there is none.
 func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
-	h.st.finds.Add(1)
+	tx.count(h, finds, 1)
 	if i := tx.enlistedOf(h, key); i != nil {
-		h.st.hits.Add(1)
+		tx.count(h, hits, 1)
 		return i, nil
 	}
-	if h.s.Concurrency == Exclusive {
+	if h.s.Concurrency == Exclusive && !tx.holds(h, key) {
+		// The common case, a free lock, takes the lock and the instance
+		// under one hold of the home's mutex.
+		h.mu.Lock()
+		if l, ok := h.tryLock(tx, key); ok {
+			tx.held = append(tx.held, heldLock{h: h, key: key, l: l})
+			i, fresh := tx.takeHeld(h, key)
+			return tx.loadUnlessFresh(h, i, fresh, true)
+		}
+		h.mu.Unlock()
 		if err := tx.lock(h, key); err != nil {
 			return nil, err
 		}
@@ -252,8 +287,13 @@ func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
 // data is fresh. find: under BMP, run the find (key) query first.
 func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
 	i, fresh := tx.take(h, key)
+	return tx.loadUnlessFresh(h, i, fresh, find)
+}
+
+// loadUnlessFresh loads i, just taken, unless its data is fresh.
+func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance, error) {
 	if fresh {
-		h.st.hits.Add(1)
+		tx.count(h, hits, 1)
 		return i, nil
 	}
 	if err := tx.load(i, find); err != nil {
@@ -273,7 +313,7 @@ func (tx *Tx) load(i *Instance, find bool) error {
 		return err
 	}
 	locking := tx.lockingReads(h)
-	tx.args = h.t.keyArgs(i.key, tx.args[:0])
+	tx.args = h.t.keyArgs(&i.key, tx.args[:0])
 	if h.s.Persistence != CMP && find {
 		find := sql.exists
 		if locking {
@@ -298,8 +338,8 @@ func (tx *Tx) load(i *Instance, find bool) error {
 	if err := q.QueryRow(tx.ctx, load, tx.args...).Scan(tx.dest...); err != nil {
 		return notFound(err)
 	}
-	i.valid, i.loaded, i.loadedAt = true, true, time.Now()
-	h.st.loads.Add(1)
+	i.valid, i.loaded, i.loadedAt = true, true, h.stamp()
+	tx.count(h, loads, 1)
 	return nil
 }
 
@@ -311,6 +351,9 @@ func notFound(err error) error {
 }
 
 // FindOne runs a single-instance finder; ErrNotFound when no row matches.
+// An argument may be a value or a pointer to one (*int64, *string, …):
+// a caller on a hot path keeps its arguments in a reused []any of
+// pointers, as boxing an int64 or a string into an interface allocates.
 func (tx *Tx) FindOne(h *Home, finder string, args ...any) (*Instance, error) {
 	found, err := tx.find(h, finder, tx.found[:0], args)
 	tx.found = found
@@ -333,7 +376,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 	if f == nil {
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
-	h.st.finds.Add(1)
+	tx.count(h, finds, 1)
 	cached, gen := false, uint64(0)
 	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) {
 		// The transaction's own writes of the type are not in any cached
@@ -346,11 +389,11 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		if h.s.CommitOption == OptionD {
 			refresh = h.s.Refresh
 		}
-		if keys, ok := h.finders.lookup(name, tx.finderKey, refresh, time.Now()); ok {
-			h.st.finderHits.Add(1)
+		if keys, ok := h.finders.lookup(name, tx.finderKey, refresh, h.stamp()); ok {
+			tx.count(h, finderHits, 1)
 			return tx.resolveKeys(h, keys, buf)
 		}
-		h.st.finderMisses.Add(1)
+		tx.count(h, finderMisses, 1)
 		gen = h.finders.generation()
 	}
 	locking := tx.lockingReads(h)
@@ -365,7 +408,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 			return buf, err
 		}
 		if cached {
-			h.finders.store(name, string(tx.finderKey), gen, tx.keys, time.Now())
+			h.finders.store(name, string(tx.finderKey), gen, tx.keys, h.stamp())
 		}
 		return tx.resolveKeys(h, tx.keys, buf)
 	}
@@ -378,13 +421,13 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, err
 	}
 	if cached {
-		h.finders.store(name, string(tx.finderKey), gen, tx.keys, time.Now())
+		h.finders.store(name, string(tx.finderKey), gen, tx.keys, h.stamp())
 	}
 	width := h.width()
 	// Each row is a find of its instance, as BMP's keys are, so that the
 	// hits it scores (its instance cached with fresh data) stay a share
 	// of the finds.
-	h.st.finds.Add(int64(len(tx.keys)))
+	tx.count(h, finds, int64(len(tx.keys)))
 	for n, k := range tx.keys {
 		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width], seen)
 		if err != nil {
@@ -401,11 +444,11 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 func (tx *Tx) resolveKeys(h *Home, keys []Key, buf []*Instance) ([]*Instance, error) {
 	// Each key is found on its own, so that the hits it may score stay a
 	// share of the finds.
-	h.st.finds.Add(int64(len(keys)))
+	tx.count(h, finds, int64(len(keys)))
 	for _, k := range keys {
 		i := tx.enlistedOf(h, k)
 		if i != nil {
-			h.st.hits.Add(1) // as Find counts it
+			tx.count(h, hits, 1) // as Find counts it
 		} else {
 			if h.s.Concurrency == Exclusive {
 				if err := tx.lock(h, k); err != nil {
@@ -454,8 +497,8 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 	if err != nil {
 		return err
 	}
-	rows, err := q.Query(tx.ctx, s, args...)
-	if err != nil {
+	rows := &tx.rowsBuf
+	if err := q.QueryInto(tx.ctx, rows, s, args...); err != nil {
 		return err
 	}
 	defer rows.Close()
@@ -489,7 +532,7 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 // h.lastWrite before the finder's query ran.
 func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error) {
 	if i := tx.enlistedOf(h, k); i != nil {
-		h.st.hits.Add(1) // as Find counts it
+		tx.count(h, hits, 1) // as Find counts it
 		return i, nil
 	}
 	if h.s.Concurrency == Exclusive {
@@ -505,14 +548,14 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 	}
 	i, fresh := tx.take(h, k)
 	if fresh {
-		h.st.hits.Add(1)
+		tx.count(h, hits, 1)
 	} else {
 		copy(i.vals, row[:len(h.t.Fields)])
 		if h.t.Version != "" {
 			i.version = row[len(h.t.Fields)].I
 		}
-		i.valid, i.loaded, i.loadedAt = true, true, time.Now()
-		h.st.loads.Add(1)
+		i.valid, i.loaded, i.loadedAt = true, true, h.stamp()
+		tx.count(h, loads, 1)
 	}
 	return i, nil
 }
@@ -543,9 +586,9 @@ func (tx *Tx) Create(h *Home, key Key) (*Instance, error) {
 	}
 	// The row is inserted without its version column, which starts at the
 	// column's default, 0.
-	i.owner, i.valid, i.created, i.loadedAt, i.version = tx, true, true, time.Now(), 0
+	i.owner, i.valid, i.created, i.loadedAt, i.version = tx, true, true, h.stamp(), 0
 	h.mu.Unlock()
-	h.st.creates.Add(1)
+	tx.count(h, creates, 1)
 	tx.enlisted = append(tx.enlisted, i)
 	return i, nil
 }
@@ -553,7 +596,7 @@ func (tx *Tx) Create(h *Home, key Key) (*Instance, error) {
 // Remove deletes i at commit.
 func (tx *Tx) Remove(i *Instance) {
 	i.removed = true
-	i.home.st.removes.Add(1)
+	tx.count(i.home, removes, 1)
 }
 
 // Commit stores what the persistence strategies say, commits, and applies
@@ -618,7 +661,7 @@ func (tx *Tx) finderWrites(announce bool) {
 			continue
 		}
 		if n := h.finders.write(i, announce); n > 0 {
-			h.st.finderInvalidations.Add(int64(n))
+			tx.count(h, finderInvalidations, int64(n))
 		}
 	}
 }
@@ -630,13 +673,13 @@ func (tx *Tx) conflict(err error) error {
 	switch {
 	case errors.Is(err, store.ErrStale):
 		for _, h := range tx.checked {
-			h.st.conflicts.Add(1)
+			tx.count(h, conflicts, 1)
 		}
 		return fmt.Errorf("%w (%v)", errConflict, err)
 	case errors.Is(err, store.ErrUniqueViolation):
 		for _, i := range tx.enlisted {
 			if i.created {
-				i.home.st.conflicts.Add(1)
+				tx.count(i.home, conflicts, 1)
 				return fmt.Errorf("%w (%v)", errConflict, err)
 			}
 		}
@@ -645,27 +688,29 @@ func (tx *Tx) conflict(err error) error {
 }
 
 // queueStores queues the inserts, stores and deletes of the enlisted
-// instances, to go out with the COMMIT.
+// instances, to go out with the COMMIT. Their arguments are cut from
+// tx.queuedArgs, which the transaction reuses.
 func (tx *Tx) queueStores() error {
 	tx.checked = tx.checked[:0]
 	for _, i := range tx.enlisted {
 		h := i.home
+		start := len(tx.queuedArgs)
 		switch {
 		case i.removed && i.created:
 		case i.removed:
-			tx.args = h.t.keyArgs(i.key, tx.args[:0])
-			if err := tx.queue(h, h.sql.del, i); err != nil {
+			tx.queuedArgs = h.t.keyArgs(&i.key, tx.queuedArgs)
+			if err := tx.queue(h, h.sql.del, i, start); err != nil {
 				return err
 			}
 		case i.created:
-			args := h.t.keyArgs(i.key, make([]any, 0, len(h.t.Key)+len(h.t.Fields)))
+			tx.queuedArgs = h.t.keyArgs(&i.key, tx.queuedArgs)
 			for f, c := range h.t.Fields {
-				args = append(args, valueArg(c.Kind, &i.vals[f]))
+				tx.queuedArgs = append(tx.queuedArgs, valueArg(c.Kind, &i.vals[f]))
 			}
 			if err := tx.storeTx(); err != nil {
 				return err
 			}
-			tx.stx.Queue(h.sql.insert, args...)
+			tx.stx.Queue(h.sql.insert, tx.argsFrom(start)...)
 		case i.dirty != 0 && (h.s.Concurrency == ReadOnly || tx.readOnly):
 			return fmt.Errorf("container: %s %v changed, but it is read-only here", h.t.Name, i.key)
 		case h.s.Concurrency == ReadOnly || tx.readOnly:
@@ -680,38 +725,45 @@ func (tx *Tx) queueStores() error {
 			} else {
 				mask = ^uint64(0)
 			}
-			args := make([]any, 0, len(h.t.Fields)+len(h.t.Key)+1)
 			for f, c := range h.t.Fields {
 				if mask&(1<<f) != 0 {
-					args = append(args, valueArg(c.Kind, &i.vals[f]))
+					tx.queuedArgs = append(tx.queuedArgs, valueArg(c.Kind, &i.vals[f]))
 				}
 			}
-			tx.args = h.t.keyArgs(i.key, args)
-			if err := tx.queue(h, s, i); err != nil {
+			tx.queuedArgs = h.t.keyArgs(&i.key, tx.queuedArgs)
+			if err := tx.queue(h, s, i, start); err != nil {
 				return err
 			}
 			i.stored = true
-			h.st.stores.Add(1)
+			tx.count(h, stores, 1)
 		}
 	}
 	return nil
 }
 
-// queue queues s with tx.args, plus the version check under optimistic
-// concurrency.
-func (tx *Tx) queue(h *Home, s *store.Stmt, i *Instance) error {
+// argsFrom is the arguments queued since start, capped so that appending
+// to tx.queuedArgs never writes into them (a grown arena leaves them in the
+// old array, which the queue still holds).
+func (tx *Tx) argsFrom(start int) []any {
+	n := len(tx.queuedArgs)
+	return tx.queuedArgs[start:n:n]
+}
+
+// queue queues s with the arguments queued since start, plus the version
+// check under optimistic concurrency.
+func (tx *Tx) queue(h *Home, s *store.Stmt, i *Instance, start int) error {
 	if err := tx.storeTx(); err != nil {
 		return err
 	}
-	args := tx.args
 	if h.sql.optimistic {
-		args = append(args, i.version)
-		tx.stx.QueueExpect(s, 1, args...)
+		// The version moves on only after the commit (Commit), so the
+		// pointer reads the version the instance was read at.
+		tx.queuedArgs = append(tx.queuedArgs, &i.version)
+		tx.stx.QueueExpect(s, 1, tx.argsFrom(start)...)
 		tx.checked = append(tx.checked, h)
 	} else {
-		tx.stx.Queue(s, args...)
+		tx.stx.Queue(s, tx.argsFrom(start)...)
 	}
-	tx.args = nil // the queue keeps the slice
 	return nil
 }
 
@@ -728,24 +780,36 @@ func (tx *Tx) Rollback() {
 }
 
 // finish releases the instances and the locks and readies tx for reuse.
+// An instance's lock is released with it, under the same hold of its
+// home's mutex (after it, so that the next owner of the lock finds the
+// instance idle); locks without an instance (a find that failed) after.
 func (tx *Tx) finish(committed bool) {
-	now := time.Now()
 	for _, i := range tx.enlisted {
 		h := i.home
 		// The data this transaction read is kept only if no write of the
 		// type committed after it began; what it wrote is the newest.
 		outdated := i.loaded && !i.stored && !i.created && h.lastWrite.Load() > tx.seen
 		h.mu.Lock()
-		h.release(i, committed, outdated, now)
+		h.release(i, committed, outdated)
+		for n := range tx.held {
+			if l := &tx.held[n]; l.h == h && l.key == i.key && !l.released {
+				h.unlock(l.l, l.key)
+				l.released = true
+			}
+		}
 		h.mu.Unlock()
 	}
 	for _, l := range tx.held {
-		l.h.mu.Lock()
-		l.h.unlock(l.key)
-		l.h.mu.Unlock()
+		if !l.released {
+			l.h.mu.Lock()
+			l.h.unlock(l.l, l.key)
+			l.h.mu.Unlock()
+		}
 	}
 	clear(tx.enlisted)
 	clear(tx.found)
+	clear(tx.queuedArgs)
+	tx.queuedArgs = tx.queuedArgs[:0]
 	tx.enlisted, tx.held, tx.found = tx.enlisted[:0], tx.held[:0], tx.found[:0]
 	tx.stx, tx.active = nil, false
 }

@@ -197,10 +197,11 @@ func (b *Backends) Open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, d, err)
 	}
 	db := &DB{backend: be, dsn: d, version: version}
-	db.shared = newSession(be.Shared(), db)
+	db.shared = newSession(be.Shared(), db, &db.stats)
 	db.threads = make([]*Session, opts.Threads)
+	db.threadStats = make([]counters, opts.Threads)
 	for i := range db.threads {
-		db.threads[i] = newSession(be.Thread(i), db)
+		db.threads[i] = newSession(be.Thread(i), db, &db.threadStats[i])
 	}
 	return db, nil
 }

@@ -16,6 +16,8 @@ type DB struct {
 	stats   counters
 	shared  *Session
 	threads []*Session
+	// threadStats are the thread sessions' counters (see statements.c).
+	threadStats []counters
 }
 
 // Dialect of the database.
@@ -126,16 +128,20 @@ func (db *DB) classify(err error) error {
 type statements struct {
 	q  Querier
 	db *DB
+	// c counts the statements and transactions: a server thread's session
+	// has its own, so that threads do not contend for one cache line on
+	// every statement; DB.Stats sums them.
+	c *counters
 	// began, in a transaction, records that its first statement went out
 	// (transactions are counted when they reach the database).
 	began *bool
 }
 
 func (s statements) count() {
-	s.db.stats.statements.Add(1)
+	s.c.statements.Add(1)
 	if s.began != nil && !*s.began {
 		*s.began = true
-		s.db.stats.transactions.Add(1)
+		s.c.transactions.Add(1)
 	}
 }
 
@@ -161,6 +167,18 @@ func (s statements) Query(ctx context.Context, st *Stmt, args ...any) (*Rows, er
 		return nil, s.db.classify(err)
 	}
 	return &Rows{r: r, db: s.db}, nil
+}
+
+// QueryInto is Query into rows, a closed Rows (or a zero one) that the
+// caller owns and reuses, so that a query allocates no Rows.
+func (s statements) QueryInto(ctx context.Context, rows *Rows, st *Stmt, args ...any) error {
+	s.count()
+	r, err := s.q.Query(ctx, st.p, args)
+	if err != nil {
+		return s.db.classify(err)
+	}
+	*rows = Rows{r: r, db: s.db}
+	return nil
 }
 
 // RowQuerier is what Collect reads from: a session or a transaction.
@@ -199,8 +217,8 @@ type Session struct {
 	x Executor
 }
 
-func newSession(x Executor, db *DB) *Session {
-	return &Session{statements: statements{q: x, db: db}, x: x}
+func newSession(x Executor, db *DB, c *counters) *Session {
+	return &Session{statements: statements{q: x, db: db, c: c}, x: x}
 }
 
 // Begin starts a transaction at the run's isolation level. Nothing goes to
@@ -208,13 +226,33 @@ func newSession(x Executor, db *DB) *Session {
 // issuing none costs no round trip, and one that only queues writes sends
 // BEGIN, the writes and COMMIT together.
 func (s *Session) Begin(ctx context.Context) (*Tx, error) {
+	tx := &Tx{}
+	if err := s.begin(ctx, tx); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// BeginReusing is Begin into tx, a finished transaction (or a zero Tx)
+// that the caller owns and reuses, as a server thread does, so that
+// beginning allocates nothing of the store's. The caller must hold no
+// other reference to tx's previous transaction.
+func (s *Session) BeginReusing(ctx context.Context, tx *Tx) error {
+	if tx.t != nil && !tx.done {
+		return errors.New("store: a transaction was begun again before it finished")
+	}
+	return s.begin(ctx, tx)
+}
+
+func (s *Session) begin(ctx context.Context, tx *Tx) error {
 	t, err := s.x.Begin(ctx)
 	if err != nil {
-		return nil, s.db.classify(err)
+		return s.db.classify(err)
 	}
-	tx := &Tx{t: t}
-	tx.statements = statements{q: t, db: s.db, began: &tx.began}
-	return tx, nil
+	clear(tx.queued)
+	*tx = Tx{t: t, queued: tx.queued[:0]}
+	tx.statements = statements{q: t, db: s.db, c: s.c, began: &tx.began}
+	return nil
 }
 
 // InTx runs fn in a transaction: committed when fn returns nil, rolled back
@@ -265,7 +303,7 @@ func (tx *Tx) Start(ctx context.Context) error {
 	}
 	if !tx.began {
 		tx.began = true
-		tx.db.stats.transactions.Add(1)
+		tx.c.transactions.Add(1)
 	}
 	return nil
 }
@@ -286,17 +324,17 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	}
 	if !tx.began {
 		tx.began = true
-		tx.db.stats.transactions.Add(1)
+		tx.c.transactions.Add(1)
 	}
-	tx.db.stats.statements.Add(int64(len(tx.queued)))
+	tx.c.statements.Add(int64(len(tx.queued)))
 	if err := tx.t.Commit(ctx, tx.queued); err != nil {
 		err = tx.db.classify(err)
 		if !errors.Is(err, ErrInDoubt) {
-			tx.db.stats.rollbacks.Add(1)
+			tx.c.rollbacks.Add(1)
 		}
 		return err
 	}
-	tx.db.stats.commits.Add(1)
+	tx.c.commits.Add(1)
 	return nil
 }
 
@@ -309,7 +347,7 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 	if !tx.began {
 		return tx.t.Rollback(ctx) // nothing to undo on the database
 	}
-	tx.db.stats.rollbacks.Add(1)
+	tx.c.rollbacks.Add(1)
 	// A rollback must reach the server even when ctx was cancelled, or the
 	// connection goes back to the pool mid-transaction.
 	return tx.db.classify(tx.t.Rollback(context.WithoutCancel(ctx)))

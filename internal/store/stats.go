@@ -34,15 +34,16 @@ func (s Stats) Sub(earlier Stats) Stats {
 	}
 }
 
+// counters are padded to 128 bytes, two whole cache lines, so that the
+// thread sessions' counters, which sit side by side, share no line.
 type counters struct {
 	statements, transactions, commits, rollbacks   atomic.Int64
 	deadlocks, serializationFailures, lockTimeouts atomic.Int64
 	uniqueViolations, connectionsLost, inDoubt     atomic.Int64
+	_                                              [6]int64
 }
 
-// Stats is a snapshot of the counters since Open.
-func (db *DB) Stats() Stats {
-	c := &db.stats
+func (c *counters) snapshot() Stats {
 	return Stats{
 		Statements:            c.statements.Load(),
 		Transactions:          c.transactions.Load(),
@@ -55,4 +56,19 @@ func (db *DB) Stats() Stats {
 		ConnectionsLost:       c.connectionsLost.Load(),
 		InDoubt:               c.inDoubt.Load(),
 	}
+}
+
+// add is s plus t, counter by counter.
+func (s Stats) add(t Stats) Stats {
+	return s.Sub(Stats{}.Sub(t))
+}
+
+// Stats is a snapshot of the counters since Open: the shared session's
+// and every thread session's.
+func (db *DB) Stats() Stats {
+	s := db.stats.snapshot()
+	for i := range db.threadStats {
+		s = s.add(db.threadStats[i].snapshot())
+	}
+	return s
 }

@@ -16,6 +16,12 @@ type bean struct {
 	thread                              int
 	account, item, holding, transaction *container.Home
 	found                               []*container.Instance
+	// code and accountID are the finders' arguments, passed through
+	// codeArgs and accountArgs (pointers to them) so that a finder call
+	// allocates no interface for its argument.
+	code                  string
+	accountID             int64
+	codeArgs, accountArgs []any
 }
 
 var _ facade = (*bean)(nil)
@@ -28,6 +34,8 @@ func newBeans(ctr *container.Container, threads int) []facade {
 			account: ctr.Home(accountType.Name), item: ctr.Home(itemType.Name),
 			holding: ctr.Home(holdingType.Name), transaction: ctr.Home(transactionType.Name),
 		}
+		b := beans[i].(*bean)
+		b.codeArgs, b.accountArgs = []any{&b.code}, []any{&b.accountID}
 	}
 	return beans
 }
@@ -89,7 +97,8 @@ func (b *bean) queryByCode(ctx context.Context, code string) (quote, error) {
 	if err != nil {
 		return quote{}, err
 	}
-	i, err := tx.FindOne(b.item, "byCode", code)
+	b.code = code
+	i, err := tx.FindOne(b.item, "byCode", b.codeArgs...)
 	if err != nil {
 		return quote{}, fail(tx, err, ErrUnknownStock)
 	}
@@ -184,7 +193,8 @@ func (b *bean) holdingStatement(ctx context.Context, account int64, buf []holdin
 	if err != nil {
 		return buf, err
 	}
-	b.found, err = tx.FindMany(b.holding, "byAccount", b.found[:0], account)
+	b.accountID = account
+	b.found, err = tx.FindMany(b.holding, "byAccount", b.found[:0], b.accountArgs...)
 	if err != nil {
 		return buf, fail(tx, err, nil)
 	}

@@ -1,0 +1,87 @@
+package container_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+)
+
+// Each server thread counts on its own; Stats sums the threads exactly,
+// and ResetStats starts every counter from zero again while the threads'
+// own counts go on.
+func TestStatsSumThreadsAndReset(t *testing.T) {
+	f := newFixture(t, storetest.SQLite(t), 2, settings(container.OptionA, 10, 10))
+	ctx := context.Background()
+	find := func(thread int, key int64) {
+		t.Helper()
+		tx, err := f.ctr.BeginReadOnly(ctx, thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Find(f.h, container.Key{A: key}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	find(0, 1)
+	find(0, 1)
+	find(1, 2)
+	find(1, 1)
+	st := f.h.Stats()
+	if st.Finds != 4 || st.CacheHits != 2 || st.Loads != 2 || st.Activations != 2 || st.Instantiations != 2 {
+		t.Fatalf("finds %d, hits %d, loads %d, activations %d, instantiations %d; want 4, 2, 2, 2, 2",
+			st.Finds, st.CacheHits, st.Loads, st.Activations, st.Instantiations)
+	}
+	f.ctr.ResetStats()
+	if st := f.h.Stats(); st.Finds != 0 || st.CacheHits != 0 || st.Loads != 0 || st.Activations != 0 || st.Instantiations != 0 {
+		t.Fatalf("after reset: %+v; want every count 0", st)
+	}
+	find(1, 1)
+	find(0, 3)
+	if st := f.h.Stats(); st.Finds != 2 || st.CacheHits != 1 || st.Loads != 1 || st.Activations != 1 || st.ReadyAtEnd != 3 {
+		t.Fatalf("after reset and two finds: finds %d, hits %d, loads %d, activations %d, ready %d; want 2, 1, 1, 1, 3",
+			st.Finds, st.CacheHits, st.Loads, st.Activations, st.ReadyAtEnd)
+	}
+}
+
+// A transaction that locks more identities than the lock table keeps
+// free leaves at most that many behind, and every lock it held is free:
+// another thread takes them all without waiting.
+func TestLockTableKeepsBoundedFreeLocks(t *testing.T) {
+	f := newFixture(t, storetest.SQLite(t), 2, settings(container.OptionA, 10, 10))
+	ctx := context.Background()
+	n := int64(container.IdleLocks + 500)
+	lockAll := func(thread int) {
+		t.Helper()
+		tx, err := f.ctr.BeginReadOnly(ctx, thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Keys past the table's five rows: each find takes the lock, then
+		// finds no row and keeps the lock to the end of the transaction.
+		for k := int64(100); k < 100+n; k++ {
+			if _, err := tx.Find(f.h, container.Key{A: k}); !errors.Is(err, container.ErrNotFound) {
+				t.Fatalf("find %d: %v; want ErrNotFound", k, err)
+			}
+		}
+		if got := container.LockTableSize(f.h); got != int(n) {
+			t.Fatalf("%d locks in the table while %d are held", got, n)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := container.LockTableSize(f.h); got > container.IdleLocks {
+			t.Fatalf("%d locks left in the table; at most %d free ones are kept", got, container.IdleLocks)
+		}
+	}
+	lockAll(0)
+	lockAll(1)
+	if st := f.h.Stats(); st.LockWaits != 0 || st.LockTimeouts != 0 {
+		t.Fatalf("lock waits %d, timeouts %d; want none: every lock was released", st.LockWaits, st.LockTimeouts)
+	}
+}
