@@ -26,6 +26,9 @@ func TestClassify(t *testing.T) {
 		{&pgconn.PgError{Code: "57P01"}, store.ErrConnectionLost},
 		{fmt.Errorf("scan: %w", pgx.ErrNoRows), store.ErrNotFound},
 		{io.ErrUnexpectedEOF, store.ErrConnectionLost},
+		{sentLost(notSent{}), store.ErrConnectionLost},
+		{errNotSent{io.EOF}, store.ErrConnectionLost},
+		{errNotSent{&pgconn.PgError{Code: "23505"}}, store.ErrUniqueViolation},
 	}
 	for _, tt := range tests {
 		if got := b.Classify(tt.err); !errors.Is(got, tt.want) {
@@ -69,6 +72,9 @@ func TestInDoubt(t *testing.T) {
 		{"session ended", &pgconn.PgError{Severity: "FATAL", Code: "57P01"}, true, "the server ended the session: before or after the COMMIT?"},
 		{"connection broke", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true, "no answer"},
 		{"context ended", context.DeadlineExceeded, true, "stopped waiting for the answer"},
+		{"prepare before the commit", errNotSent{io.ErrUnexpectedEOF}, false, "the connection broke before the commit's statements were sent"},
+		{"batch sent, connection closed", sentLost(notSent{}), true, "pgconn's closed connection after the batch went out"},
+		{"batch sent, context ended", sentLost(fmt.Errorf("read: %w", context.Canceled)), true, "stopped waiting for the answers: left as it is, in doubt"},
 	}
 	for _, tt := range tests {
 		got := inDoubt(tt.err)

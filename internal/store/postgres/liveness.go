@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // sockState is what a look at an idle connection's socket found.
@@ -33,7 +34,7 @@ func usable(c *pgx.Conn) error {
 	if c.IsClosed() {
 		return errServerClosed
 	}
-	switch peek(c.PgConn().Conn()) {
+	switch peek(c.PgConn()) {
 	case sockClosed:
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -50,4 +51,19 @@ func usable(c *pgx.Conn) error {
 		}
 	}
 	return nil
+}
+
+// peekKey is where a connection keeps its peeker, in the CustomData pgconn
+// holds for its user.
+const peekKey = "tierbench.peeker"
+
+// peek looks at pc's socket (peeker).
+func peek(pc *pgconn.PgConn) sockState {
+	data := pc.CustomData()
+	p, ok := data[peekKey].(*peeker)
+	if !ok {
+		p = newPeeker(pc.Conn())
+		data[peekKey] = p
+	}
+	return p.peek()
 }

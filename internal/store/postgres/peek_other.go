@@ -4,5 +4,9 @@ package postgres
 
 import "net"
 
-// peek cannot look at a socket on this platform.
-func peek(net.Conn) sockState { return sockUnknown }
+// peeker cannot look at a socket on this platform.
+type peeker struct{}
+
+func newPeeker(net.Conn) *peeker { return &peeker{} }
+
+func (*peeker) peek() sockState { return sockUnknown }

@@ -1,0 +1,6 @@
+//go:build race
+
+package postgres_test
+
+// raceEnabled: the race detector changes what allocates.
+const raceEnabled = true
