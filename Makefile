@@ -2,6 +2,9 @@
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+# A package's tests may run past go test's default 10 minutes: RUBiS's,
+# under the race detector on two cores, take 9–10 minutes on their own.
+TEST_TIMEOUT ?= 30m
 
 .PHONY: help build test test-race bench bench-pgbench bench-container bench-rubis lint proto proto-tools clean
 
@@ -13,15 +16,15 @@ build: ## build bin/tierbench
 
 test: ## go vet, then every test (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test-race: ## every test under the race detector (needs cgo and a C compiler)
-	$(GO) test -count=1 -race ./...
+	$(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./...
 
 bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/driver/ ./internal/metrics/ ./internal/container/
 
-bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS)
+bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 counts client context switches)
 	BIN=./bin/tierbench bench/pgbench/run.sh
 
 bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs direct SQL (env: DSN ROUNDS ITERATIONS CLIENTS)

@@ -71,6 +71,11 @@ func Retry(ctx context.Context, attempts int, fn func() error) error {
 		if err == nil || !Retryable(err) || attempt >= attempts {
 			return err
 		}
+		// A done context ends the pauses before the timer is armed: with a
+		// short backoff both channels may be ready and select picks either.
+		if ctx.Err() != nil {
+			return err
+		}
 		t := time.NewTimer(Backoff(nil, attempt))
 		select {
 		case <-ctx.Done():
