@@ -55,6 +55,7 @@ func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]S
 				return nil, fmt.Errorf("container: %s rows: %w", t.Name, err)
 			}
 		}
+		h.newShards(shardCount(h.cacheCap))
 		c.homes = append(c.homes, h)
 	}
 	for i := range db.Threads() {

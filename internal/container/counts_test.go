@@ -3,6 +3,8 @@ package container_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/container"
@@ -83,5 +85,35 @@ func TestLockTableKeepsBoundedFreeLocks(t *testing.T) {
 	lockAll(1)
 	if st := f.h.Stats(); st.LockWaits != 0 || st.LockTimeouts != 0 {
 		t.Fatalf("lock waits %d, timeouts %d; want none: every lock was released", st.LockWaits, st.LockTimeouts)
+	}
+}
+
+// A cache large enough to be sharded holds exactly its capacity, however
+// its instances fall into shards: past it, each find evicts one; a small
+// cache is one shard, one exact LRU.
+func TestShardedCacheHoldsItsCapacity(t *testing.T) {
+	const capacity, rows = 512, 600
+	f := newFixture(t, storetest.SQLite(t), 1, settings(container.OptionA, capacity, 0))
+	if n := container.Shards(f.h); n < 2 {
+		t.Fatalf("%d shards for a cache of %d; want several", n, capacity)
+	}
+	if n := container.Shards(newFixture(t, storetest.SQLite(t), 1, settings(container.OptionA, 2, 0)).h); n != 1 {
+		t.Fatalf("%d shards for a cache of 2; want 1", n)
+	}
+	ctx := context.Background()
+	var insert strings.Builder
+	for k := 6; k <= rows; k++ { // the schema holds 1 to 5
+		fmt.Fprintf(&insert, "INSERT INTO acct (id, name, credit) VALUES (%d, 'n%d', 0);\n", k, k)
+	}
+	if err := f.db.ExecScript(ctx, insert.String()); err != nil {
+		t.Fatal(err)
+	}
+	for k := int64(1); k <= rows; k++ {
+		f.findIn(t, k)
+	}
+	st := f.h.Stats()
+	if st.Loads != rows || st.ReadyAtEnd != capacity || st.Passivations != rows-capacity || st.Discards != rows-capacity {
+		t.Fatalf("%d finds of distinct rows through a cache of %d: %d loads, %d ready, %d passivated, %d discarded; want %d, %d, %d, %d",
+			rows, capacity, st.Loads, st.ReadyAtEnd, st.Passivations, st.Discards, rows, capacity, rows-capacity, rows-capacity)
 	}
 }

@@ -2,6 +2,8 @@ package container
 
 import (
 	"context"
+	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,35 +13,54 @@ import (
 
 // Home is the runtime of one entity type: its ready cache, pool, locks,
 // statements and counters.
+//
+// What a find touches, the cached instances, the idle list and the lock
+// table, is split by key into shards, each under its own mutex, so that
+// finds of different identities on different server threads do not queue
+// on one lock (see newShards); what all identities share, the pool, the
+// sizes and the counts, is under mu, which only activations and
+// passivations take. A shard's mutex is taken before mu, never after.
 type Home struct {
 	t   *Type
 	s   Settings
 	sql *statements
+	// numbersWrites: the type keeps data across transactions (A, D) or
+	// locks (exclusive), so its writes move lastWrite.
+	numbersWrites bool
+	// ctr and index find the type's counts in each thread's transaction
+	// (Tx.counts[index]).
+	ctr   *Container
+	index int
+	// finders is the finder cache; nil when the type's settings keep none.
+	finders *finderCache
+	shards  []shard
+	// shardShift selects a key's shard from the top bits of its hash.
+	shardShift uint8
+	// idleLocksPerShard is a shard's share of idleLocks.
+	idleLocksPerShard int
 
-	mu    sync.Mutex
-	cache map[Key]*Instance
-	idle  lru
-	pool  []*Instance
+	_ cacheLinePad // the fields above are read on every find; mu's are written
+
+	mu   sync.Mutex
+	pool []*Instance
+	// cached counts the instances in the shards' caches.
+	cached int
 	// ready counts instances with identity, cached or private to a
 	// transaction.
 	ready, peakReady, peakPooled int64
-	// locks is the lock table of exclusive concurrency: held locks, and
-	// up to idleLocks free ones (see unlock).
-	locks     map[Key]*lock
-	freeLocks []*lock
-	// writing counts, per identity, the private instances whose writes
-	// are being committed: from just before the database commit until
-	// they are released. While any is, the cached instance of that
-	// identity serves no find from memory, and whatever data it holds
-	// is dropped when its transaction ends (it may predate the write).
-	writing map[Key]int32
-
 	// rows is the type's row count as the container knows it (counted at
 	// start when a size is a percentage, then moved by the creates and
 	// removes it commits); cacheCap and poolCap are the sizes resolved
 	// against it.
 	rows              int64
 	cacheCap, poolCap int
+	// st are the counts kept under mu, and base the thread counts' sums
+	// at the last reset.
+	st   homeCounts
+	base tally
+	keys keySource
+
+	_ cacheLinePad
 
 	// lastWrite is the number (Container.writes) of the newest committed
 	// write of an instance of the type, set before its transaction
@@ -53,20 +74,28 @@ type Home struct {
 	// loaded again if it has moved since the query. Strategies that need
 	// neither do not pay for the shared counter.
 	lastWrite atomic.Int64
-	// numbersWrites: the type keeps data across transactions (A, D) or
-	// locks (exclusive), so its writes move lastWrite.
-	numbersWrites bool
+}
 
-	keys keySource
-	// ctr and index find the type's counts in each thread's transaction
-	// (Tx.counts[index]); st are the counts kept under mu, and base the
-	// thread counts' sums at the last reset.
-	ctr   *Container
-	index int
-	st    homeCounts
-	base  tally
-	// finders is the finder cache; nil when the type's settings keep none.
-	finders *finderCache
+// cacheLinePad keeps fields that different cores write off one another's
+// cache lines (128 bytes: adjacent-line prefetch pairs 64-byte lines).
+type cacheLinePad [128]byte
+
+// shard is the state of the identities whose keys hash to it.
+type shard struct {
+	mu    sync.Mutex
+	cache map[Key]*Instance
+	idle  lru
+	// locks is the lock table of exclusive concurrency: held locks, and
+	// up to the home's idleLocksPerShard free ones (see unlock).
+	locks     map[Key]*lock
+	freeLocks []*lock
+	// writing counts, per identity, the private instances whose writes
+	// are being committed: from just before the database commit until
+	// they are released. While any is, the cached instance of that
+	// identity serves no find from memory, and whatever data it holds
+	// is dropped when its transaction ends (it may predate the write).
+	writing map[Key]int32
+	_       cacheLinePad
 }
 
 // Type of the home.
@@ -76,10 +105,59 @@ func (h *Home) Type() *Type { return h.t }
 func (h *Home) Settings() Settings { return h.s }
 
 func newHome(c *Container, index int, t *Type, s Settings) *Home {
-	h := &Home{ctr: c, index: index, t: t, s: s, cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32),
+	h := &Home{ctr: c, index: index, t: t, s: s,
 		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, finders: newFinderCache(t, s)}
 	h.setRows(0)
+	h.newShards(1)
 	return h
+}
+
+// Sharding the cache changes which instance is evicted when it is full:
+// the least recently used idle instance of the finding key's shard rather
+// than of the whole home (Guava's segmented caches make the same trade).
+// So a home shards only when its cache is large enough for the difference
+// not to matter, at least minShardEntries instances per shard, and a small
+// cache, the kind a test counts evictions in exactly, keeps one exact LRU.
+const (
+	minShardEntries = 256
+	maxShards       = 64
+)
+
+// shardCount is how many shards a home with the cache capacity
+// cacheCap gets on this machine: enough that the server threads'
+// finds seldom meet (four per processor), as few as keep
+// minShardEntries in each.
+func shardCount(cacheCap int) int {
+	n := 1
+	for n < maxShards && n < 4*runtime.GOMAXPROCS(0) && cacheCap/(2*n) >= minShardEntries {
+		n *= 2
+	}
+	return n
+}
+
+// newShards splits the home into n shards (a power of two), before it is
+// shared.
+func (h *Home) newShards(n int) {
+	h.shards = make([]shard, n)
+	for i := range h.shards {
+		h.shards[i] = shard{cache: make(map[Key]*Instance), locks: make(map[Key]*lock), writing: make(map[Key]int32)}
+	}
+	h.shardShift = uint8(64 - bits.TrailingZeros(uint(n)))
+	h.idleLocksPerShard = max(idleLocks/n, 1)
+}
+
+// shardOf is the shard of key: the top bits of a multiplicative hash.
+func (h *Home) shardOf(key Key) *shard {
+	if len(h.shards) == 1 {
+		return &h.shards[0]
+	}
+	x := uint64(key.A)*0x9e3779b97f4a7c15 ^ uint64(key.B)*0xc2b2ae3d27d4eb4f
+	for i := 0; i < len(key.S); i++ {
+		x = (x ^ uint64(key.S[i])) * 0x100000001b3
+	}
+	x ^= x >> 31
+	x *= 0x9e3779b97f4a7c15
+	return &h.shards[x>>h.shardShift]
 }
 
 // noteWrite records write number n of an instance of the type. Writers
@@ -133,9 +211,9 @@ func (h *Home) setRows(n int64) {
 }
 
 // fresh reports whether a cached instance's data can serve a find without
-// reading the database. Called with h.mu held.
+// reading the database. Called with its shard's mutex held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
-	if !i.valid || h.beingWritten(i.key) {
+	if !i.valid || i.shard.beingWritten(i.key) {
 		return false
 	}
 	switch h.s.CommitOption {
@@ -157,10 +235,11 @@ func (h *Home) stamp() time.Time {
 	return time.Time{}
 }
 
-// activate gives an instance the identity key: from the pool, or a new one.
-// Called with h.mu held.
-func (h *Home) activate(key Key) *Instance {
+// activate gives an instance the identity key, of shard s: from the pool,
+// or a new one. Called with s.mu held.
+func (h *Home) activate(s *shard, key Key) *Instance {
 	var i *Instance
+	h.mu.Lock()
 	if n := len(h.pool); n > 0 {
 		i = h.pool[n-1]
 		h.pool[n-1] = nil
@@ -169,24 +248,32 @@ func (h *Home) activate(key Key) *Instance {
 		h.st.instantiations++
 		i = &Instance{home: h, vals: make([]Value, len(h.t.Fields))}
 	}
-	i.key = key
 	h.ready++
 	h.peakReady = max(h.peakReady, h.ready)
+	h.mu.Unlock()
+	i.key, i.shard = key, s
 	return i
 }
 
 // passivate takes an instance's identity away and returns it to the pool,
-// or discards it when the pool is full. Called with h.mu held.
+// or discards it when the pool is full. Called with its shard's mutex
+// held.
 func (h *Home) passivate(i *Instance) {
+	wasCached := i.cached
 	if i.cached {
-		delete(h.cache, i.key)
+		delete(i.shard.cache, i.key)
 		i.cached = false
 	}
-	h.ready--
-	h.st.passivations++
 	i.owner, i.valid, i.dirty, i.created, i.removed = nil, false, 0, false, false
 	i.version, i.stored, i.stale = 0, false, false
 	clear(i.vals)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if wasCached {
+		h.cached--
+	}
+	h.ready--
+	h.st.passivations++
 	if len(h.pool) < h.poolCap {
 		h.pool = append(h.pool, i)
 		h.peakPooled = max(h.peakPooled, int64(len(h.pool)))
@@ -196,34 +283,50 @@ func (h *Home) passivate(i *Instance) {
 }
 
 // makeRoom reports whether one more instance fits in the cache, evicting
-// the least recently used idle one if need be. Called with h.mu held.
-func (h *Home) makeRoom() bool {
-	if len(h.cache) < h.cacheCap {
+// the least recently used idle one of shard s if need be; if so, the
+// place is the caller's, who puts an instance of s there. Called with
+// s.mu held.
+func (h *Home) makeRoom(s *shard) bool {
+	if h.claimPlace() {
 		return true
 	}
-	if h.idle.tail == nil {
-		return false // every cached instance is in a transaction
+	victim := s.idle.tail
+	if victim == nil {
+		return false // every cached instance of the shard is in a transaction
 	}
-	victim := h.idle.tail
-	h.idle.remove(victim)
+	s.idle.remove(victim)
 	h.passivate(victim)
-	return len(h.cache) < h.cacheCap
+	return h.claimPlace()
+}
+
+// claimPlace takes a place in the cache if one is free.
+func (h *Home) claimPlace() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cached < h.cacheCap {
+		h.cached++
+		return true
+	}
+	return false
 }
 
 // release ends a transaction's ownership of i and applies the commit
-// option (committed) or forgets its data (rolled back). Called with h.mu
-// held.
+// option (committed) or forgets its data (rolled back). Called with its
+// shard's mutex held.
 //
 // outdated: the owner read i's data from the database, and a write of the
 // type committed after the owner began: the data may predate it.
 func (h *Home) release(i *Instance, committed, outdated bool) {
+	s := i.shard
 	i.owner = nil
 	if committed && i.created != i.removed && h.relativeSizes() {
+		h.mu.Lock()
 		if i.created {
 			h.setRows(h.rows + 1)
 		} else {
 			h.setRows(h.rows - 1)
 		}
+		h.mu.Unlock()
 	}
 	if i.writing {
 		h.endWrite(i)
@@ -233,7 +336,7 @@ func (h *Home) release(i *Instance, committed, outdated bool) {
 		return
 	}
 	i.dirty, i.created, i.stored, i.loaded = 0, false, false, false
-	if !committed || h.s.CommitOption == OptionB || i.stale || outdated || h.beingWritten(i.key) {
+	if !committed || h.s.CommitOption == OptionB || i.stale || outdated || s.beingWritten(i.key) {
 		i.valid = false
 	}
 	i.stale = false
@@ -243,50 +346,51 @@ func (h *Home) release(i *Instance, committed, outdated bool) {
 		// its identity only: a write committed since it read its data may
 		// have come and gone without marking it, as it was not the cached
 		// instance.
-		if h.cache[i.key] != nil || !h.makeRoom() {
+		if s.cache[i.key] != nil || !h.makeRoom(s) {
 			h.passivate(i)
 			return
 		}
-		h.cache[i.key] = i
+		s.cache[i.key] = i
 		i.cached, i.valid = true, false
 	}
-	h.idle.pushFront(i)
+	s.idle.pushFront(i)
 }
 
 // beingWritten reports whether a private instance's write of key is being
 // committed. The length test spares the common case, no such write, a
-// hash of the key on every find and release. Called with h.mu held.
-func (h *Home) beingWritten(key Key) bool {
-	return len(h.writing) > 0 && h.writing[key] > 0
+// hash of the key on every find and release. Called with s.mu held.
+func (s *shard) beingWritten(key Key) bool {
+	return len(s.writing) > 0 && s.writing[key] > 0
 }
 
 // beginWrite records that private instance i is about to commit a write
 // (under a caching commit option), so the cached instance of its identity
 // stops serving finds from memory until the write is settled. Called
-// with h.mu held.
+// with its shard's mutex held.
 func (h *Home) beginWrite(i *Instance) {
 	i.writing = true
-	h.writing[i.key]++
-	h.invalidateCached(i)
+	i.shard.writing[i.key]++
+	i.shard.invalidateCached(i)
 }
 
 // endWrite settles i's write: committed or not, the cached instance's data
-// may be older than the database's. Called with h.mu held.
+// may be older than the database's. Called with its shard's mutex held.
 func (h *Home) endWrite(i *Instance) {
+	s := i.shard
 	i.writing = false
-	if n := h.writing[i.key] - 1; n > 0 {
-		h.writing[i.key] = n
+	if n := s.writing[i.key] - 1; n > 0 {
+		s.writing[i.key] = n
 	} else {
-		delete(h.writing, i.key)
+		delete(s.writing, i.key)
 	}
-	h.invalidateCached(i)
+	s.invalidateCached(i)
 }
 
 // invalidateCached drops the data of the cached instance of private's
 // identity: at once if it is idle, at the end of its transaction
-// otherwise. Called with h.mu held.
-func (h *Home) invalidateCached(private *Instance) {
-	c := h.cache[private.key]
+// otherwise. Called with s.mu held.
+func (s *shard) invalidateCached(private *Instance) {
+	c := s.cache[private.key]
 	switch {
 	case c == nil || c == private:
 	case c.owner == nil:
@@ -349,17 +453,17 @@ type lock struct {
 }
 
 // tryLock takes the exclusive lock on key for tx if it is free or tx's
-// already, and returns the lock. Called with h.mu held.
-func (h *Home) tryLock(tx *Tx, key Key) (*lock, bool) {
-	l := h.locks[key]
+// already, and returns the lock. Called with s.mu held.
+func (s *shard) tryLock(tx *Tx, key Key) (*lock, bool) {
+	l := s.locks[key]
 	if l == nil {
-		if n := len(h.freeLocks); n > 0 {
-			l = h.freeLocks[n-1]
-			h.freeLocks = h.freeLocks[:n-1]
+		if n := len(s.freeLocks); n > 0 {
+			l = s.freeLocks[n-1]
+			s.freeLocks = s.freeLocks[:n-1]
 		} else {
 			l = &lock{}
 		}
-		h.locks[key] = l
+		s.locks[key] = l
 	}
 	switch l.owner.Load() {
 	case nil:
@@ -375,11 +479,12 @@ func (h *Home) tryLock(tx *Tx, key Key) (*lock, bool) {
 // timeout.
 func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
 	var timer *time.Timer
-	h.mu.Lock()
+	s := h.shardOf(key)
+	s.mu.Lock()
 	for {
-		l, ok := h.tryLock(tx, key)
+		l, ok := s.tryLock(tx, key)
 		if ok {
-			h.mu.Unlock()
+			s.mu.Unlock()
 			if timer != nil {
 				timer.Stop()
 			}
@@ -389,7 +494,7 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
 			l.wake = make(chan struct{})
 		}
 		wake := l.wake
-		h.mu.Unlock()
+		s.mu.Unlock()
 		if tx.wouldDeadlock(l) {
 			tx.count(h, deadlocks, 1)
 			return nil, errDeadlock
@@ -410,28 +515,29 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
 			return nil, ctx.Err()
 		}
 		tx.waitingFor.Store(nil)
-		h.mu.Lock()
+		s.mu.Lock()
 	}
 }
 
-// idleLocks is how many free locks a home keeps in its lock table, so
+// idleLocks is how many free locks a home keeps in its lock tables, so
 // that locking a key again costs no insertion and unlocking no deletion
 // (a Go map reseeds itself, drawing random bits, when its last entry
-// goes); beyond it, unlocked locks leave the table.
+// goes); beyond it, unlocked locks leave the table. Each shard keeps its
+// share.
 const idleLocks = 4096
 
 // unlock releases l, tx's lock on key, and wakes its waiters, which look
-// for the lock again in the table. Called with h.mu held.
-func (h *Home) unlock(l *lock, key Key) {
+// for the lock again in the table. Called with s.mu held.
+func (h *Home) unlock(s *shard, l *lock, key Key) {
 	l.owner.Store(nil)
 	if l.wake != nil {
 		close(l.wake) // each waiter holds the channel it waits on
 		l.wake = nil
 		return // its waiters will take it: it stays in the table
 	}
-	if len(h.locks) > idleLocks {
-		delete(h.locks, key)
-		h.freeLocks = append(h.freeLocks, l)
+	if len(s.locks) > h.idleLocksPerShard {
+		delete(s.locks, key)
+		s.freeLocks = append(s.freeLocks, l)
 	}
 }
 

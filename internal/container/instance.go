@@ -4,10 +4,12 @@ import "time"
 
 // Instance is an entity bean instance: pooled (no identity) or ready (an
 // identity, with data when valid). While a transaction owns it, only that
-// transaction's goroutine touches its data; its home's mutex guards the
+// transaction's goroutine touches its data; its shard's mutex guards the
 // rest.
 type Instance struct {
-	home    *Home
+	home *Home
+	// shard is the part of home that key hashes to.
+	shard   *shard
 	key     Key
 	vals    []Value
 	version int64
@@ -19,7 +21,7 @@ type Instance struct {
 	owner    *Tx
 	// cached: the home's cache maps key to this instance.
 	cached bool
-	// prev and next link the home's idle ready instances, most recently
+	// prev and next link the shard's idle ready instances, most recently
 	// used first.
 	prev, next *Instance
 	created    bool
@@ -63,7 +65,7 @@ func (i *Instance) SetString(f int, v string)  { i.vals[f].S = v; i.dirty |= 1 <
 func (i *Instance) SetTime(f int, v time.Time) { i.vals[f].T = v; i.dirty |= 1 << f }
 func (i *Instance) SetBytes(f int, v []byte)   { i.vals[f].B = v; i.dirty |= 1 << f }
 
-// lru is a home's list of idle ready instances; the tail is evicted first.
+// lru is a shard's list of idle ready instances; the tail is evicted first.
 type lru struct{ head, tail *Instance }
 
 func (l *lru) pushFront(i *Instance) {

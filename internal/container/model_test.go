@@ -280,42 +280,68 @@ func strategyName(s container.Settings) string {
 // (3), so instances are also evicted, reused and kept private for want of
 // room while others use them.
 func TestConcurrentTransactionsMatchTheSerialModel(t *testing.T) {
-	const threads, perThread = 4, 20
-	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		for si, s := range acceptedStrategies(t) {
 			t.Run(strategyName(s), func(t *testing.T) {
-				f := newFixture(t, dsn, threads, s)
-				// Under database concurrency the servers' deadlock detection
-				// waits a second (PostgreSQL's deadlock_timeout) before it
-				// picks a victim; writers take their rows in key order, as
-				// the workloads do, to keep the test quick. The container's
-				// own locks (exclusive) detect cycles at once and keep the
-				// random order.
-				sorted := s.Concurrency == container.Database
-				log := &modelLog{}
-				var wg sync.WaitGroup
-				for th := range threads {
-					rng := rand.New(rand.NewPCG(uint64(si), uint64(th)))
-					wg.Go(func() {
-						for n := range perThread {
-							if err := runPlan(ctx, f, log, th, n, randomPlan(rng, sorted)); err != nil {
-								t.Error(err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				for _, p := range log.check(t, f.db) {
-					t.Error(p)
-				}
-				if st := f.h.Stats(); st.FinderHits+st.FinderMisses > 0 {
-					t.Logf("finder cache: %d hits, %d misses, %d invalidations", st.FinderHits, st.FinderMisses, st.FinderInvalidations)
-				}
+				matchesTheSerialModel(t, newFixture(t, dsn, 4, s), si)
 			})
 		}
 	})
+}
+
+// The same with a cache large enough to be split into shards, under the
+// strategies that keep data across transactions: the hot accounts' locks,
+// cached instances and writes in flight live in different shards.
+func TestShardedHomeMatchesTheSerialModel(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for si, s := range acceptedStrategies(t) {
+			if (s.CommitOption != container.OptionA && s.CommitOption != container.OptionD) || s.Persistence != container.CMP {
+				continue
+			}
+			s.Cache, s.Pool = container.Size{N: 4096}, container.Size{N: 4096}
+			t.Run(strategyName(s), func(t *testing.T) {
+				f := newFixture(t, dsn, 4, s)
+				if n := container.Shards(f.h); n < 2 {
+					t.Fatalf("%d shards for a cache of 4096; want several", n)
+				}
+				matchesTheSerialModel(t, f, si)
+			})
+		}
+	})
+}
+
+// matchesTheSerialModel runs random plans on f's threads and checks the
+// log against the serial model. seed varies the plans per strategy.
+func matchesTheSerialModel(t *testing.T, f fixture, seed int) {
+	const threads, perThread = 4, 20
+	ctx := context.Background()
+	s := f.h.Settings()
+	// Under database concurrency the servers' deadlock detection waits a
+	// second (PostgreSQL's deadlock_timeout) before it picks a victim;
+	// writers take their rows in key order, as the workloads do, to keep
+	// the test quick. The container's own locks (exclusive) detect cycles
+	// at once and keep the random order.
+	sorted := s.Concurrency == container.Database
+	log := &modelLog{}
+	var wg sync.WaitGroup
+	for th := range threads {
+		rng := rand.New(rand.NewPCG(uint64(seed), uint64(th)))
+		wg.Go(func() {
+			for n := range perThread {
+				if err := runPlan(ctx, f, log, th, n, randomPlan(rng, sorted)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range log.check(t, f.db) {
+		t.Error(p)
+	}
+	if st := f.h.Stats(); st.FinderHits+st.FinderMisses > 0 {
+		t.Logf("finder cache: %d hits, %d misses, %d invalidations", st.FinderHits, st.FinderMisses, st.FinderInvalidations)
+	}
 }
 
 // The model's checks catch what they are for: a lost update, a stale read

@@ -220,32 +220,33 @@ func (tx *Tx) lock(h *Home, key Key) error {
 // one if it is idle, else a new one (cached if there is room, private
 // otherwise). fresh: its data can be used without a load.
 func (tx *Tx) take(h *Home, key Key) (i *Instance, fresh bool) {
-	h.mu.Lock()
-	return tx.takeHeld(h, key)
+	s := h.shardOf(key)
+	s.mu.Lock()
+	return tx.takeHeld(h, s, key)
 }
 
-// takeHeld is take, called with h.mu held; it releases it.
-func (tx *Tx) takeHeld(h *Home, key Key) (i *Instance, fresh bool) {
-	i = h.cache[key]
+// takeHeld is take, called with s.mu, key's shard's, held; it releases it.
+func (tx *Tx) takeHeld(h *Home, s *shard, key Key) (i *Instance, fresh bool) {
+	i = s.cache[key]
 	switch {
 	case i != nil && i.owner == nil:
-		h.idle.remove(i)
+		s.idle.remove(i)
 		fresh = h.fresh(i, time.Now)
 	case i != nil:
 		// Another transaction owns it: this one gets its own instance and
 		// the database arbitrates (database, optimistic).
-		i = h.activate(key)
+		i = h.activate(s, key)
 		tx.count(h, activations, 1)
 	default:
-		i = h.activate(key)
+		i = h.activate(s, key)
 		tx.count(h, activations, 1)
-		if h.makeRoom() {
-			h.cache[key] = i
+		if h.makeRoom(s) {
+			s.cache[key] = i
 			i.cached = true
 		}
 	}
 	i.owner = tx
-	h.mu.Unlock()
+	s.mu.Unlock()
 	tx.enlisted = append(tx.enlisted, i)
 	return i, fresh
 }
@@ -253,10 +254,10 @@ func (tx *Tx) takeHeld(h *Home, key Key) (i *Instance, fresh bool) {
 // drop undoes take for an instance that could not be loaded.
 func (tx *Tx) drop(i *Instance) {
 	tx.enlisted = tx.enlisted[:len(tx.enlisted)-1]
-	h := i.home
-	h.mu.Lock()
-	h.passivate(i)
-	h.mu.Unlock()
+	s := i.shard
+	s.mu.Lock()
+	i.home.passivate(i)
+	s.mu.Unlock()
 }
 
 // Find returns the instance with the key, ErrNotFound if there is none.
@@ -268,14 +269,15 @@ func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
 	}
 	if h.s.Concurrency == Exclusive && !tx.holds(h, key) {
 		// The common case, a free lock, takes the lock and the instance
-		// under one hold of the home's mutex.
-		h.mu.Lock()
-		if l, ok := h.tryLock(tx, key); ok {
+		// under one hold of the shard's mutex.
+		s := h.shardOf(key)
+		s.mu.Lock()
+		if l, ok := s.tryLock(tx, key); ok {
 			tx.held = append(tx.held, heldLock{h: h, key: key, l: l})
-			i, fresh := tx.takeHeld(h, key)
+			i, fresh := tx.takeHeld(h, s, key)
 			return tx.loadUnlessFresh(h, i, fresh, true)
 		}
-		h.mu.Unlock()
+		s.mu.Unlock()
 		if err := tx.lock(h, key); err != nil {
 			return nil, err
 		}
@@ -578,16 +580,17 @@ func (tx *Tx) Create(h *Home, key Key) (*Instance, error) {
 			return nil, err
 		}
 	}
-	h.mu.Lock()
-	i := h.activate(key)
-	if h.cache[key] == nil && h.makeRoom() {
-		h.cache[key] = i
+	s := h.shardOf(key)
+	s.mu.Lock()
+	i := h.activate(s, key)
+	if s.cache[key] == nil && h.makeRoom(s) {
+		s.cache[key] = i
 		i.cached = true
 	}
 	// The row is inserted without its version column, which starts at the
 	// column's default, 0.
 	i.owner, i.valid, i.created, i.loadedAt, i.version = tx, true, true, h.stamp(), 0
-	h.mu.Unlock()
+	s.mu.Unlock()
 	tx.count(h, creates, 1)
 	tx.enlisted = append(tx.enlisted, i)
 	return i, nil
@@ -644,9 +647,9 @@ func (tx *Tx) announceWrites() {
 		if i.cached || !h.s.CommitOption.caches() || !(i.stored || i.removed || i.created) {
 			continue
 		}
-		h.mu.Lock()
+		i.shard.mu.Lock()
 		h.beginWrite(i)
-		h.mu.Unlock()
+		i.shard.mu.Unlock()
 	}
 }
 
@@ -781,7 +784,7 @@ func (tx *Tx) Rollback() {
 
 // finish releases the instances and the locks and readies tx for reuse.
 // An instance's lock is released with it, under the same hold of its
-// home's mutex (after it, so that the next owner of the lock finds the
+// shard's mutex (after it, so that the next owner of the lock finds the
 // instance idle); locks without an instance (a find that failed) after.
 func (tx *Tx) finish(committed bool) {
 	for _, i := range tx.enlisted {
@@ -789,21 +792,23 @@ func (tx *Tx) finish(committed bool) {
 		// The data this transaction read is kept only if no write of the
 		// type committed after it began; what it wrote is the newest.
 		outdated := i.loaded && !i.stored && !i.created && h.lastWrite.Load() > tx.seen
-		h.mu.Lock()
+		s := i.shard // the shard of the lock on i.key too
+		s.mu.Lock()
 		h.release(i, committed, outdated)
 		for n := range tx.held {
 			if l := &tx.held[n]; l.h == h && l.key == i.key && !l.released {
-				h.unlock(l.l, l.key)
+				h.unlock(s, l.l, l.key)
 				l.released = true
 			}
 		}
-		h.mu.Unlock()
+		s.mu.Unlock()
 	}
 	for _, l := range tx.held {
 		if !l.released {
-			l.h.mu.Lock()
-			l.h.unlock(l.l, l.key)
-			l.h.mu.Unlock()
+			s := l.h.shardOf(l.key)
+			s.mu.Lock()
+			l.h.unlock(s, l.l, l.key)
+			s.mu.Unlock()
 		}
 	}
 	clear(tx.enlisted)
