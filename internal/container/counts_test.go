@@ -64,21 +64,31 @@ func TestLockTableKeepsBoundedFreeLocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Keys past the table's five rows: each find takes the lock, then
-		// finds no row and keeps the lock to the end of the transaction.
+		// The table's five rows, cached (and so, from the second pass,
+		// their locks pinned by their instances), then keys past them:
+		// each find takes the lock, then finds no row and keeps the lock
+		// to the end of the transaction.
+		for k := int64(1); k <= 5; k++ {
+			if _, err := tx.Find(f.h, container.Key{A: k}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for k := int64(100); k < 100+n; k++ {
 			if _, err := tx.Find(f.h, container.Key{A: k}); !errors.Is(err, container.ErrNotFound) {
 				t.Fatalf("find %d: %v; want ErrNotFound", k, err)
 			}
 		}
-		if got := container.LockTableSize(f.h); got != int(n) {
-			t.Fatalf("%d locks in the table while %d are held", got, n)
+		if got := container.LockTableSize(f.h); got != int(n)+5 {
+			t.Fatalf("%d locks in the table while %d are held", got, n+5)
 		}
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		if got := container.LockTableSize(f.h); got > container.IdleLocks {
-			t.Fatalf("%d locks left in the table; at most %d free ones are kept", got, container.IdleLocks)
+		if got := container.LockTableSize(f.h); got > container.IdleLocks+5 {
+			t.Fatalf("%d locks left in the table; at most %d free ones are kept, and the 5 cached rows' pinned ones", got, container.IdleLocks)
+		}
+		if err := container.CheckLockPins(f.h); err != nil {
+			t.Fatal(err)
 		}
 	}
 	lockAll(0)

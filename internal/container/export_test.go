@@ -1,5 +1,7 @@
 package container
 
+import "fmt"
+
 // LockTableSize is the number of locks, held or free, in h's lock table.
 func LockTableSize(h *Home) int {
 	n := 0
@@ -17,3 +19,20 @@ func Shards(h *Home) int { return len(h.shards) }
 
 // IdleLocks is how many free locks a lock table keeps.
 const IdleLocks = idleLocks
+
+// CheckLockPins reports a cached instance whose pinned lock is not its
+// identity's lock in the table (see shard.lockOf).
+func CheckLockPins(h *Home) error {
+	for n := range h.shards {
+		s := &h.shards[n]
+		s.mu.Lock()
+		for key, i := range s.cache {
+			if i.lock != nil && (s.locks[key] != i.lock || !i.lock.pinned) {
+				s.mu.Unlock()
+				return fmt.Errorf("cached %v points to a lock that is not its table entry", key)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}

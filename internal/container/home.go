@@ -264,6 +264,9 @@ func (h *Home) passivate(i *Instance) {
 		delete(i.shard.cache, i.key)
 		i.cached = false
 	}
+	if i.lock != nil {
+		i.lock.pinned, i.lock = false, nil
+	}
 	i.owner, i.valid, i.dirty, i.created, i.removed = nil, false, 0, false, false
 	i.version, i.stored, i.stale = 0, false, false
 	clear(i.vals)
@@ -450,21 +453,16 @@ type lock struct {
 	// wake is closed when the lock is released; made only when someone
 	// waits.
 	wake chan struct{}
+	// pinned: the cached instance of the identity points to the lock
+	// (Instance.lock), which therefore stays in the table.
+	pinned bool
 }
 
 // tryLock takes the exclusive lock on key for tx if it is free or tx's
-// already, and returns the lock. Called with s.mu held.
-func (s *shard) tryLock(tx *Tx, key Key) (*lock, bool) {
-	l := s.locks[key]
-	if l == nil {
-		if n := len(s.freeLocks); n > 0 {
-			l = s.freeLocks[n-1]
-			s.freeLocks = s.freeLocks[:n-1]
-		} else {
-			l = &lock{}
-		}
-		s.locks[key] = l
-	}
+// already, and returns the lock. cached is the shard's cached instance of
+// key, or nil. Called with s.mu held.
+func (s *shard) tryLock(tx *Tx, key Key, cached *Instance) (*lock, bool) {
+	l := s.lockOf(key, cached)
 	switch l.owner.Load() {
 	case nil:
 		l.owner.Store(tx)
@@ -475,6 +473,30 @@ func (s *shard) tryLock(tx *Tx, key Key) (*lock, bool) {
 	return l, false
 }
 
+// lockOf is key's lock in the table, put there if need be. A cached
+// instance of key keeps a pointer to it, so that a find of a cached
+// identity reaches its lock and its instance with one lookup, not one in
+// each map. Called with s.mu held.
+func (s *shard) lockOf(key Key, cached *Instance) *lock {
+	if cached != nil && cached.lock != nil {
+		return cached.lock
+	}
+	l := s.locks[key]
+	if l == nil {
+		if n := len(s.freeLocks); n > 0 {
+			l = s.freeLocks[n-1]
+			s.freeLocks = s.freeLocks[:n-1]
+		} else {
+			l = &lock{}
+		}
+		s.locks[key] = l
+	}
+	if cached != nil {
+		cached.lock, l.pinned = l, true
+	}
+	return l
+}
+
 // acquire takes the exclusive lock on key for tx, waiting up to the lock
 // timeout.
 func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
@@ -482,7 +504,7 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
 	s := h.shardOf(key)
 	s.mu.Lock()
 	for {
-		l, ok := s.tryLock(tx, key)
+		l, ok := s.tryLock(tx, key, s.cache[key])
 		if ok {
 			s.mu.Unlock()
 			if timer != nil {
@@ -522,8 +544,9 @@ func (h *Home) acquire(ctx context.Context, tx *Tx, key Key) (*lock, error) {
 // idleLocks is how many free locks a home keeps in its lock tables, so
 // that locking a key again costs no insertion and unlocking no deletion
 // (a Go map reseeds itself, drawing random bits, when its last entry
-// goes); beyond it, unlocked locks leave the table. Each shard keeps its
-// share.
+// goes); beyond it, unlocked locks leave the table, but for those a
+// cached instance points to (so the table holds at most the cache's
+// size, the idle locks and the held ones). Each shard keeps its share.
 const idleLocks = 4096
 
 // unlock releases l, tx's lock on key, and wakes its waiters, which look
@@ -535,7 +558,7 @@ func (h *Home) unlock(s *shard, l *lock, key Key) {
 		l.wake = nil
 		return // its waiters will take it: it stays in the table
 	}
-	if len(s.locks) > h.idleLocksPerShard {
+	if len(s.locks) > h.idleLocksPerShard && !l.pinned {
 		delete(s.locks, key)
 		s.freeLocks = append(s.freeLocks, l)
 	}

@@ -19,8 +19,11 @@ type Instance struct {
 	valid    bool
 	loadedAt time.Time
 	owner    *Tx
-	// cached: the home's cache maps key to this instance.
+	// cached: the shard's cache maps key to this instance.
 	cached bool
+	// lock is the exclusive lock of key while the instance is cached and
+	// has met it (see shard.lockOf).
+	lock *lock
 	// prev and next link the shard's idle ready instances, most recently
 	// used first.
 	prev, next *Instance

@@ -60,6 +60,9 @@ type Tx struct {
 	waitingFor atomic.Pointer[lock]
 	// checked lists the homes whose stores check a version this commit.
 	checked []*Home
+	// wrote: the commit stores, creates or removes an instance (set by
+	// queueStores); a commit without writes skips what only writes need.
+	wrote bool
 
 	args []any
 	dest []any
@@ -222,12 +225,12 @@ func (tx *Tx) lock(h *Home, key Key) error {
 func (tx *Tx) take(h *Home, key Key) (i *Instance, fresh bool) {
 	s := h.shardOf(key)
 	s.mu.Lock()
-	return tx.takeHeld(h, s, key)
+	return tx.takeHeld(h, s, key, s.cache[key])
 }
 
-// takeHeld is take, called with s.mu, key's shard's, held; it releases it.
-func (tx *Tx) takeHeld(h *Home, s *shard, key Key) (i *Instance, fresh bool) {
-	i = s.cache[key]
+// takeHeld is take, called with s.mu, key's shard's, held, and i the
+// shard's cached instance of key or nil; it releases s.mu.
+func (tx *Tx) takeHeld(h *Home, s *shard, key Key, i *Instance) (_ *Instance, fresh bool) {
 	switch {
 	case i != nil && i.owner == nil:
 		s.idle.remove(i)
@@ -272,9 +275,10 @@ func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
 		// under one hold of the shard's mutex.
 		s := h.shardOf(key)
 		s.mu.Lock()
-		if l, ok := s.tryLock(tx, key); ok {
+		cached := s.cache[key]
+		if l, ok := s.tryLock(tx, key, cached); ok {
 			tx.held = append(tx.held, heldLock{h: h, key: key, l: l})
-			i, fresh := tx.takeHeld(h, s, key)
+			i, fresh := tx.takeHeld(h, s, key, cached)
 			return tx.loadUnlessFresh(h, i, fresh, true)
 		}
 		s.mu.Unlock()
@@ -609,17 +613,25 @@ func (tx *Tx) Commit() error {
 		tx.Rollback()
 		return err
 	}
-	tx.announceWrites()
-	tx.finderWrites(true)
+	if tx.wrote {
+		tx.announceWrites()
+		tx.finderWrites(true)
+	}
 	var err error
 	if tx.stx != nil {
 		err = tx.stx.Commit(tx.ctx)
 	}
-	tx.finderWrites(false)
+	if tx.wrote {
+		tx.finderWrites(false)
+	}
 	if err != nil {
 		err = tx.conflict(err)
 		tx.finish(false)
 		return err
+	}
+	if !tx.wrote {
+		tx.finish(true)
+		return nil
 	}
 	var write int64 // the transaction's number among committed writes, taken once
 	for _, i := range tx.enlisted {
@@ -695,9 +707,11 @@ func (tx *Tx) conflict(err error) error {
 // tx.queuedArgs, which the transaction reuses.
 func (tx *Tx) queueStores() error {
 	tx.checked = tx.checked[:0]
+	tx.wrote = false
 	for _, i := range tx.enlisted {
 		h := i.home
 		start := len(tx.queuedArgs)
+		tx.wrote = tx.wrote || i.created || i.removed
 		switch {
 		case i.removed && i.created:
 		case i.removed:
@@ -737,7 +751,7 @@ func (tx *Tx) queueStores() error {
 			if err := tx.queue(h, s, i, start); err != nil {
 				return err
 			}
-			i.stored = true
+			i.stored, tx.wrote = true, true
 			tx.count(h, stores, 1)
 		}
 	}
