@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/container"
@@ -125,5 +126,56 @@ func TestShardedCacheHoldsItsCapacity(t *testing.T) {
 	if st.Loads != rows || st.ReadyAtEnd != capacity || st.Passivations != rows-capacity || st.Discards != rows-capacity {
 		t.Fatalf("%d finds of distinct rows through a cache of %d: %d loads, %d ready, %d passivated, %d discarded; want %d, %d, %d, %d",
 			rows, capacity, st.Loads, st.ReadyAtEnd, st.Passivations, st.Discards, rows, capacity, rows-capacity, rows-capacity)
+	}
+}
+
+// Threads creating and removing identities of a sharded home at once: a
+// removed instance goes back to the home's one pool as its transaction
+// finishes, and another shard's thread may take it from there at once,
+// so finishing must not touch an instance after releasing it (the race
+// detector's part), and every count must add up.
+func TestShardedHomeChurnsThroughOnePool(t *testing.T) {
+	const threads, rounds = 4, 150
+	f := newFixture(t, storetest.SQLite(t), threads, settings(container.OptionA, 4096, 64))
+	if n := container.Shards(f.h); n < 2 {
+		t.Fatalf("%d shards for a cache of 4096; want several", n)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for th := range threads {
+		wg.Go(func() {
+			for r := range rounds {
+				key := container.Key{A: int64(1000 + th*rounds + r)}
+				tx, err := f.ctr.Begin(ctx, th)
+				if err == nil {
+					var i *container.Instance
+					if i, err = tx.Create(f.h, key); err == nil {
+						i.SetString(fName, "churn")
+						err = tx.Commit()
+					}
+				}
+				if err == nil {
+					if tx, err = f.ctr.Begin(ctx, th); err == nil {
+						var i *container.Instance
+						if i, err = tx.Find(f.h, key); err == nil {
+							tx.Remove(i)
+							err = tx.Commit()
+						}
+					}
+				}
+				if err != nil {
+					t.Errorf("thread %d, key %v: %v", th, key, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := f.h.Stats()
+	if n := int64(threads * rounds); st.Creates != n || st.Removes != n || st.ReadyAtEnd != 0 || st.CacheHits != n {
+		t.Errorf("%d creates and removes: %+v; want %d creates, %d removes, %d hits (each find of a created instance), 0 ready at the end", n, st, n, n, n)
+	}
+	if n := queryInt(t, f.db, "SELECT COUNT(*) FROM acct WHERE id >= 1000"); n != 0 {
+		t.Errorf("%d churned rows left in the table; want 0", n)
 	}
 }

@@ -806,11 +806,14 @@ func (tx *Tx) finish(committed bool) {
 		// The data this transaction read is kept only if no write of the
 		// type committed after it began; what it wrote is the newest.
 		outdated := i.loaded && !i.stored && !i.created && h.lastWrite.Load() > tx.seen
-		s := i.shard // the shard of the lock on i.key too
+		// Once released, i may be passivated into the pool and taken from
+		// there by another shard's thread at once: only its key and shard,
+		// read before, are used after.
+		s, key := i.shard, i.key // the shard of the lock on key too
 		s.mu.Lock()
 		h.release(i, committed, outdated)
 		for n := range tx.held {
-			if l := &tx.held[n]; l.h == h && l.key == i.key && !l.released {
+			if l := &tx.held[n]; l.h == h && l.key == key && !l.released {
 				h.unlock(s, l.l, l.key)
 				l.released = true
 			}
