@@ -17,9 +17,10 @@ import (
 // What a find touches, the cached instances, the idle list and the lock
 // table, is split by key into shards, each under its own mutex, so that
 // finds of different identities on different server threads do not queue
-// on one lock (see newShards); what all identities share, the pool, the
-// sizes and the counts, is under mu, which only activations and
-// passivations take. A shard's mutex is taken before mu, never after.
+// on one lock (shardCount says when a home shards); what all identities
+// share, the pool, the sizes and the counts, is under mu, which only
+// activation, passivation and a claim of a place in the cache take, never
+// a cache hit. A shard's mutex is taken before mu, never after.
 type Home struct {
 	t   *Type
 	s   Settings
@@ -58,6 +59,7 @@ type Home struct {
 	// at the last reset.
 	st   homeCounts
 	base tally
+	// keys hands out sequence keys, under a mutex of its own.
 	keys keySource
 
 	_ cacheLinePad
