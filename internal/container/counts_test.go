@@ -100,8 +100,9 @@ func TestLockTableKeepsBoundedFreeLocks(t *testing.T) {
 }
 
 // A cache large enough to be sharded holds exactly its capacity, however
-// its instances fall into shards: past it, each find evicts one; a small
-// cache is one shard, one exact LRU.
+// its instances fall into shards: past it, each find evicts one and the
+// found instance takes its place; a small cache is one shard, one exact
+// LRU.
 func TestShardedCacheHoldsItsCapacity(t *testing.T) {
 	const capacity, rows = 512, 600
 	f := newFixture(t, storetest.SQLite(t), 1, settings(container.OptionA, capacity, 0))
@@ -126,6 +127,12 @@ func TestShardedCacheHoldsItsCapacity(t *testing.T) {
 	if st.Loads != rows || st.ReadyAtEnd != capacity || st.Passivations != rows-capacity || st.Discards != rows-capacity {
 		t.Fatalf("%d finds of distinct rows through a cache of %d: %d loads, %d ready, %d passivated, %d discarded; want %d, %d, %d, %d",
 			rows, capacity, st.Loads, st.ReadyAtEnd, st.Passivations, st.Discards, rows, capacity, rows-capacity, rows-capacity)
+	}
+	// The last row found evicted another rather than staying out of a
+	// full cache: finding it again is a hit.
+	f.findIn(t, rows)
+	if got := f.h.Stats().CacheHits; got != st.CacheHits+1 {
+		t.Fatalf("finding row %d again: %d cache hits, want %d: the full cache did not make room for it", rows, got, st.CacheHits+1)
 	}
 }
 

@@ -110,7 +110,6 @@ func newHome(c *Container, index int, t *Type, s Settings) *Home {
 	h := &Home{ctr: c, index: index, t: t, s: s,
 		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, finders: newFinderCache(t, s)}
 	h.setRows(0)
-	h.newShards(1)
 	return h
 }
 
@@ -137,8 +136,8 @@ func shardCount(cacheCap int) int {
 	return n
 }
 
-// newShards splits the home into n shards (a power of two), before it is
-// shared.
+// newShards splits the home into n shards (a power of two). New calls it
+// once, when the cache's size is known and before the home is shared.
 func (h *Home) newShards(n int) {
 	h.shards = make([]shard, n)
 	for i := range h.shards {
