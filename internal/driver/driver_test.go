@@ -402,3 +402,115 @@ func TestSharesTogetherAreTheWholeRun(t *testing.T) {
 		t.Errorf("part 1 of 3 of 7 terminals = %d..%d, want 2..4", from, to)
 	}
 }
+
+// turnTarget records which terminal ran each operation, in order, on which
+// server thread, and whether a thread was ever given to two at once.
+type turnTarget struct {
+	work     time.Duration
+	mu       sync.Mutex
+	order    []int
+	starts   []time.Time
+	busy     map[int]bool
+	overlaps int
+}
+
+func (f *turnTarget) NewClient(_, id int, _ *rand.Rand) workload.Client {
+	return &turnClient{f: f, id: id}
+}
+
+type turnClient struct {
+	f  *turnTarget
+	id int
+}
+
+func (c *turnClient) Do(_ context.Context, s workload.Step) error {
+	f := c.f
+	f.mu.Lock()
+	if f.busy[s.Thread] {
+		f.overlaps++
+	}
+	f.busy[s.Thread] = true
+	f.order = append(f.order, c.id)
+	f.starts = append(f.starts, time.Now())
+	f.mu.Unlock()
+	time.Sleep(f.work)
+	f.mu.Lock()
+	f.busy[s.Thread] = false
+	f.mu.Unlock()
+	return nil
+}
+
+// Clients waiting for a server thread are admitted in the order they came:
+// with one thread and three closed-loop clients, every three operations
+// in a row are the three clients'. A pool that let the last to wait in
+// first would run the same clients over and over.
+func TestAdmissionIsFirstComeFirstServed(t *testing.T) {
+	mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+	for _, threads := range []int{1, 2} {
+		synctest.Test(t, func(t *testing.T) {
+			f := &turnTarget{work: 10 * time.Millisecond, busy: map[int]bool{}}
+			n := 2*threads + 1
+			rec := metrics.NewRecorder([]string{"op"}, 1)
+			if _, err := Run(context.Background(), Config{ServerThreads: threads, Iterations: 20}, clients(n, mix), f, rec); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.order) != n*20 || f.overlaps != 0 {
+				t.Fatalf("%d operations, %d on a thread already in use; want %d and 0", len(f.order), f.overlaps, n*20)
+			}
+			// A client released from a thread queues behind the n-threads
+			// clients waiting then, so at least that many others start
+			// before its next operation or with it (operations that start
+			// at the same instant are recorded in no set order).
+			// Only while every client still has operations to run.
+			last, ran := map[int]int{}, map[int]int{}
+			for i, id := range f.order {
+				if ran[id]++; ran[id] == 20 {
+					break
+				}
+				if j, ok := last[id]; ok {
+					var between []int
+					for k := j + 1; k < len(f.order) && !f.starts[k].After(f.starts[i]); k++ {
+						if f.order[k] != id {
+							between = append(between, f.order[k])
+						}
+					}
+					slices.Sort(between)
+					if others := len(slices.Compact(between)); others < n-threads {
+						t.Fatalf("%d threads, %d clients: terminal %d ran operations %d and %d with %d others between, want at least %d (order %v)", threads, n, id, j, i, others, n-threads, f.order)
+					}
+				}
+				last[id] = i
+			}
+			for thread := range f.busy {
+				if thread < 0 || thread >= threads {
+					t.Errorf("an operation ran on thread %d, want 0 to %d", thread, threads-1)
+				}
+			}
+		})
+	}
+}
+
+// A run stopped while clients wait for a thread turns them away at once:
+// only the operation under way finishes.
+func TestInterruptTurnsAwayClientsWaitingForAThread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &turnTarget{work: time.Second, busy: map[int]bool{}}
+		rec := metrics.NewRecorder([]string{"op"}, 1)
+		mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(2500*time.Millisecond, cancel)
+		rep, err := Run(ctx, Config{ServerThreads: 1, Iterations: 100}, clients(3, mix), f, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One thread, 1 s per operation: three completed by 3 s, the
+		// third under way at the interrupt; the two waiting clients ran
+		// nothing more.
+		if got := rec.Snapshot().Succeeded[0]; got != 3 || len(f.order) != 3 {
+			t.Errorf("%d operations completed, %d started; want 3 and 3", got, len(f.order))
+		}
+		if rep.Elapsed != 3*time.Second || !rep.Interrupted {
+			t.Errorf("elapsed %v, interrupted %v; want 3s, true", rep.Elapsed, rep.Interrupted)
+		}
+	})
+}
