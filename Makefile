@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # under the race detector on two cores, take 9–10 minutes on their own.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build test test-race bench bench-pgbench bench-container bench-rubis lint proto proto-tools clean
+.PHONY: help build test test-race bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -26,6 +26,9 @@ bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 
 bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 counts client context switches)
 	BIN=./bin/tierbench bench/pgbench/run.sh
+
+bench-pgfloor: build ## the Go floor: pgbench vs a bare pgconn client, QueryById alone (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1)
+	BIN=./bin/tierbench bench/pgbench/floor.sh
 
 bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs direct SQL (env: DSN ROUNDS ITERATIONS CLIENTS)
 	BIN=./bin/tierbench bench/container/run.sh
