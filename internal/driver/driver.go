@@ -142,7 +142,12 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 	}
 	r := &run{cfg: cfg, phases: newPhases(cfg)}
 	if n := Threads(clients, cfg.ServerThreads); n < clients {
-		r.admission = newAdmission(n)
+		// Admission hands out thread numbers: a free thread is a number
+		// in the channel.
+		r.threads = make(chan int, n)
+		for i := range n {
+			r.threads <- i
+		}
 	}
 	// ctx stops the run: nothing new starts once it is done. Operations
 	// run on a context that is never cancelled, so an interrupted run
@@ -150,7 +155,7 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 	// database's lock timeouts bound how long one can take). It also spares
 	// the database driver from arming a cancellation per statement.
 	r.opCtx = context.WithoutCancel(ctx)
-	r.queued = r.admission != nil
+	r.queued = r.threads != nil
 	var terminals []*terminal
 	if sh := cfg.Share; sh != nil && (sh.Parts < 1 || sh.Part < 0 || sh.Part >= sh.Parts || sh.Parts > clients) {
 		return Report{}, fmt.Errorf("driver: part %d of %d of %d terminals: want 0 ≤ part < parts ≤ terminals", sh.Part, sh.Parts, clients)
@@ -174,9 +179,6 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 				jitter: stream(cfg.Seed, id, streamJitter),
 				shard:  rec.Shard(id),
 			}
-			if r.admission != nil {
-				t.wake = make(chan int, 1)
-			}
 			t.shard.Track(&t.busy)
 			// A client that chooses needs no deck and no pacing stream:
 			// with thousands of browsers they would be memory for nothing.
@@ -194,12 +196,6 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 		case <-ctx.Done():
 			return Report{Started: time.Now(), Interrupted: true}, nil
 		}
-	}
-	if r.admission != nil {
-		// Clients waiting for a thread when the run is stopped are
-		// turned away at once, not when a thread frees up.
-		stop := context.AfterFunc(ctx, r.admission.stop)
-		defer stop()
 	}
 	r.started = time.Now()
 	var wg sync.WaitGroup
@@ -231,11 +227,11 @@ func stream(seed uint64, terminal, kind int) *rand.Rand {
 }
 
 type run struct {
-	cfg       Config
-	phases    phases
-	admission *admission // nil when every client has its own server thread
-	started   time.Time
-	opCtx     context.Context
+	cfg     Config
+	phases  phases
+	threads chan int // free server threads; nil when every client has its own
+	started time.Time
+	opCtx   context.Context
 	// queued: clients can wait for threads, so queue and service time are
 	// recorded apart; otherwise both restate the end-to-end latency.
 	queued bool
@@ -258,9 +254,6 @@ type terminal struct {
 	// pacing), since the start of the run.
 	next  time.Duration
 	timer *time.Timer // for sleep, made on first use
-	// wake brings the terminal its thread when it waited for one (-1: the
-	// run stopped); nil without admission.
-	wake chan int
 }
 
 func (r *run) terminal(ctx context.Context, t *terminal) {
@@ -377,7 +370,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 	asked := intended
 	stopping := false
 	for {
-		thread, admitted := r.admit(t)
+		thread, admitted := r.admit(ctx, t)
 		if !admitted {
 			if retries == 0 {
 				return false, false // never started: nothing to record
@@ -458,16 +451,26 @@ func countAbort(a *metrics.Aborts, err error) {
 // admit waits for a free server thread and returns its number; false when
 // the run is stopped first. A client without admission runs on its own
 // thread, numbered as the client.
-func (r *run) admit(t *terminal) (int, bool) {
-	if r.admission == nil {
+func (r *run) admit(ctx context.Context, t *terminal) (int, bool) {
+	if r.threads == nil {
 		return t.id, true
 	}
-	return r.admission.admit(t)
+	select {
+	case n := <-r.threads:
+		return n, true
+	default:
+	}
+	select {
+	case n := <-r.threads:
+		return n, true
+	case <-ctx.Done():
+		return 0, false
+	}
 }
 
 func (r *run) release(thread int) {
-	if r.admission != nil {
-		r.admission.release(thread)
+	if r.threads != nil {
+		r.threads <- thread
 	}
 }
 
