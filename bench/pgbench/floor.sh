@@ -65,7 +65,7 @@ run_floor() {
   psql "$DSN" -qc CHECKPOINT
   local log pid
   log=$(mktemp)
-  "$floor" -dsn "$DSN" -clients "$CLIENTS" -duration "${SECS}s" -items "$items" >"$log" 2>&1 &
+  "$floor" -dsn "$DSN" -clients "$CLIENTS" -duration "${SECS}s" -items "$items" -script bench/pgbench/stockonline/query_by_id.sql >"$log" 2>&1 &
   pid=$!
   if [ "$SWITCHES" = 1 ]; then count_switches "$pid"; fi
   wait "$pid" || { cat "$log" >&2; rm -f "$log"; exit 3; }
