@@ -19,6 +19,7 @@ ROUNDS=${ROUNDS:-3}
 ITERATIONS=${ITERATIONS:-40}
 CLIENTS=${CLIENTS:-100}
 BIN=${BIN:-./bin/tierbench}
+. bench/lib.sh
 [ -x "$BIN" ] || go build -o "$BIN" ./cmd/tierbench
 
 declare -A args=(
@@ -42,5 +43,4 @@ for round in $(seq 1 "$ROUNDS"); do
   printf 'round %d: direct %s TPS, C-cmp %s TPS (%s×), A-exclusive %s TPS (%s×)\n' \
     "$round" "${tps[direct]}" "${tps[C-cmp]}" "$c" "${tps[A-exclusive]}" "$a"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{ r[NR] = $1 } END { m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2; printf "%.3f", m }'; }
 printf 'median over %d rounds: C-cmp %s× direct, A-exclusive %s× direct\n' "$ROUNDS" "$(median "${c_ratios[@]}")" "$(median "${a_ratios[@]}")"

@@ -8,7 +8,7 @@
 #   DSN=postgres://root@127.0.0.1:5432/test CLIENTS=10 SECONDS_PER_RUN=20 ROUNDS=4 bench/pgbench/floor.sh
 #
 # SWITCHES=1 also counts each client's context switches and CPU per
-# transaction with perf stat, for the middle half of its run.
+# transaction with perf stat, for the middle half of its run (bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -20,12 +20,8 @@ ROUNDS=${ROUNDS:-1}
 BIN=${BIN:-./bin/tierbench}
 SWITCHES=${SWITCHES:-0}
 
-command -v pgbench >/dev/null || { echo "pgbench not found (Debian: postgresql-client)" >&2; exit 3; }
-command -v psql >/dev/null || { echo "psql not found (Debian: postgresql-client)" >&2; exit 3; }
-if [ "$SWITCHES" = 1 ]; then
-  command -v perf >/dev/null || { echo "SWITCHES=1 needs perf (Debian: linux-perf)" >&2; exit 3; }
-  [ "$SECS" -ge 8 ] || { echo "SWITCHES=1 needs SECONDS_PER_RUN of at least 8 (it counts the middle half)" >&2; exit 2; }
-fi
+. bench/lib.sh
+need_pgbench
 [ -x "$BIN" ] || go build -o "$BIN" ./cmd/tierbench
 floor=$(mktemp -d)/floor
 trap 'rm -rf "$(dirname "$floor")"' EXIT
@@ -35,40 +31,21 @@ items=$((3000 * SCALE))
 # QueryById only reads: one population serves every run.
 "$BIN" load stockonline --db "$DSN" --scale "$SCALE" >/dev/null
 
-count_switches() {
-  local pid=$1 stat
-  sleep $((SECS / 4))
-  stat=$(perf stat -x, -e context-switches,task-clock -p "$pid" -- sleep $((SECS / 2)) 2>&1 >/dev/null)
-  sw=$(echo "$stat" | awk -F, '$3 == "context-switches" { print $1 }')
-  cpu_ms=$(echo "$stat" | awk -F, '$3 == "task-clock" { print $1 }')
-}
-
-per_tx() {
-  [ "$SWITCHES" = 1 ] || return 0
-  awk -v sw="$sw" -v ms="$cpu_ms" -v tps="$1" -v secs=$((SECS / 2)) \
-    'BEGIN { n = tps * secs; printf "%.2f switches, %.1f µs CPU", sw / n, ms * 1000 / n }'
-}
-
 run_pgbench() {
   psql "$DSN" -qc CHECKPOINT
-  local log pid
+  local log
   log=$(mktemp)
-  pgbench "$DSN" -n -M prepared -c "$CLIENTS" -j 2 -T "$SECS" --random-seed=1 -D items=$items \
-      -f bench/pgbench/stockonline/query_by_id.sql >"$log" 2>&1 &
-  pid=$!
-  if [ "$SWITCHES" = 1 ]; then count_switches "$pid"; fi
-  wait "$pid" || { cat "$log" >&2; rm -f "$log"; exit 3; }
+  measure "$log" pgbench "$DSN" -n -M prepared -c "$CLIENTS" -j 2 -T "$SECS" --random-seed=1 -D items=$items \
+      -f bench/pgbench/stockonline/query_by_id.sql
   pg_tps=$(awk '/^tps = / { printf "%.1f", $3 }' "$log"); rm -f "$log"
 }
 
 run_floor() {
   psql "$DSN" -qc CHECKPOINT
-  local log pid
+  local log
   log=$(mktemp)
-  "$floor" -dsn "$DSN" -clients "$CLIENTS" -duration "${SECS}s" -items "$items" -script bench/pgbench/stockonline/query_by_id.sql >"$log" 2>&1 &
-  pid=$!
-  if [ "$SWITCHES" = 1 ]; then count_switches "$pid"; fi
-  wait "$pid" || { cat "$log" >&2; rm -f "$log"; exit 3; }
+  measure "$log" "$floor" -dsn "$DSN" -clients "$CLIENTS" -duration "${SECS}s" -items "$items" \
+      -script bench/pgbench/stockonline/query_by_id.sql
   go_tps=$(cat "$log"); rm -f "$log"
 }
 
@@ -87,4 +64,4 @@ for round in $(seq 1 "$ROUNDS"); do
       "$round" "$CLIENTS" "$SECS" "$pg_tps" "$go_tps" "$ratio"
   if [ "$SWITCHES" = 1 ]; then printf '  client per transaction: pgbench %s, Go floor %s\n' "$pg_sw" "$go_sw"; fi
 done
-printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1 } END { m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2; printf "median ratio over %d rounds: %.3f\n", NR, m }'
+printf 'median ratio over %d rounds: %s\n' "${#ratios[@]}" "$(median "${ratios[@]}")"
