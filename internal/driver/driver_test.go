@@ -19,7 +19,8 @@ import (
 )
 
 // fakeTarget is a middle tier whose operations take a fixed time and may
-// fail by a script; it records what each terminal was asked to do.
+// fail by a script; it records what each terminal was asked to do, and
+// which terminal started each operation, when and on which thread.
 type fakeTarget struct {
 	work time.Duration
 	// fail, when set, decides an attempt's error.
@@ -28,6 +29,10 @@ type fakeTarget struct {
 	inFlight, maxInFlight atomic.Int64
 	mu                    sync.Mutex
 	seen                  map[int][]string // per terminal: op, pair and a draw of its stream
+	order                 []int            // the terminal of each operation, as they started
+	starts                []time.Time      // when each of order started
+	threadBusy            map[int]bool     // by server thread: an operation is under way on it
+	sharedThreads         int              // operations begun on a thread already busy
 }
 
 func (f *fakeTarget) NewClient(_, id int, rng *rand.Rand) workload.Client {
@@ -55,10 +60,22 @@ func (c *fakeClient) Do(ctx context.Context, s workload.Step) error {
 		c.f.seen = make(map[int][]string)
 	}
 	c.f.seen[c.id] = append(c.f.seen[c.id], string(rune('A'+s.Op))+string(rune('0'+s.Pair+1))+string(rune('a'+c.rng.IntN(26))))
+	if c.f.threadBusy == nil {
+		c.f.threadBusy = make(map[int]bool)
+	}
+	if c.f.threadBusy[s.Thread] {
+		c.f.sharedThreads++
+	}
+	c.f.threadBusy[s.Thread] = true
+	c.f.order = append(c.f.order, c.id)
+	c.f.starts = append(c.f.starts, time.Now())
 	c.f.mu.Unlock()
 	if c.f.work > 0 {
 		time.Sleep(c.f.work)
 	}
+	c.f.mu.Lock()
+	c.f.threadBusy[s.Thread] = false
+	c.f.mu.Unlock()
 	c.attempts++
 	if c.f.fail != nil {
 		return c.f.fail(c.id, c.attempts)
@@ -403,65 +420,28 @@ func TestSharesTogetherAreTheWholeRun(t *testing.T) {
 	}
 }
 
-// turnTarget records which terminal ran each operation, in order, on which
-// server thread, and whether a thread was ever given to two at once.
-type turnTarget struct {
-	work     time.Duration
-	mu       sync.Mutex
-	order    []int
-	starts   []time.Time
-	busy     map[int]bool
-	overlaps int
-}
-
-func (f *turnTarget) NewClient(_, id int, _ *rand.Rand) workload.Client {
-	return &turnClient{f: f, id: id}
-}
-
-type turnClient struct {
-	f  *turnTarget
-	id int
-}
-
-func (c *turnClient) Do(_ context.Context, s workload.Step) error {
-	f := c.f
-	f.mu.Lock()
-	if f.busy[s.Thread] {
-		f.overlaps++
-	}
-	f.busy[s.Thread] = true
-	f.order = append(f.order, c.id)
-	f.starts = append(f.starts, time.Now())
-	f.mu.Unlock()
-	time.Sleep(f.work)
-	f.mu.Lock()
-	f.busy[s.Thread] = false
-	f.mu.Unlock()
-	return nil
-}
-
-// Clients waiting for a server thread are admitted in the order they came:
-// with one thread and three closed-loop clients, every three operations
-// in a row are the three clients'. A pool that let the last to wait in
-// first would run the same clients over and over.
+// Clients waiting for a server thread are admitted in the order they came
+// (with one thread and three closed-loop clients, the three take turns),
+// and no thread is given to two at once. A pool that let the last to wait
+// in first would run the same clients over and over.
 func TestAdmissionIsFirstComeFirstServed(t *testing.T) {
 	mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
 	for _, threads := range []int{1, 2} {
 		synctest.Test(t, func(t *testing.T) {
-			f := &turnTarget{work: 10 * time.Millisecond, busy: map[int]bool{}}
+			f := &fakeTarget{work: 10 * time.Millisecond}
 			n := 2*threads + 1
 			rec := metrics.NewRecorder([]string{"op"}, 1)
 			if _, err := Run(context.Background(), Config{ServerThreads: threads, Iterations: 20}, clients(n, mix), f, rec); err != nil {
 				t.Fatal(err)
 			}
-			if len(f.order) != n*20 || f.overlaps != 0 {
-				t.Fatalf("%d operations, %d on a thread already in use; want %d and 0", len(f.order), f.overlaps, n*20)
+			if len(f.order) != n*20 || f.sharedThreads != 0 {
+				t.Fatalf("%d operations, %d on a thread already in use; want %d and 0", len(f.order), f.sharedThreads, n*20)
 			}
 			// A client released from a thread queues behind the n-threads
 			// clients waiting then, so at least that many others start
 			// before its next operation or with it (operations that start
-			// at the same instant are recorded in no set order).
-			// Only while every client still has operations to run.
+			// at the same instant are recorded in no set order); checked
+			// while every client still has operations to run.
 			last, ran := map[int]int{}, map[int]int{}
 			for i, id := range f.order {
 				if ran[id]++; ran[id] == 20 {
@@ -481,7 +461,7 @@ func TestAdmissionIsFirstComeFirstServed(t *testing.T) {
 				}
 				last[id] = i
 			}
-			for thread := range f.busy {
+			for thread := range f.threadBusy {
 				if thread < 0 || thread >= threads {
 					t.Errorf("an operation ran on thread %d, want 0 to %d", thread, threads-1)
 				}
@@ -494,7 +474,7 @@ func TestAdmissionIsFirstComeFirstServed(t *testing.T) {
 // only the operation under way finishes.
 func TestInterruptTurnsAwayClientsWaitingForAThread(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &turnTarget{work: time.Second, busy: map[int]bool{}}
+		f := &fakeTarget{work: time.Second}
 		rec := metrics.NewRecorder([]string{"op"}, 1)
 		mix := workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: 0, Count: 1}}}
 		ctx, cancel := context.WithCancel(context.Background())
