@@ -148,29 +148,36 @@ func TestShardedHomeChurnsThroughOnePool(t *testing.T) {
 		t.Fatalf("%d shards for a cache of 4096; want several", n)
 	}
 	ctx := context.Background()
+	// churn creates key on thread th and removes it again, in two
+	// transactions.
+	churn := func(th int, key container.Key) error {
+		tx, err := f.ctr.Begin(ctx, th)
+		if err != nil {
+			return err
+		}
+		i, err := tx.Create(f.h, key)
+		if err != nil {
+			return err
+		}
+		i.SetString(fName, "churn")
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if tx, err = f.ctr.Begin(ctx, th); err != nil {
+			return err
+		}
+		if i, err = tx.Find(f.h, key); err != nil {
+			return err
+		}
+		tx.Remove(i)
+		return tx.Commit()
+	}
 	var wg sync.WaitGroup
 	for th := range threads {
 		wg.Go(func() {
 			for r := range rounds {
 				key := container.Key{A: int64(1000 + th*rounds + r)}
-				tx, err := f.ctr.Begin(ctx, th)
-				if err == nil {
-					var i *container.Instance
-					if i, err = tx.Create(f.h, key); err == nil {
-						i.SetString(fName, "churn")
-						err = tx.Commit()
-					}
-				}
-				if err == nil {
-					if tx, err = f.ctr.Begin(ctx, th); err == nil {
-						var i *container.Instance
-						if i, err = tx.Find(f.h, key); err == nil {
-							tx.Remove(i)
-							err = tx.Commit()
-						}
-					}
-				}
-				if err != nil {
+				if err := churn(th, key); err != nil {
 					t.Errorf("thread %d, key %v: %v", th, key, err)
 					return
 				}
