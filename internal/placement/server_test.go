@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,17 +49,31 @@ func available(t *testing.T) CPUSet {
 // /proc/self/task/TID).
 func cpusOf(t *testing.T, path string) string {
 	t.Helper()
+	cpus, alive := cpusIfAlive(t, path)
+	if !alive {
+		t.Fatalf("%s: the process is gone", path)
+	}
+	return cpus
+}
+
+// cpusIfAlive is cpusOf for a process that may have exited since it was
+// listed, as a postmaster's short-lived workers do: false when it is gone.
+func cpusIfAlive(t *testing.T, path string) (string, bool) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(path, "status"))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return "", false
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			return strings.TrimSpace(v)
+			return strings.TrimSpace(v), true
 		}
 	}
 	t.Fatalf("%s/status has no Cpus_allowed_list", path)
-	return ""
+	return "", false
 }
 
 // childrenOf lists the processes whose parent is pid.
@@ -147,7 +163,7 @@ func placed(t *testing.T, mode Mode) {
 		t.Errorf("postmaster has %d children, want its background processes and the backend", len(kids))
 	}
 	for _, k := range kids {
-		if got := cpusOf(t, fmt.Sprintf("/proc/%d", k)); got != plan.DB.String() {
+		if got, alive := cpusIfAlive(t, fmt.Sprintf("/proc/%d", k)); alive && got != plan.DB.String() {
 			t.Errorf("server process %d on CPUs %s, want %s", k, got, plan.DB)
 		}
 	}
