@@ -102,7 +102,34 @@ func TestChecksCatchCorruption(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				failing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 1 sent by transactions that then aborted [900002]"},
+				failing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 1 at the emulator that the database lacks and no aborted transaction sent [900002]"},
+			},
+			{
+				// The same PO sent by a sync transaction that then aborted
+				// is the reference's flaw, reported and accepted; one
+				// alongside that no transaction accounts for is not.
+				name: "POs at the emulator that the database lacks, one sent by an aborted transaction",
+				before: func(t *testing.T, a *app) {
+					for _, n := range []int64{900008, 900009} {
+						doc := emulator.PO{PONumber: n, SupplierID: 1, SiteID: 1, Lines: []emulator.POLine{{Line: 1, PartID: "1", Qty: 1, LeadTime: 100_000}}}
+						if err := a.dispatch.send(ctx, doc); err != nil {
+							t.Fatal(err)
+						}
+					}
+					a.dispatch.abortedAfterSending([]int64{900008})
+				},
+				failing: map[string]string{"po-sent-exactly-once": "1 at the emulator that the database lacks and no aborted transaction sent [900009]; 0 resent and answered duplicate (idempotent receiver); 1 sent by sync transactions that then aborted [900008]"},
+			},
+			{
+				name: "a PO sent by a sync transaction that then aborted",
+				before: func(t *testing.T, a *app) {
+					doc := emulator.PO{PONumber: 900008, SupplierID: 1, SiteID: 1, Lines: []emulator.POLine{{Line: 1, PartID: "1", Qty: 1, LeadTime: 100_000}}}
+					if err := a.dispatch.send(ctx, doc); err != nil {
+						t.Fatal(err)
+					}
+					a.dispatch.abortedAfterSending([]int64{900008})
+				},
+				passing: map[string]string{"po-sent-exactly-once": "0 at the emulator that the database lacks and no aborted transaction sent []; 0 resent and answered duplicate (idempotent receiver); 1 sent by sync transactions that then aborted [900008]"},
 			},
 			{
 				// The database has it sent; the emulator does not list it
@@ -113,7 +140,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 				},
 				repair:  func() { q.Exec("DELETE FROM s_purchase_order WHERE po_number = 900003") },
 				failing: map[string]string{"deliveries-applied-once": "0 POs unsent and 1 awaiting delivery"},
-				passing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 0 sent by transactions that then aborted []; 0 resent and answered duplicate (idempotent receiver); 1 sent but unknown to the emulator [900003]"},
+				passing: map[string]string{"po-sent-exactly-once": "0 committed but never sent []; 0 at the emulator that the database lacks and no aborted transaction sent []; 0 resent and answered duplicate (idempotent receiver); 1 sent but unknown to the emulator [900003]"},
 			},
 			{
 				// The bug this check had: a delivered PO the emulator's

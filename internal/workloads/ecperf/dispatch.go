@@ -87,6 +87,12 @@ type dispatch struct {
 	// resentAccepted those of them the emulator accepted as new (it had
 	// lost them), the rest it answered "duplicate".
 	resends, resentAccepted atomic.Int64
+	// sentThenAborted are the POs sync transactions sent before they
+	// aborted: the reference's flaw (a send cannot be undone), which
+	// leaves them at the emulator and not in the database. The PO check
+	// accepts those and no others.
+	abortedMu       sync.Mutex
+	sentThenAborted map[int64]bool
 	// lastSendErr is the latest failed send, for the checks' detail when
 	// POs did not arrive.
 	lastSendErr atomic.Pointer[error]
@@ -106,6 +112,30 @@ func (d *dispatch) send(ctx context.Context, doc emulator.PO) error {
 	// delivering loses the PO, and only the sender can notice.
 	d.watch(doc, time.Now())
 	return nil
+}
+
+// abortedAfterSending records POs sent by a transaction that then
+// aborted (or whose commit is in doubt).
+func (d *dispatch) abortedAfterSending(numbers []int64) {
+	if len(numbers) == 0 {
+		return
+	}
+	d.abortedMu.Lock()
+	defer d.abortedMu.Unlock()
+	if d.sentThenAborted == nil {
+		d.sentThenAborted = make(map[int64]bool)
+	}
+	for _, n := range numbers {
+		d.sentThenAborted[n] = true
+	}
+}
+
+// sentByAborted says whether PO number was sent by a transaction that
+// then aborted.
+func (d *dispatch) sentByAborted(number int64) bool {
+	d.abortedMu.Lock()
+	defer d.abortedMu.Unlock()
+	return d.sentThenAborted[number]
 }
 
 // committed tells the agent that a transaction committed new POs.

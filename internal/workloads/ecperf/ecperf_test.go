@@ -1,11 +1,15 @@
 package ecperf
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -127,7 +131,9 @@ func TestQueueDispatchOnAnExternalBroker(t *testing.T) {
 // gets 503, as from a partner whose server is away. Its record survives.
 type flakyEmulator struct {
 	down atomic.Bool
-	url  string
+	// reject, if set, turns away the POs it names with 503 as well.
+	reject func(emulator.PO) bool
+	url    string
 }
 
 func startFlakyEmulator(t *testing.T) *flakyEmulator {
@@ -143,6 +149,15 @@ func startFlakyEmulator(t *testing.T) *flakyEmulator {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
 		}
+		if f.reject != nil && r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			var po emulator.PO
+			if err == nil && json.Unmarshal(body, &po) == nil && f.reject(po) {
+				http.Error(w, "rejected by the test", http.StatusServiceUnavailable)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		inner.ServeHTTP(w, r)
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -157,7 +172,9 @@ func startFlakyEmulator(t *testing.T) *flakyEmulator {
 
 // With the emulator down for part of the run, poller and queue deliver
 // every committed PO once it is back; sync aborts the transactions that
-// could not send, leaving no PO behind.
+// could not send, and any PO such a transaction had sent before is one
+// the check accounts to it (TestSyncReportsThePOsItsAbortedTransactionsSent
+// makes that happen on purpose).
 func TestEmulatorDownForPartOfTheRun(t *testing.T) {
 	for _, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
@@ -195,6 +212,38 @@ func TestEmulatorDownForPartOfTheRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A sync ScheduleWorkOrder sends its POs one by one inside its
+// transaction; when a later send fails, the earlier ones stay at the
+// emulator while the transaction aborts (the reference's flaw). With
+// every even-numbered PO turned away, each transaction whose POs run odd
+// then even leaves one such orphan: the check names them as sent by
+// aborted transactions and passes, and no even PO is committed.
+func TestSyncReportsThePOsItsAbortedTransactionsSent(t *testing.T) {
+	r := newRunner(t)
+	emu := startFlakyEmulator(t)
+	emu.reject = func(po emulator.PO) bool { return po.PONumber%2 == 0 }
+	dsn := storetest.SQLite(t)
+	cfg := shortRun(t, r, dsn, dispatchSync)
+	cfg.Emulator = emu.url
+	res, err := r.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail := checksOf(t, res)["po-sent-exactly-once"].Detail
+	if m := regexp.MustCompile(`(\d+) sent by sync transactions that then aborted`).FindStringSubmatch(detail); m == nil || m[1] == "0" {
+		t.Errorf("no transaction sent a PO and then aborted, so nothing was tested: %s", detail)
+	}
+	db, err := storetest.Backends().Open(context.Background(), store.MustParseDSN(dsn), store.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := storetest.Querier{T: t, DB: db}
+	if even := q.Int("SELECT COUNT(*) FROM s_purchase_order WHERE po_number % 2 = 0"); even != 0 {
+		t.Errorf("%d even POs committed though the emulator turned every one away", even)
 	}
 }
 

@@ -31,6 +31,7 @@ func (b *bean) scheduleWorkOrder(ctx context.Context, w workOrder) (int64, error
 	if err != nil {
 		return 0, err
 	}
+	b.sentInTx = b.sentInTx[:0]
 	now := time.Now().UTC()
 	if w.largeOrder != 0 {
 		lo, err := tx.Find(a.largeOrder, container.Key{A: w.largeOrder})
@@ -81,10 +82,14 @@ func (b *bean) scheduleWorkOrder(ctx context.Context, w workOrder) (int64, error
 	}
 	if len(reorders) > 0 {
 		if err := b.purchase(ctx, tx, reorders, now); err != nil {
+			a.dispatch.abortedAfterSending(b.sentInTx)
 			return 0, fail(tx, err, nil)
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		// In doubt or not, the sends stand: a PO that did commit is in the
+		// database and so no orphan, whatever this record says.
+		a.dispatch.abortedAfterSending(b.sentInTx)
 		return 0, err
 	}
 	if len(reorders) > 0 {

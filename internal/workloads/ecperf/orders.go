@@ -35,6 +35,9 @@ type bean struct {
 	lines  []*container.Instance
 	bom    []*container.Instance
 	found  []*container.Instance
+	// sentInTx are the POs the current transaction sent (sync dispatch):
+	// if it then aborts, they are at the emulator and not in the database.
+	sentInTx []int64
 }
 
 func (b *bean) begin(ctx context.Context) (*container.Tx, error) {

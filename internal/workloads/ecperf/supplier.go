@@ -74,6 +74,7 @@ func (b *bean) purchase(ctx context.Context, tx *container.Tx, reorders []reorde
 			if err := a.dispatch.send(ctx, doc); err != nil {
 				return err
 			}
+			b.sentInTx = append(b.sentInTx, number)
 		case dispatchQueue:
 			ob, err := tx.Create(a.outbox, container.Key{A: number})
 			if err != nil {
