@@ -27,7 +27,7 @@ bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 counts client context switches)
 	BIN=./bin/tierbench bench/pgbench/run.sh
 
-bench-pgfloor: build ## the Go floor: pgbench vs a bare pgconn client, QueryById alone (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1)
+bench-pgfloor: build ## the Go floor: pgbench vs a bare pgconn client, one script alone (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 SCRIPT=query_by_id.sql)
 	BIN=./bin/tierbench bench/pgbench/floor.sh
 
 bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs direct SQL (env: DSN ROUNDS ITERATIONS CLIENTS)

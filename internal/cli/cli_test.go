@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf"
@@ -63,6 +64,8 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 		{"duration and iterations", []string{"run", "stockonline", "--duration", "5s", "--iterations", "3"}, 2, []string{"--duration and --iterations both given"}},
 		{"zero injection rate", []string{"run", "ecperf", "--ir", "0"}, 2, []string{"--ir 0: must be at least 1"}},
 		{"another workload's flag", []string{"run", "stockonline", "--po-dispatch", "queue"}, 2, []string{"--po-dispatch applies to ecperf only, not stockonline"}},
+		{"a sell without its buy", []string{"run", "stockonline", "--mix", "SellStock=1"}, 2, []string{`--mix "SellStock=1": BuyStock 0 and SellStock 1`, "give both the same count"}},
+		{"an operation Stock-Online lacks", []string{"run", "stockonline", "--mix", "NewOrder=1"}, 2, []string{`"NewOrder=1" is not OPERATION=COUNT; operations: CreateAccount, UpdateAccount, QueryById`}},
 		{"warm-up without a container", []string{"run", "stockonline", "--warmup", "--persistence", "direct"}, 2, []string{"--warmup", "--persistence direct has none"}},
 		{"one flag at fault", []string{"run", "stockonline", "--think-time", "-1s"}, 2, []string{"--think-time -1s: must not be negative"}},
 		{"error rate not a percentage", []string{"run", "stockonline", "--max-error-rate", "some"}, 2, []string{"--max-error-rate", `"some" is not a percentage`}},
@@ -137,6 +140,35 @@ func TestRunAndLoadThroughTheCLI(t *testing.T) {
 	// The file set 50 clients; the flag overrode it; the file's other keys held.
 	if res.Schema != "tierbench/result/v1" || res.Config["clients"] != 3.0 || res.Config["server-threads"] != 2.0 || res.Config["scale"] != 2.0 || res.Summary.Operations+0 == 0 {
 		t.Errorf("result: schema %q, config %v, %d operations", res.Schema, res.Config, res.Summary.Operations)
+	}
+}
+
+// --mix runs a deck of the operations named, so one transaction's cost can
+// be measured alone; each client deals the whole deck per iteration, so the
+// counts are exact.
+func TestStockOnlineMixOfOneTransaction(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := runCLI(t, "run", "stockonline", "--db", "sqlite:"+filepath.Join(dir, "so.db"), "--mix", "UpdateAccount=1,BuyStock=2,SellStock=2",
+		"--clients", "3", "--iterations", "4", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+	res, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"UpdateAccount": 12, "BuyStock": 24, "SellStock": 24}
+	for name, op := range res.Operations {
+		if n := op.Count + op.Errors; n != want[name] {
+			t.Errorf("%s ran %d times, want %d", name, n, want[name])
+		}
+	}
+	if res.Config.Mix != "UpdateAccount=1,BuyStock=2,SellStock=2" {
+		t.Errorf("the result's configuration has mix %q", res.Config.Mix)
+	}
+	if !strings.Contains(stdout, "checks: all 5 passed") {
+		t.Errorf("checks did not pass:\n%s", stdout)
 	}
 }
 

@@ -193,7 +193,7 @@ type Defaults struct {
 	// (RUBiS: the PHP version's direct SQL, the seed's baseline).
 	Persistence container.Persistence
 	// Mix, when set, replaces RUBiS's bidding as --mix's default (TPC-App:
-	// spec, the reference's mix).
+	// spec, the reference's mix; Stock-Online: table-2).
 	Mix string
 }
 
@@ -493,7 +493,7 @@ var workloadKeys = map[string][]string{
 	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf", "tpcapp"}, "emulator": {"ecperf"},
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
-	"warmup": {"stockonline"}, "mix": {"rubis", "tpcapp"}, "think-scale": {"rubis"},
+	"warmup": {"stockonline"}, "mix": {"rubis", "stockonline", "tpcapp"}, "think-scale": {"rubis"},
 	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
 	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
 	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},

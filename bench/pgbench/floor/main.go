@@ -1,6 +1,6 @@
 // Command floor is the least a Go client of PostgreSQL can do: each of
-// -clients goroutines runs one statement of a pgbench script (Stock-Online's
-// QueryById), prepared once on its own connection, through pgconn (the layer under pgx that tierbench's
+// -clients goroutines runs the one statement of a pgbench script (by default
+// Stock-Online's QueryById), prepared once on its own connection, through pgconn (the layer under pgx that tierbench's
 // direct path uses), with nothing else: no driver, no histograms, no
 // container. bench/pgbench/floor.sh runs it against pgbench issuing the same
 // statement; their ratio is the part of the gap between tierbench and
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,18 +28,34 @@ func main() {
 	clients := flag.Int("clients", 10, "goroutines, each with its own connection")
 	duration := flag.Duration("duration", 20*time.Second, "how long to run")
 	items := flag.Int("items", 3000, "stock items to choose from (3000 × the scale)")
-	script := flag.String("script", "bench/pgbench/stockonline/query_by_id.sql", "the pgbench script whose statement to run")
+	accounts := flag.Int("accounts", 3000, "subscriber accounts to choose from (3000 × the scale)")
+	scriptPath := flag.String("script", "bench/pgbench/stockonline/query_by_id.sql", "the pgbench script to run: \\set NAME random(LO, HI) lines and one statement")
+	cpuProfile := flag.String("cpuprofile", "", "write a Go CPU profile of the run to this file (where a Go client's time goes)")
 	flag.Parse()
-	if *clients < 1 || *duration <= 0 || *items < 1 {
-		fmt.Fprintln(os.Stderr, "floor: -clients, -duration and -items must be positive")
+	if *clients < 1 || *duration <= 0 || *items < 1 || *accounts < 1 {
+		fmt.Fprintln(os.Stderr, "floor: -clients, -duration, -items and -accounts must be positive")
 		os.Exit(2)
 	}
-	sql, err := statementOf(*script)
+	sc, err := parseScript(*scriptPath, map[string]int64{"items": int64(*items), "accounts": int64(*accounts)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(2)
 	}
-	tps, err := run(*dsn, sql, *clients, *duration, *items)
+	stopProfile := func() {}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "floor: -cpuprofile:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "floor: -cpuprofile:", err)
+			os.Exit(2)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
+	tps, err := run(*dsn, sc, *clients, *duration)
+	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(3)
@@ -46,29 +63,117 @@ func main() {
 	fmt.Printf("%.1f\n", tps)
 }
 
-// statementOf reads the one SQL statement of a pgbench script whose only
-// variable is :stock, as a statement with the parameter $1, so that the
-// floor sends pgbench's text and the two cannot drift apart.
-func statementOf(path string) (string, error) {
+// script is a pgbench script the floor can run: \set NAME random(LO, HI)
+// lines and one SQL statement, whose :NAME references become the
+// parameters $1, $2, … (one per variable, in order of first use), so that
+// the floor sends pgbench's own text and the two cannot drift apart.
+type script struct {
+	sql  string
+	vars []randomVar // vars[i] is $(i+1)
+}
+
+// randomVar is a \set NAME random(LO, HI): a uniform integer in [LO, HI].
+type randomVar struct {
+	name   string
+	lo, hi int64
+}
+
+// parseScript reads a script; defs are pgbench's -D variables (items,
+// accounts) that random bounds may name as :NAME.
+func parseScript(path string, defs map[string]int64) (script, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", err
+		return script{}, err
 	}
+	refuse := func(format string, a ...any) (script, error) {
+		return script{}, fmt.Errorf("%s: %s; the floor runs scripts of \\set NAME random(LO, HI) lines and one statement, like query_by_id.sql or update_account.sql", path, fmt.Sprintf(format, a...))
+	}
+	declared := map[string]randomVar{}
 	var sql []string
 	for line := range strings.Lines(string(b)) {
 		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "--") || strings.HasPrefix(line, `\`) {
+		switch {
+		case line == "" || strings.HasPrefix(line, "--"):
+		case strings.HasPrefix(line, `\set `):
+			v, ok := parseRandom(strings.TrimPrefix(line, `\set `), defs)
+			if !ok {
+				return refuse("\"%s\" is not \\set NAME random(LO, HI) with integer or -D bounds", line)
+			}
+			declared[v.name] = v
+		case strings.HasPrefix(line, `\`):
+			return refuse("\"%s\" is a meta-command the floor does not run", line)
+		default:
+			sql = append(sql, line)
+		}
+	}
+	if len(sql) != 1 {
+		return refuse("%d statements, want one statement", len(sql))
+	}
+	out := script{}
+	index := map[string]int{}
+	var text strings.Builder
+	stmt := strings.TrimSuffix(sql[0], ";")
+	for i := 0; i < len(stmt); i++ {
+		c := stmt[i]
+		if c != ':' {
+			text.WriteByte(c)
 			continue
 		}
-		sql = append(sql, line)
+		if i+1 < len(stmt) && stmt[i+1] == ':' { // a ::type cast
+			text.WriteString("::")
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(stmt) && (stmt[j] == '_' || 'a' <= stmt[j] && stmt[j] <= 'z' || 'A' <= stmt[j] && stmt[j] <= 'Z' || j > i+1 && '0' <= stmt[j] && stmt[j] <= '9') {
+			j++
+		}
+		name := stmt[i+1 : j]
+		v, ok := declared[name]
+		if !ok {
+			return refuse("the statement uses :%s, which no \\set random declares", name)
+		}
+		n, seen := index[name]
+		if !seen {
+			out.vars = append(out.vars, v)
+			n = len(out.vars)
+			index[name] = n
+		}
+		fmt.Fprintf(&text, "$%d", n)
+		i = j - 1
 	}
-	if len(sql) != 1 || strings.Count(sql[0], ":stock") != 1 || strings.Count(sql[0], ":") != 1 {
-		return "", fmt.Errorf("%s: want one statement whose only variable is :stock once, like query_by_id.sql", path)
-	}
-	return strings.TrimSuffix(strings.Replace(sql[0], ":stock", "$1", 1), ";"), nil
+	out.sql = text.String()
+	return out, nil
 }
 
-func run(dsn, sql string, clients int, duration time.Duration, items int) (float64, error) {
+// parseRandom reads NAME random(LO, HI).
+func parseRandom(s string, defs map[string]int64) (randomVar, bool) {
+	name, expr, ok := strings.Cut(strings.TrimSpace(s), " ")
+	expr = strings.TrimSpace(expr)
+	if !ok || !strings.HasPrefix(expr, "random(") || !strings.HasSuffix(expr, ")") {
+		return randomVar{}, false
+	}
+	lo, hi, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(expr, "random("), ")"), ",")
+	if !ok {
+		return randomVar{}, false
+	}
+	bound := func(b string) (int64, bool) {
+		b = strings.TrimSpace(b)
+		if d, ok := strings.CutPrefix(b, ":"); ok {
+			v, ok := defs[d]
+			return v, ok
+		}
+		v, err := strconv.ParseInt(b, 10, 64)
+		return v, err == nil
+	}
+	v := randomVar{name: name}
+	var okLo, okHi bool
+	v.lo, okLo = bound(lo)
+	v.hi, okHi = bound(hi)
+	return v, okLo && okHi && v.lo <= v.hi
+}
+
+func run(dsn string, sc script, clients int, duration time.Duration) (float64, error) {
 	ctx := context.Background()
 	conns := make([]*pgconn.PgConn, clients)
 	for i := range conns {
@@ -77,7 +182,7 @@ func run(dsn, sql string, clients int, duration time.Duration, items int) (float
 			return 0, err
 		}
 		defer pc.Close(ctx)
-		if _, err := pc.Prepare(ctx, "query_by_id", sql, nil); err != nil {
+		if _, err := pc.Prepare(ctx, "floor", sc.sql, nil); err != nil {
 			return 0, err
 		}
 		conns[i] = pc
@@ -90,13 +195,16 @@ func run(dsn, sql string, clients int, duration time.Duration, items int) (float
 	for i, pc := range conns {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(1, uint64(i)))
-			id := make([]byte, 0, 20)
-			args := [][]byte{nil}
+			args := make([][]byte, len(sc.vars))
+			for k := range args {
+				args[k] = make([]byte, 0, 20)
+			}
 			n := int64(0)
 			for time.Now().Before(end) {
-				id = strconv.AppendInt(id[:0], int64(rng.IntN(items)+1), 10)
-				args[0] = id
-				rr := pc.ExecPrepared(ctx, "query_by_id", args, nil, nil)
+				for k, v := range sc.vars {
+					args[k] = strconv.AppendInt(args[k][:0], v.lo+rng.Int64N(v.hi-v.lo+1), 10)
+				}
+				rr := pc.ExecPrepared(ctx, "floor", args, nil, nil)
 				for rr.NextRow() {
 				}
 				if _, err := rr.Close(); err != nil {

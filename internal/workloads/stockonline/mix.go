@@ -1,6 +1,13 @@
 package stockonline
 
-import "github.com/tierbench/tierbench/internal/workload"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/workload"
+)
 
 // Mix is Table 2: one iteration is 43 transactions, shuffled, with every
 // Buy paired with a Sell of the same account and stock later in the same
@@ -19,4 +26,53 @@ func Mix() workload.Mix {
 		},
 		Pairs: []workload.Pair{{First: BuyStock, Second: SellStock}},
 	}
+}
+
+// MixTable2 is --mix's name for Table 2's deck, the default.
+const MixTable2 = "table-2"
+
+// ParseMix reads --mix: table-2 for Table 2's deck, or counts OP=N,… of
+// one iteration's deck (an operation not named is not run), e.g.
+// UpdateAccount=1 to measure one transaction alone. BuyStock and
+// SellStock stay paired, so they take the same count: a sell needs the
+// holding its buy made.
+func ParseMix(s string) (workload.Mix, error) {
+	if s == MixTable2 {
+		return Mix(), nil
+	}
+	var counts [numOps]int
+	seen := make(map[string]bool)
+	for _, part := range strings.Split(s, ",") {
+		name, n, ok := strings.Cut(strings.TrimSpace(part), "=")
+		op := slices.Index(opNames[:], name)
+		count, err := strconv.Atoi(n)
+		switch {
+		case !ok || op < 0:
+			return workload.Mix{}, fmt.Errorf("--mix %q: %q is not OPERATION=COUNT; operations: %s (or --mix table-2, the paper's 43, the default)",
+				s, part, strings.Join(opNames[:], ", "))
+		case err != nil || count < 0:
+			return workload.Mix{}, fmt.Errorf("--mix %q: count %q of %s: want a whole number >= 0", s, n, name)
+		case seen[name]:
+			return workload.Mix{}, fmt.Errorf("--mix %q: %s named twice", s, name)
+		}
+		seen[name] = true
+		counts[op] = count
+	}
+	if counts[BuyStock] != counts[SellStock] {
+		return workload.Mix{}, fmt.Errorf("--mix %q: BuyStock %d and SellStock %d: each sell is paired with a buy, so give both the same count",
+			s, counts[BuyStock], counts[SellStock])
+	}
+	m := workload.Mix{Kind: workload.Deck}
+	for op, n := range counts {
+		if n > 0 {
+			m.Cards = append(m.Cards, workload.Card{Op: op, Count: n})
+		}
+	}
+	if len(m.Cards) == 0 {
+		return workload.Mix{}, fmt.Errorf("--mix %q: every count is 0", s)
+	}
+	if counts[BuyStock] > 0 {
+		m.Pairs = []workload.Pair{{First: BuyStock, Second: SellStock}}
+	}
+	return m, nil
 }

@@ -73,11 +73,19 @@ func (Workload) Info() workload.Info {
 		Reference:  "Brebner & Ran, Entity Bean A, B, C's (Middleware 2001), sections 3-4",
 		Operations: opNames[:],
 		Mix:        Mix(),
-		Metric:     workload.Metric{Name: "TPS", Per: time.Second},
+		MixOf:      func(c config.Run) (workload.Mix, error) { return ParseMix(c.Mix) },
+		Validate: func(c config.Run) []error {
+			if _, err := ParseMix(c.Mix); err != nil {
+				return []error{err}
+			}
+			return nil
+		},
+		Metric: workload.Metric{Name: "TPS", Per: time.Second},
 		Defaults: config.Defaults{
 			Clients:       100,
 			ServerThreads: 10,
 			Iterations:    10,
+			Mix:           MixTable2,
 		},
 		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked, container.Direct},
 		Entities:    entityTypes,
