@@ -24,7 +24,7 @@ test-race: ## every test under the race detector (needs cgo and a C compiler)
 bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/driver/ ./internal/metrics/ ./internal/container/
 
-bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 counts client context switches)
+bench-pgbench: build ## tierbench direct vs pgbench on PostgreSQL (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 counts client context switches, OP=NAME one transaction alone)
 	BIN=./bin/tierbench bench/pgbench/run.sh
 
 bench-pgfloor: build ## the Go floor: pgbench vs a bare pgconn client, one script alone (env: DSN CLIENTS SECONDS_PER_RUN ROUNDS SWITCHES=1 SCRIPT=query_by_id.sql)

@@ -65,7 +65,7 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 		{"zero injection rate", []string{"run", "ecperf", "--ir", "0"}, 2, []string{"--ir 0: must be at least 1"}},
 		{"another workload's flag", []string{"run", "stockonline", "--po-dispatch", "queue"}, 2, []string{"--po-dispatch applies to ecperf only, not stockonline"}},
 		{"a sell without its buy", []string{"run", "stockonline", "--mix", "SellStock=1"}, 2, []string{`--mix "SellStock=1": BuyStock 0 and SellStock 1`, "give both the same count"}},
-		{"an operation Stock-Online lacks", []string{"run", "stockonline", "--mix", "NewOrder=1"}, 2, []string{`"NewOrder=1" is not OPERATION=COUNT; operations: CreateAccount, UpdateAccount, QueryById`}},
+		{"an operation Stock-Online lacks", []string{"run", "stockonline", "--mix", "NewOrder=1"}, 2, []string{`"NewOrder=1" is not OPERATION=COUNT; operations: CreateAccount, UpdateAccount, QueryById`, "or --mix table-2"}},
 		{"warm-up without a container", []string{"run", "stockonline", "--warmup", "--persistence", "direct"}, 2, []string{"--warmup", "--persistence direct has none"}},
 		{"one flag at fault", []string{"run", "stockonline", "--think-time", "-1s"}, 2, []string{"--think-time -1s: must not be negative"}},
 		{"error rate not a percentage", []string{"run", "stockonline", "--max-error-rate", "some"}, 2, []string{"--max-error-rate", `"some" is not a percentage`}},

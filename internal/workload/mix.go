@@ -2,6 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -155,4 +158,33 @@ type Pacing struct {
 // loop or --think-time.
 type Grouped interface {
 	Groups() []Group
+}
+
+// ParseCounts reads a --mix of NAME=N,… over ops (a weight or a deck's
+// count per operation; one not named gets 0). noun names an operation and
+// unit its N in the messages ("method", "weight"); otherwise says what
+// else --mix allows.
+func ParseCounts(s string, ops []string, noun, unit, otherwise string) ([]int, error) {
+	counts := make([]int, len(ops))
+	seen := make(map[string]bool)
+	for _, part := range strings.Split(s, ",") {
+		name, n, ok := strings.Cut(strings.TrimSpace(part), "=")
+		op := slices.Index(ops, name)
+		count, err := strconv.Atoi(n)
+		switch {
+		case !ok || op < 0:
+			return nil, fmt.Errorf("--mix %q: %q is not %s=%s; %ss: %s (%s)", s, part,
+				strings.ToUpper(noun), strings.ToUpper(unit), noun, strings.Join(ops, ", "), otherwise)
+		case err != nil || count < 0:
+			return nil, fmt.Errorf("--mix %q: %s %q of %s: want a whole number >= 0", s, unit, n, name)
+		case seen[name]:
+			return nil, fmt.Errorf("--mix %q: %s named twice", s, name)
+		}
+		seen[name] = true
+		counts[op] = count
+	}
+	if !slices.ContainsFunc(counts, func(n int) bool { return n > 0 }) {
+		return nil, fmt.Errorf("--mix %q: every %s is 0", s, unit)
+	}
+	return counts, nil
 }

@@ -2,9 +2,6 @@ package stockonline
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -40,23 +37,9 @@ func ParseMix(s string) (workload.Mix, error) {
 	if s == MixTable2 {
 		return Mix(), nil
 	}
-	var counts [numOps]int
-	seen := make(map[string]bool)
-	for _, part := range strings.Split(s, ",") {
-		name, n, ok := strings.Cut(strings.TrimSpace(part), "=")
-		op := slices.Index(opNames[:], name)
-		count, err := strconv.Atoi(n)
-		switch {
-		case !ok || op < 0:
-			return workload.Mix{}, fmt.Errorf("--mix %q: %q is not OPERATION=COUNT; operations: %s (or --mix table-2, the paper's 43, the default)",
-				s, part, strings.Join(opNames[:], ", "))
-		case err != nil || count < 0:
-			return workload.Mix{}, fmt.Errorf("--mix %q: count %q of %s: want a whole number >= 0", s, n, name)
-		case seen[name]:
-			return workload.Mix{}, fmt.Errorf("--mix %q: %s named twice", s, name)
-		}
-		seen[name] = true
-		counts[op] = count
+	counts, err := workload.ParseCounts(s, opNames[:], "operation", "count", "or --mix table-2, the paper's 43, the default")
+	if err != nil {
+		return workload.Mix{}, err
 	}
 	if counts[BuyStock] != counts[SellStock] {
 		return workload.Mix{}, fmt.Errorf("--mix %q: BuyStock %d and SellStock %d: each sell is paired with a buy, so give both the same count",
@@ -67,9 +50,6 @@ func ParseMix(s string) (workload.Mix, error) {
 		if n > 0 {
 			m.Cards = append(m.Cards, workload.Card{Op: op, Count: n})
 		}
-	}
-	if len(m.Cards) == 0 {
-		return workload.Mix{}, fmt.Errorf("--mix %q: every count is 0", s)
 	}
 	if counts[BuyStock] > 0 {
 		m.Pairs = []workload.Pair{{First: BuyStock, Second: SellStock}}

@@ -1,12 +1,6 @@
 package tpcapp
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/tierbench/tierbench/internal/workload"
-)
+import "github.com/tierbench/tierbench/internal/workload"
 
 // MixSpec is --mix's name for the reference's mix.
 const MixSpec = "spec"
@@ -20,32 +14,14 @@ var specMix = [numOps]int{
 // ParseMix reads --mix: spec, or weights OP=N,… over the method names
 // (a method not named is never sent), e.g. CreateOrder=1,OrderStatus=1.
 func ParseMix(s string) (workload.Mix, error) {
-	weights := specMix
-	if s != MixSpec {
-		weights = [numOps]int{}
-		seen := make(map[string]bool)
-		for _, part := range strings.Split(s, ",") {
-			name, n, ok := strings.Cut(strings.TrimSpace(part), "=")
-			op := opIndex(name)
-			w, err := strconv.Atoi(n)
-			switch {
-			case !ok || op < 0:
-				return workload.Mix{}, fmt.Errorf("--mix %q: %q is not METHOD=WEIGHT; methods: %s (or --mix spec, the reference's mix)",
-					s, part, strings.Join(opNames[:], ", "))
-			case err != nil || w < 0:
-				return workload.Mix{}, fmt.Errorf("--mix %q: weight %q of %s: want a whole number >= 0", s, n, name)
-			case seen[name]:
-				return workload.Mix{}, fmt.Errorf("--mix %q: %s named twice", s, name)
-			}
-			seen[name] = true
-			weights[op] = w
-		}
+	if s == MixSpec {
+		return mixOf(specMix), nil
 	}
-	m := mixOf(weights)
-	if len(m.Cards) == 0 {
-		return workload.Mix{}, fmt.Errorf("--mix %q: every weight is 0", s)
+	counts, err := workload.ParseCounts(s, opNames[:], "method", "weight", "or --mix spec, the reference's mix")
+	if err != nil {
+		return workload.Mix{}, err
 	}
-	return m, nil
+	return mixOf([numOps]int(counts)), nil
 }
 
 // mixOf is the weighted mix of the methods with a weight above 0.
@@ -57,13 +33,4 @@ func mixOf(weights [numOps]int) workload.Mix {
 		}
 	}
 	return m
-}
-
-func opIndex(name string) int {
-	for op, n := range opNames {
-		if n == name {
-			return op
-		}
-	}
-	return -1
 }
