@@ -8,11 +8,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -111,27 +113,16 @@ func parseScript(path string, defs map[string]int64) (script, error) {
 	}
 	out := script{}
 	index := map[string]int{}
-	var text strings.Builder
-	stmt := strings.TrimSuffix(sql[0], ";")
-	for i := 0; i < len(stmt); i++ {
-		c := stmt[i]
-		if c != ':' {
-			text.WriteByte(c)
-			continue
+	var undeclared string
+	out.sql = reference.ReplaceAllStringFunc(strings.TrimSuffix(sql[0], ";"), func(ref string) string {
+		if strings.HasPrefix(ref, "::") { // a ::type cast, not a variable
+			return ref
 		}
-		if i+1 < len(stmt) && stmt[i+1] == ':' { // a ::type cast
-			text.WriteString("::")
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(stmt) && (stmt[j] == '_' || 'a' <= stmt[j] && stmt[j] <= 'z' || 'A' <= stmt[j] && stmt[j] <= 'Z' || j > i+1 && '0' <= stmt[j] && stmt[j] <= '9') {
-			j++
-		}
-		name := stmt[i+1 : j]
+		name := ref[1:]
 		v, ok := declared[name]
 		if !ok {
-			return refuse("the statement uses :%s, which no \\set random declares", name)
+			undeclared = cmp.Or(undeclared, name)
+			return ref
 		}
 		n, seen := index[name]
 		if !seen {
@@ -139,12 +130,17 @@ func parseScript(path string, defs map[string]int64) (script, error) {
 			n = len(out.vars)
 			index[name] = n
 		}
-		fmt.Fprintf(&text, "$%d", n)
-		i = j - 1
+		return "$" + strconv.Itoa(n)
+	})
+	if undeclared != "" {
+		return refuse("the statement uses :%s, which no \\set random declares", undeclared)
 	}
-	out.sql = text.String()
 	return out, nil
 }
+
+// reference is a :NAME variable in a statement, or a ::type cast that
+// looks like one.
+var reference = regexp.MustCompile(`::?[A-Za-z_][A-Za-z0-9_]*`)
 
 // parseRandom reads NAME random(LO, HI).
 func parseRandom(s string, defs map[string]int64) (randomVar, bool) {
