@@ -58,16 +58,21 @@ func newFixture(t testing.TB, dsn string, threads int, s container.Settings) fix
 // newFixtureAt is newFixture at an isolation level ("": the default).
 func newFixtureAt(t testing.TB, dsn string, threads int, s container.Settings, iso store.Isolation) fixture {
 	t.Helper()
+	return newFixtureOf(t, dsn, threads, account(), s, iso)
+}
+
+// newFixtureOf is newFixtureAt with typ, a variant of account().
+func newFixtureOf(t testing.TB, dsn string, threads int, typ *container.Type, s container.Settings, iso store.Isolation) fixture {
+	t.Helper()
 	db := storetest.Open(t, dsn, store.Options{Threads: threads, Isolation: iso})
 	if err := db.ExecScript(context.Background(), schema); err != nil {
 		t.Fatal(err)
 	}
-	typ := account()
-	ctr, err := container.New(context.Background(), db, []*container.Type{typ}, map[string]container.Settings{"Account": s})
+	ctr, err := container.New(context.Background(), db, []*container.Type{typ}, map[string]container.Settings{typ.Name: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{db: db, ctr: ctr, h: ctr.Home("Account")}
+	return fixture{db: db, ctr: ctr, h: ctr.Home(typ.Name)}
 }
 
 // findIn runs one transaction on thread 0 that finds the keys.

@@ -3,10 +3,33 @@ package container
 import "sync/atomic"
 
 // Stats are an entity type's exact counters.
+//
+// A find is one identity resolved to an instance: a Find by key, or one
+// row (BMP: one key) a finder returned, so a finder call that returns N
+// rows is N finds, and one that returns none is none. Each find is exactly
+// one of
+//
+//	Finds = CacheHits + TxHits + Loads + NotFound
+//
+// A find an error cuts short (a lock timeout, a deadlock, a failed query,
+// a cancelled context) is no find: its transaction rolls back, its error
+// is counted as such (LockTimeouts, Deadlocks, the run's errors), and the
+// operation's retry finds again.
 type Stats struct {
-	Finds          int64 `json:"finds"`
-	CacheHits      int64 `json:"cache_hits"`
-	Loads          int64 `json:"loads"`
+	Finds int64 `json:"finds"`
+	// CacheHits are finds served from the ready cache: the cached
+	// instance's data was fresh, no read of the database.
+	CacheHits int64 `json:"cache_hits"`
+	// TxHits are finds served from the transaction's own instance: an
+	// identity it had already found or created.
+	TxHits int64 `json:"tx_hits"`
+	// Loads are finds that read the instance's row (a load, or the
+	// finder's row under CMP).
+	Loads int64 `json:"loads"`
+	// NotFound are finds of an identity that has no row: a Find of a
+	// missing key, or a key a finder returned whose row was gone when it
+	// was loaded.
+	NotFound       int64 `json:"not_found"`
 	Stores         int64 `json:"stores"`
 	Creates        int64 `json:"creates"`
 	Removes        int64 `json:"removes"`
@@ -51,7 +74,9 @@ type counter uint8
 const (
 	finds counter = iota
 	hits
+	txHits
 	loads
+	missing
 	stores
 	creates
 	removes

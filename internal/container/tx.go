@@ -206,6 +206,17 @@ func (tx *Tx) holds(h *Home, key Key) bool {
 	return false
 }
 
+// lockToFind takes the exclusive lock on key for a find already counted;
+// a find the lock cuts short (timeout, deadlock) is withdrawn, as it is no
+// find (see Stats).
+func (tx *Tx) lockToFind(h *Home, key Key) error {
+	err := tx.lock(h, key)
+	if err != nil {
+		tx.count(h, finds, -1)
+	}
+	return err
+}
+
 // lock takes the exclusive lock on key, once per transaction.
 func (tx *Tx) lock(h *Home, key Key) error {
 	if tx.holds(h, key) {
@@ -264,10 +275,11 @@ func (tx *Tx) drop(i *Instance) {
 }
 
 // Find returns the instance with the key, ErrNotFound if there is none.
+// It counts one find and its outcome (see Stats).
 func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
 	tx.count(h, finds, 1)
 	if i := tx.enlistedOf(h, key); i != nil {
-		tx.count(h, hits, 1)
+		tx.count(h, txHits, 1)
 		return i, nil
 	}
 	if h.s.Concurrency == Exclusive && !tx.holds(h, key) {
@@ -282,7 +294,7 @@ func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
 			return tx.loadUnlessFresh(h, i, fresh, true)
 		}
 		s.mu.Unlock()
-		if err := tx.lock(h, key); err != nil {
+		if err := tx.lockToFind(h, key); err != nil {
 			return nil, err
 		}
 	}
@@ -296,7 +308,9 @@ func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
 	return tx.loadUnlessFresh(h, i, fresh, find)
 }
 
-// loadUnlessFresh loads i, just taken, unless its data is fresh.
+// loadUnlessFresh loads i, just taken, unless its data is fresh, and
+// counts the outcome of its find, already counted: a cache hit, a load,
+// not found, or, on any other error, the find withdrawn.
 func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance, error) {
 	if fresh {
 		tx.count(h, hits, 1)
@@ -304,6 +318,11 @@ func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance
 	}
 	if err := tx.load(i, find); err != nil {
 		tx.drop(i)
+		if errors.Is(err, ErrNotFound) {
+			tx.count(h, missing, 1)
+		} else {
+			tx.count(h, finds, -1)
+		}
 		return nil, err
 	}
 	return i, nil
@@ -382,7 +401,6 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 	if f == nil {
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
-	tx.count(h, finds, 1)
 	cached, gen := false, uint64(0)
 	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) {
 		// The transaction's own writes of the type are not in any cached
@@ -430,16 +448,19 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		h.finders.store(name, string(tx.finderKey), gen, tx.keys, h.stamp())
 	}
 	width := h.width()
-	// Each row is a find of its instance, as BMP's keys are, so that the
-	// hits it scores (its instance cached with fresh data) stay a share
-	// of the finds.
+	// Each row is a find of its instance, as BMP's keys are, and the call
+	// itself none, so that the hits the rows score stay a share of the
+	// finds and every find has one outcome (see Stats).
 	tx.count(h, finds, int64(len(tx.keys)))
 	for n, k := range tx.keys {
 		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width], seen)
 		if err != nil {
+			tx.count(h, finds, -int64(len(tx.keys)-n-1)) // the rows not reached
 			return buf, err
 		}
-		buf = append(buf, i)
+		if i != nil {
+			buf = append(buf, i)
+		}
 	}
 	return buf, nil
 }
@@ -451,22 +472,23 @@ func (tx *Tx) resolveKeys(h *Home, keys []Key, buf []*Instance) ([]*Instance, er
 	// Each key is found on its own, so that the hits it may score stay a
 	// share of the finds.
 	tx.count(h, finds, int64(len(keys)))
-	for _, k := range keys {
+	for n, k := range keys {
 		i := tx.enlistedOf(h, k)
 		if i != nil {
-			tx.count(h, hits, 1) // as Find counts it
+			tx.count(h, txHits, 1) // as Find counts it
 		} else {
-			if h.s.Concurrency == Exclusive {
-				if err := tx.lock(h, k); err != nil {
-					return buf, err
-				}
-			}
 			var err error
-			i, err = tx.takeAndLoad(h, k, false)
+			if h.s.Concurrency == Exclusive {
+				err = tx.lockToFind(h, k)
+			}
+			if err == nil {
+				i, err = tx.takeAndLoad(h, k, false)
+			}
 			if errors.Is(err, ErrNotFound) {
 				continue // removed since the finder ran
 			}
 			if err != nil {
+				tx.count(h, finds, -int64(len(keys)-n-1)) // the keys not reached
 				return buf, err
 			}
 		}
@@ -534,22 +556,27 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 }
 
 // fromRow resolves a finder row (CMP) to an instance: already enlisted,
-// cached with valid data, or loaded from the row itself. seen is
-// h.lastWrite before the finder's query ran.
+// cached with valid data, or loaded from the row itself; nil if, loaded
+// again, its row is gone since the finder ran. seen is h.lastWrite before
+// the finder's query ran. It counts the outcome of the row's find.
 func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error) {
 	if i := tx.enlistedOf(h, k); i != nil {
-		tx.count(h, hits, 1) // as Find counts it
+		tx.count(h, txHits, 1) // as Find counts it
 		return i, nil
 	}
 	if h.s.Concurrency == Exclusive {
-		if err := tx.lock(h, k); err != nil {
+		if err := tx.lockToFind(h, k); err != nil {
 			return nil, err
 		}
 		// The row was read before the lock was held: if a write to the
 		// type committed since, it may be older than the database, and
 		// the instance is loaded again under the lock.
 		if h.lastWrite.Load() != seen {
-			return tx.takeAndLoad(h, k, false)
+			i, err := tx.takeAndLoad(h, k, false)
+			if errors.Is(err, ErrNotFound) {
+				return nil, nil // removed since the finder ran, as resolveKeys passes it over
+			}
+			return i, err
 		}
 	}
 	i, fresh := tx.take(h, k)

@@ -155,16 +155,16 @@ func writeEntities(w io.Writer, r *Result) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%-14s %3s %6s %6s %-11s %-11s %8s %5s %8s %7s %8s %8s %8s %6s %6s %5s %5s\n",
-		"entity", "opt", "cache", "pool", "persistence", "concurrency", "finds", "hit%", "loads", "stores", "activate", "passivate", "discards", "peak-r", "peak-p", "waits", "confl")
+	fmt.Fprintf(w, "%-14s %3s %6s %6s %-11s %-11s %8s %5s %7s %8s %9s %7s %8s %8s %8s %6s %6s %5s %5s\n",
+		"entity", "opt", "cache", "pool", "persistence", "concurrency", "finds", "hit%", "tx-hits", "loads", "not-found", "stores", "activate", "passivate", "discards", "peak-r", "peak-p", "waits", "confl")
 	for _, name := range r.EntityOrder {
 		e := r.Container[name]
 		s := e.Settings
-		fmt.Fprintf(w, "%-14s %3s %6d %6d %-11s %-11s %8d %5.1f %8d %7d %8d %8d %8d %6d %6d %5d %5d\n",
-			name, s.CommitOption, s.Cache, s.Pool, s.Persistence, s.Concurrency, e.Finds, 100*e.HitRate, e.Loads, e.Stores,
+		fmt.Fprintf(w, "%-14s %3s %6d %6d %-11s %-11s %8d %5.1f %7d %8d %9d %7d %8d %8d %8d %6d %6d %5d %5d\n",
+			name, s.CommitOption, s.Cache, s.Pool, s.Persistence, s.Concurrency, e.Finds, 100*e.HitRate, e.TxHits, e.Loads, e.NotFound, e.Stores,
 			e.Activations, e.Passivations, e.Discards, e.PeakReady, e.PeakPooled, e.LockWaits, e.Conflicts)
 	}
-	fmt.Fprintln(w, "(the entity container over the whole run: hit% = finds served from the ready cache; peak-r/-p = peak ready/pooled instances)")
+	fmt.Fprintln(w, "(the entity container over the whole run: each find, by key or a finder's row, is a ready-cache hit (hit%), a tx-hit (the transaction's own instance), a load or not found; peak-r/-p = peak ready/pooled instances)")
 	var finders []string
 	for _, name := range r.EntityOrder {
 		if e := r.Container[name]; e.FinderHits+e.FinderMisses > 0 {

@@ -56,7 +56,7 @@ func fixture() *Result {
 		Entities: []workload.EntityStats{{
 			Name:     "Thing",
 			Settings: container.Settings{CommitOption: container.OptionA, Cache: container.Size{N: 100}, Pool: container.Size{Percent: 20, Relative: true}, Persistence: container.CMP, Concurrency: container.Exclusive},
-			Stats:    container.Stats{Finds: 200, CacheHits: 150, Loads: 50, Stores: 10, Activations: 50, Passivations: 5, PeakReady: 60, PeakPooled: 5, ReadyAtEnd: 55, PooledAtEnd: 5, LockWaits: 3, CacheSize: 100, PoolSize: 20, Rows: 100},
+			Stats:    container.Stats{Finds: 200, CacheHits: 150, TxHits: 10, Loads: 35, NotFound: 5, Stores: 10, Activations: 40, Passivations: 5, PeakReady: 60, PeakPooled: 5, ReadyAtEnd: 55, PooledAtEnd: 5, LockWaits: 3, CacheSize: 100, PoolSize: 20, Rows: 100},
 		}},
 		Checks: []workload.Check{
 			{Name: "rows-match", Passed: true, Detail: "102 rows"},
