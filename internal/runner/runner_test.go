@@ -177,14 +177,7 @@ func TestStockOnlineOnTheContainerOnEveryBackend(t *testing.T) {
 				r := newRunner(t)
 				cfg := stockOnlineConfig(t, r, dsn)
 				cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
-				for _, set := range []struct {
-					v     pflagValue
-					value string
-				}{{&cfg.Persistence, c.persistence}, {&cfg.CommitOption, c.option}, {&cfg.Cache, c.cache}, {&cfg.Concurrency, c.concurrency}} {
-					if err := set.v.Set(set.value); err != nil {
-						t.Fatal(err)
-					}
-				}
+				setContainer(t, &cfg, c.persistence, c.option, c.cache, c.concurrency)
 				cfg.Warmup = c.warmup
 				res, err := r.Run(context.Background(), cfg)
 				if err != nil {
@@ -271,3 +264,16 @@ func settings(t *testing.T, values ...string) []container.Setting {
 
 // pflagValue is a setting that parses its flag's text.
 type pflagValue interface{ Set(string) error }
+
+// setContainer sets cfg's container switches from their flags' text.
+func setContainer(t *testing.T, cfg *config.Run, persistence, option, cache, concurrency string) {
+	t.Helper()
+	for _, set := range []struct {
+		v     pflagValue
+		value string
+	}{{&cfg.Persistence, persistence}, {&cfg.CommitOption, option}, {&cfg.Cache, cache}, {&cfg.Concurrency, concurrency}} {
+		if err := set.v.Set(set.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
