@@ -165,8 +165,10 @@ func TestMetricsListenMatchesResult(t *testing.T) {
 		}
 	}
 	for entity, st := range res.Container {
-		if v, _ := value(final, "tierbench_container_finds_total", map[string]string{"entity": entity}); int64(v) != st.Finds {
-			t.Errorf("%s finds: metrics %v, result %d", entity, v, st.Finds)
+		for counter, want := range map[string]int64{"finds": st.Finds, "cache_hits": st.CacheHits, "tx_hits": st.TxHits, "loads": st.Loads, "not_found": st.NotFound} {
+			if v, ok := value(final, "tierbench_container_"+counter+"_total", map[string]string{"entity": entity}); !ok || int64(v) != want {
+				t.Errorf("%s %s: metrics %v (series found: %v), result %d", entity, counter, v, ok, want)
+			}
 		}
 	}
 }

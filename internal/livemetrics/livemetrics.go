@@ -195,9 +195,11 @@ var containerCounters = []struct {
 	desc *prometheus.Desc
 	get  func(container.Stats) int64
 }{
-	{entityDesc("finds", "Finds (by primary key or finder) of the entity type."), func(s container.Stats) int64 { return s.Finds }},
+	{entityDesc("finds", "Finds of the entity type (by primary key, or a finder's row): cache hits + tx hits + loads + not found."), func(s container.Stats) int64 { return s.Finds }},
 	{entityDesc("cache_hits", "Finds answered from the ready cache without the database."), func(s container.Stats) int64 { return s.CacheHits }},
-	{entityDesc("loads", "Instances loaded from the database."), func(s container.Stats) int64 { return s.Loads }},
+	{entityDesc("tx_hits", "Finds answered from the transaction's own instance."), func(s container.Stats) int64 { return s.TxHits }},
+	{entityDesc("loads", "Finds that loaded the instance from the database."), func(s container.Stats) int64 { return s.Loads }},
+	{entityDesc("not_found", "Finds of an identity without a row."), func(s container.Stats) int64 { return s.NotFound }},
 	{entityDesc("stores", "Instances stored to the database."), func(s container.Stats) int64 { return s.Stores }},
 	{entityDesc("creates", "Instances created."), func(s container.Stats) int64 { return s.Creates }},
 	{entityDesc("removes", "Instances removed."), func(s container.Stats) int64 { return s.Removes }},

@@ -275,11 +275,11 @@ func operationsSection(r *result.Result) section {
 func containerSection(r *result.Result) section {
 	sec := section{ID: "container", Title: "Container and database"}
 	if len(r.EntityOrder) > 0 {
-		t := table{Class: "entities", Header: []string{"entity", "finds", "cache hits", "hit rate", "loads", "stores", "creates", "removes", "instantiations", "activations", "passivations", "discards", "peak ready", "peak pooled", "lock waits", "settings"}}
+		t := table{Class: "entities", Header: []string{"entity", "finds", "cache hits", "hit rate", "tx hits", "loads", "not found", "stores", "creates", "removes", "instantiations", "activations", "passivations", "discards", "peak ready", "peak pooled", "lock waits", "settings"}}
 		for _, name := range r.EntityOrder {
 			e := r.Container[name]
 			s := e.Settings
-			t.Rows = append(t.Rows, []string{name, count(e.Finds), count(e.CacheHits), num(e.HitRate), count(e.Loads), count(e.Stores), count(e.Creates), count(e.Removes),
+			t.Rows = append(t.Rows, []string{name, count(e.Finds), count(e.CacheHits), num(e.HitRate), count(e.TxHits), count(e.Loads), count(e.NotFound), count(e.Stores), count(e.Creates), count(e.Removes),
 				count(e.Instantiations), count(e.Activations), count(e.Passivations), count(e.Discards), count(e.PeakReady), count(e.PeakPooled), count(e.LockWaits),
 				fmt.Sprintf("option %s, cache %d, pool %d, %s, %s", s.CommitOption, s.Cache, s.Pool, s.Persistence, s.Concurrency)})
 		}
