@@ -52,6 +52,15 @@ func accepted() []combination {
 
 var persistences = []container.Persistence{container.CMP, container.BMP, container.BMPChecked}
 
+// twoThreads is a fixture of two threads under exclusive locks that time
+// out after wait.
+func twoThreads(t *testing.T, dsn string, opt container.CommitOption, p container.Persistence, wait time.Duration) fixture {
+	t.Helper()
+	s := settings(opt, 10, 10)
+	s.Persistence, s.LockTimeout = p, wait
+	return newFixture(t, dsn, 2, s)
+}
+
 // A finder call is as many finds as the rows it returns, and each find is
 // exactly one of a cache hit, a hit on the transaction's own instance, a
 // load or not found: the one-row finder, the collection finder, a re-find
@@ -175,9 +184,7 @@ func TestFindCutShortByALockTimeoutIsNoFind(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		for _, p := range persistences {
 			t.Run(string(p), func(t *testing.T) {
-				s := settings(container.OptionA, 10, 10)
-				s.Persistence, s.LockTimeout = p, 50*time.Millisecond
-				f := newFixture(t, dsn, 2, s)
+				f := twoThreads(t, dsn, container.OptionA, p, 50*time.Millisecond)
 				holder, err := f.ctr.BeginReadOnly(ctx, 0)
 				if err != nil {
 					t.Fatal(err)
@@ -203,6 +210,70 @@ func TestFindCutShortByALockTimeoutIsNoFind(t *testing.T) {
 				checkOutcomes(t, "after two finds that timed out", st)
 				if got, want := findCountsOf(st), (findCounts{finds: 1, loads: 1}); got != want || st.LockTimeouts != 2 {
 					t.Errorf("got %+v and %d lock timeouts; want %+v (the holder's find) and 2", got, st.LockTimeouts, want)
+				}
+			})
+		}
+	})
+}
+
+// A finder's row whose identity another transaction removes while the
+// finder waits for its lock is passed over and counted not found, under
+// CMP (the row, read before the lock, is loaded again) as under BMP (the
+// key is loaded after the lock); before, CMP failed the whole finder call
+// with ErrNotFound and counted the row as a find with no outcome.
+func TestFinderRowRemovedWhileWaitingIsNotFound(t *testing.T) {
+	ctx := context.Background()
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for _, p := range []container.Persistence{container.CMP, container.BMP} {
+			t.Run(string(p), func(t *testing.T) {
+				f := twoThreads(t, dsn, container.OptionB, p, 10*time.Second)
+				remover, err := f.ctr.Begin(ctx, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				three, err := remover.Find(f.h, container.Key{A: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				remover.Remove(three)
+				type found struct {
+					keys []int64
+					err  error
+				}
+				done := make(chan found, 1)
+				go func() {
+					tx, err := f.ctr.BeginReadOnly(ctx, 1)
+					if err != nil {
+						done <- found{err: err}
+						return
+					}
+					defer tx.Rollback()
+					rows, err := tx.FindMany(f.h, "richerThan", nil, 50)
+					var keys []int64
+					for _, i := range rows {
+						keys = append(keys, i.Key().A)
+					}
+					done <- found{keys, err}
+				}()
+				// The finder has read its five rows and waits for 3's lock.
+				for deadline := time.Now().Add(5 * time.Second); f.h.Stats().LockWaits == 0; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the finder never waited for the remover's lock")
+					}
+				}
+				if err := remover.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				got := <-done
+				if got.err != nil || fmt.Sprint(got.keys) != "[1 2 4 5]" {
+					t.Fatalf("finder: %v, %v; want [1 2 4 5]: 3 was removed while it waited", got.keys, got.err)
+				}
+				st := f.h.Stats()
+				checkOutcomes(t, "after the finder", st)
+				// The remover's find of 3, then the finder's five rows: 1
+				// and 2 loaded, 3 gone, 4 and 5 loaded.
+				if got, want := findCountsOf(st), (findCounts{finds: 6, loads: 5, notFound: 1}); got != want {
+					t.Errorf("got %+v, want %+v", got, want)
 				}
 			})
 		}
