@@ -23,6 +23,13 @@ import (
 func servedStockOnline(t *testing.T, bin string) (url, dsn string) {
 	t.Helper()
 	dsn = "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+	return serveStockOnline(t, bin, dsn), dsn
+}
+
+// serveStockOnline loads Stock-Online into dsn and serves its business
+// tier in a child process; it returns the tier's URL.
+func serveStockOnline(t *testing.T, bin, dsn string) (url string) {
+	t.Helper()
 	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
 	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
 		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
@@ -35,7 +42,7 @@ func servedStockOnline(t *testing.T, bin string) (url, dsn string) {
 	if m == nil {
 		t.Fatalf("serve printed no URL: %q", srv.Stdout())
 	}
-	return m[1], dsn
+	return m[1]
 }
 
 // agentsCompleted scrapes a coordinator's metrics and sums the agents'
@@ -207,5 +214,69 @@ func TestDriveAgentKilled(t *testing.T) {
 		for _, a := range agents {
 			a.Kill() // the next drive's agents are others
 		}
+	}
+}
+
+// An agent SIGKILLed mid-drive with --db: the lost agent is listed with
+// its share of the terminals and the operations it reported; the checks
+// count its commits up to its last report and allow for those after it
+// (at its peak rate until it was given up, plus one under way per
+// terminal), saying how many they reconciled; with --tolerate-agent-loss
+// and consistent survivors the drive passes (exit 0). On SQLite and on a
+// private PostgreSQL server.
+func TestDriveLostAgentReconciled(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+			if backend == "postgres" {
+				dsn = testsvc.Postgres(t).DSN()
+			}
+			target := serveStockOnline(t, bin, dsn)
+			nats := testsvc.NATS(t)
+			agents := startAgents(t, bin, nats.URL(), "rec"+backend, 2)
+			out := filepath.Join(t.TempDir(), "drive.json")
+			drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", target, "--agents", "2", "--broker", nats.URL(),
+				"--clients", "20", "--duration", "6s", "--ramp-up", "1s", "--db", dsn, "--tolerate-agent-loss", "--out", out)
+			if err := agents[1].WaitFor("starting", 30*time.Second); err != nil {
+				t.Fatalf("%v; the drive: %s %s", err, drive.Stdout(), drive.Stderr())
+			}
+			time.Sleep(5 * time.Second) // 3 s to the common start, then into the steady state
+			agents[1].Kill()
+			code, err := drive.Wait(2 * time.Minute)
+			if err != nil || code != 0 {
+				t.Fatalf("drive exited %d (%v), want 0: %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+			}
+			r, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost := r.Agents[1]
+			if lost.Status != result.AgentLost || lost.Terminals != 10 || lost.Reported == 0 ||
+				!strings.Contains(lost.Error, fmt.Sprintf("%d operations reported, last report at", lost.Reported)) {
+				t.Errorf("lost agent = %+v; want lost, with its 10 terminals and the operations it reported", lost)
+			}
+			if !strings.Contains(drive.Stdout(), "part 2 of 2, 10 terminals") {
+				t.Errorf("the summary does not list the lost agent's share:\n%s", drive.Stdout())
+			}
+			reconciled := regexp.MustCompile(`up to \d+ unreported by lost agents \(their 10 terminals' operations under way included\), reconciled: \d+ of them committed`)
+			seen := map[string]bool{}
+			for _, c := range r.Checks {
+				seen[c.Name] = true
+				if !c.Passed {
+					t.Errorf("check %s failed: %s", c.Name, c.Detail)
+				}
+				if c.Name == "accounts-match-creates" || c.Name == "transactions-match-trades" {
+					t.Logf("%s: %s", c.Name, c.Detail)
+				}
+				if (c.Name == "accounts-match-creates" || c.Name == "transactions-match-trades") && !reconciled.MatchString(c.Detail) {
+					t.Errorf("check %s: %s; want the lost agent's commits reconciled, and how many", c.Name, c.Detail)
+				}
+			}
+			if !seen["accounts-match-creates"] || !seen["transactions-match-trades"] || !r.Summary.Passed {
+				t.Errorf("checks %v, passed %v: want both reconciled checks and a passing drive", seen, r.Summary.Passed)
+			}
+		})
 	}
 }
