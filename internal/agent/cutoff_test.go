@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/tierbench/tierbench/internal/metrics"
@@ -19,15 +18,7 @@ import (
 // then bounded by the time until it is counted lost, as the database
 // checks assume.
 func TestAgentCutOffStopsDriving(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := startNATS(t)
 	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
 	if err != nil {
 		t.Fatal(err)
