@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -260,7 +261,9 @@ func Drive(ctx context.Context, nc *nats.Conn, task Task, agents []Agent, startA
 	defer c.mu.Unlock()
 	out := make([]Report, 0, len(as))
 	for _, a := range as {
-		out = append(out, *c.reports[a.ID])
+		r := *c.reports[a.ID]
+		r.Peak = slices.Clone(r.Peak) // a late report may still update the coordinator's
+		out = append(out, r)
 	}
 	return out, nil
 }
