@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/testsvc"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
@@ -23,6 +26,13 @@ import (
 func servedStockOnline(t *testing.T, bin string) (url, dsn string) {
 	t.Helper()
 	dsn = "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+	return serveStockOnline(t, bin, dsn), dsn
+}
+
+// serveStockOnline loads Stock-Online into dsn and serves its business
+// tier in a child process; it returns the tier's URL.
+func serveStockOnline(t *testing.T, bin, dsn string) (url string) {
+	t.Helper()
 	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
 	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
 		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
@@ -35,7 +45,7 @@ func servedStockOnline(t *testing.T, bin string) (url, dsn string) {
 	if m == nil {
 		t.Fatalf("serve printed no URL: %q", srv.Stdout())
 	}
-	return m[1], dsn
+	return m[1]
 }
 
 // agentsCompleted scrapes a coordinator's metrics and sums the agents'
@@ -208,4 +218,105 @@ func TestDriveAgentKilled(t *testing.T) {
 			a.Kill() // the next drive's agents are others
 		}
 	}
+}
+
+// An agent SIGKILLed mid-drive with --db: the lost agent is listed with
+// its share of the terminals and the operations it reported; the checks
+// count its commits up to its last report and allow for those after it
+// (at its peak rate until it was given up, plus one under way per
+// terminal), saying how many they reconciled; with --tolerate-agent-loss
+// and consistent survivors the drive passes (exit 0). The accounts created
+// during a second such drive, deleted behind its back, still fail it
+// (exit 1). On SQLite and on a private PostgreSQL server.
+func TestDriveLostAgentReconciled(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+			if backend == "postgres" {
+				dsn = testsvc.Postgres(t).DSN()
+			}
+			target := serveStockOnline(t, bin, dsn)
+			nats := testsvc.NATS(t)
+			code, r, stdout := driveLosingAgent(t, bin, nats.URL(), target, dsn, "rec"+backend, func() {})
+			if code != 0 {
+				t.Fatalf("drive exited %d, want 0:\n%s", code, stdout)
+			}
+			lost := r.Agents[1]
+			if lost.Status != result.AgentLost || lost.Terminals != 10 || lost.Reported == 0 ||
+				!strings.Contains(lost.Error, fmt.Sprintf("%d operations reported, last report at", lost.Reported)) {
+				t.Errorf("lost agent = %+v; want lost, with its 10 terminals and the operations it reported", lost)
+			}
+			if !strings.Contains(stdout, "part 2 of 2, 10 terminals") {
+				t.Errorf("the summary does not list the lost agent's share:\n%s", stdout)
+			}
+			reconciled := regexp.MustCompile(`up to \d+ unreported by lost agents \(their 10 terminals' operations under way included\), reconciled: \d+ of them committed`)
+			seen := map[string]bool{}
+			for _, c := range r.Checks {
+				seen[c.Name] = true
+				if !c.Passed {
+					t.Errorf("check %s failed: %s", c.Name, c.Detail)
+				}
+				if c.Name == "accounts-match-creates" || c.Name == "transactions-match-trades" {
+					t.Logf("%s: %s", c.Name, c.Detail)
+					if !reconciled.MatchString(c.Detail) {
+						t.Errorf("check %s: %s; want the lost agent's commits reconciled, and how many", c.Name, c.Detail)
+					}
+				}
+			}
+			if !seen["accounts-match-creates"] || !seen["transactions-match-trades"] || !r.Summary.Passed {
+				t.Errorf("checks %v, passed %v: want both reconciled checks and a passing drive", seen, r.Summary.Passed)
+			}
+
+			// Fewer accounts than the agents reported creating: no
+			// reconciliation explains that.
+			before := count(t, dsn, "SELECT MAX(sub_accno) FROM SubAccount")
+			code, r, stdout = driveLosingAgent(t, bin, nats.URL(), target, dsn, "corrupt"+backend, func() {
+				db, err := storetest.Backends().Open(context.Background(), store.MustParseDSN(dsn), store.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				storetest.Querier{T: t, DB: db}.Exec("DELETE FROM SubAccount WHERE sub_accno > ?", before)
+			})
+			if code != 1 {
+				t.Errorf("drive over deleted accounts exited %d, want 1 (a check failed):\n%s", code, stdout)
+			}
+			for _, c := range r.Checks {
+				if c.Name == "accounts-match-creates" && (c.Passed || !strings.Contains(c.Detail, "unreported by lost agents (their 10 terminals' operations under way included) cannot explain -")) {
+					t.Errorf("accounts deleted: %s passed %v (%s); want it failed despite the reconciliation", c.Name, c.Passed, c.Detail)
+				}
+			}
+		})
+	}
+}
+
+// driveLosingAgent drives the Stock-Online served at target with two new
+// agents (named prefix1 and prefix2) and --tolerate-agent-loss, checking
+// dsn, SIGKILLs the second agent in the steady state, then calls
+// meanwhile while the drive goes on. It returns the drive's exit code,
+// its result and its output.
+func driveLosingAgent(t *testing.T, bin, broker, target, dsn, prefix string, meanwhile func()) (int, *result.Result, string) {
+	t.Helper()
+	agents := startAgents(t, bin, broker, prefix, 2)
+	out := filepath.Join(t.TempDir(), prefix+".json")
+	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", target, "--agents", "2", "--broker", broker,
+		"--clients", "20", "--duration", "6s", "--ramp-up", "1s", "--db", dsn, "--tolerate-agent-loss", "--out", out)
+	if err := agents[1].WaitFor("starting", 30*time.Second); err != nil {
+		t.Fatalf("%v; the drive: %s %s", err, drive.Stdout(), drive.Stderr())
+	}
+	time.Sleep(5 * time.Second) // 3 s to the common start, then into the steady state
+	agents[1].Kill()
+	meanwhile()
+	code, err := drive.Wait(2 * time.Minute)
+	if err != nil {
+		t.Fatalf("drive: %v: %s\n%s", err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no result (exit %d): %v: %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	agents[0].Kill() // idle again: the next drive's agents are others
+	return code, r, drive.Stdout() + drive.Stderr()
 }

@@ -21,6 +21,7 @@ type Exec func(ctx context.Context, t Task, started func(Recorder)) ([]byte, err
 // Recorder is what an agent reports from: *metrics.Recorder.
 type Recorder interface {
 	Completed() (ops, errors int64)
+	Committed() (succeeded, inDoubt []int64)
 	Sealed(from int) []metrics.Second
 }
 
@@ -132,7 +133,10 @@ func (a *agent) finish(cancel context.CancelFunc) {
 
 // run executes t, reporting progress every second from acceptance to the
 // end (the coordinator reads silence as loss), then sends the outcome.
+// Cut off from the broker for CutOffAfter, it stops the drive.
 func (a *agent) run(ctx context.Context, t Task) Outcome {
+	ctx, cutOff := context.WithCancel(ctx)
+	defer cutOff()
 	var mu sync.Mutex
 	var rec Recorder
 	sent := 0 // seconds sent so far
@@ -140,7 +144,9 @@ func (a *agent) run(ctx context.Context, t Task) Outcome {
 		p := Progress{Agent: a.hello.ID}
 		mu.Lock()
 		if rec != nil {
+			p.At = time.Now().UnixNano()
 			p.Ops, p.Errors = rec.Completed()
+			p.Succeeded, p.InDoubt = rec.Committed()
 			p.Seconds = rec.Sealed(sent)
 			sent += len(p.Seconds)
 		}
@@ -153,8 +159,15 @@ func (a *agent) run(ctx context.Context, t Task) Outcome {
 	ticking.Go(func() {
 		tick := time.NewTicker(ProgressInterval)
 		defer tick.Stop()
+		acked := time.Now() // when the broker last acknowledged a report
 		for {
 			report()
+			if a.nc.FlushTimeout(ProgressInterval/2) == nil {
+				acked = time.Now()
+			} else if ctx.Err() == nil && time.Since(acked) > CutOffAfter {
+				fmt.Fprintf(a.log, "run %s: the broker has acknowledged no report for %v: stopping the drive, the coordinator counts this agent lost\n", t.RunID, time.Since(acked).Round(time.Second))
+				cutOff()
+			}
 			select {
 			case <-stop:
 				return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -149,8 +150,52 @@ type Report struct {
 	// Error is the agent's own failure; Lost that it fell silent.
 	Error string
 	Lost  bool
-	// LastHeard is when its last message came, in the coordinator's clock.
-	LastHeard time.Time
+	// LastHeard is when its last message came, in the coordinator's clock;
+	// LostAt when it was counted lost.
+	LastHeard, LostAt time.Time
+	// Last is its last report with counts (nil before any): should its
+	// result be missing, its commits up to then are known. Peak is its
+	// highest rate per operation (successes and commits in doubt per
+	// second) between two reports, which bounds those after.
+	Last *Progress
+	Peak []float64
+}
+
+// LastAt is when the counts of r.Last were taken, in the coordinator's
+// clock; the drive's start when it had none.
+func (r *Report) LastAt(startAt time.Time) time.Time {
+	if r.Last == nil {
+		return startAt
+	}
+	return time.Unix(0, r.Last.At).Add(-r.Offset)
+}
+
+// track keeps p as r's last report, and the rates since the previous one
+// (since the start, at startAt in the agent's clock, for the first).
+func (r *Report) track(p Progress, startAt int64) {
+	if p.At == 0 || len(p.Succeeded) != len(p.InDoubt) {
+		return
+	}
+	prevAt, prev := startAt, Progress{}
+	if r.Last != nil {
+		prevAt, prev = r.Last.At, *r.Last
+	}
+	// An interval shorter than a report's (the last one, sent at the
+	// end) would magnify a few operations into a rate.
+	dt := max(time.Duration(p.At-prevAt), ProgressInterval/2).Seconds()
+	if r.Peak == nil {
+		r.Peak = make([]float64, len(p.Succeeded))
+	}
+	for i := range min(len(r.Peak), len(p.Succeeded)) {
+		n := p.Succeeded[i] + p.InDoubt[i]
+		if i < len(prev.Succeeded) && i < len(prev.InDoubt) {
+			n -= prev.Succeeded[i] + prev.InDoubt[i]
+		}
+		r.Peak[i] = max(r.Peak[i], float64(n)/dt)
+	}
+	last := p
+	last.Seconds = nil
+	r.Last = &last
 }
 
 // Drive runs task on every agent, each a part of the terminals, starting all at startAt (the
@@ -159,7 +204,7 @@ type Report struct {
 // report. Cancelling ctx asks the agents to stop; their results are still
 // awaited.
 func Drive(ctx context.Context, nc *nats.Conn, task Task, agents []Agent, startAt time.Time, progress func(ops, errors int64), live *Live) ([]Report, error) {
-	c := &coordination{reports: make(map[string]*Report), latest: make(map[string]Progress), chunks: make(map[string]*assembly), progress: progress, live: live}
+	c := &coordination{reports: make(map[string]*Report), latest: make(map[string]Progress), chunks: make(map[string]*assembly), progress: progress, live: live, startAt: startAt}
 	as := make([]Assignment, len(agents))
 	for i, a := range agents {
 		as[i] = Assignment{Agent: a, Part: i}
@@ -216,7 +261,9 @@ func Drive(ctx context.Context, nc *nats.Conn, task Task, agents []Agent, startA
 	defer c.mu.Unlock()
 	out := make([]Report, 0, len(as))
 	for _, a := range as {
-		out = append(out, *c.reports[a.ID])
+		r := *c.reports[a.ID]
+		r.Peak = slices.Clone(r.Peak) // a late report may still update the coordinator's
+		out = append(out, r)
 	}
 	return out, nil
 }
@@ -229,6 +276,7 @@ type coordination struct {
 	done     int
 	progress func(ops, errors int64)
 	live     *Live
+	startAt  time.Time // the common start, in the coordinator's clock
 }
 
 func (c *coordination) onProgress(m *nats.Msg) {
@@ -243,6 +291,7 @@ func (c *coordination) onProgress(m *nats.Msg) {
 		return
 	}
 	r.LastHeard = time.Now()
+	r.track(p, c.startAt.Add(r.Offset).UnixNano())
 	c.latest[p.Agent] = Progress{Ops: p.Ops, Errors: p.Errors}
 	if c.live != nil {
 		c.live.add(p.Seconds)
@@ -315,7 +364,7 @@ func (c *coordination) settled(now time.Time) bool {
 			continue
 		}
 		if now.Sub(r.LastHeard) > LostAfter {
-			r.Lost = true
+			r.Lost, r.LostAt = true, now
 			c.done++
 		}
 	}

@@ -15,6 +15,18 @@ import (
 // port and returns a connection to it.
 func natsServer(t *testing.T) *nats.Conn {
 	t.Helper()
+	nc, err := nats.Connect(startNATS(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// startNATS runs a real NATS server in the test's process on a random
+// port, until the test ends.
+func startNATS(t *testing.T) *server.Server {
+	t.Helper()
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)
@@ -24,12 +36,7 @@ func natsServer(t *testing.T) *nats.Conn {
 		t.Fatal("nats-server not ready")
 	}
 	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return srv
 }
 
 // Discovery finds idle agents of the coordinator's version, measures their

@@ -26,9 +26,14 @@ func resultAgentSubject(run, agent string) string { return resultSubject(run) + 
 
 // ProgressInterval is how often an agent reports; LostAfter how long the
 // coordinator waits without a report before it counts the agent lost.
+// An agent whose reports the broker has not acknowledged for CutOffAfter
+// stops driving: a lost agent, dead or cut off, then commits nothing
+// after the coordinator gave up on it but the operations its terminals
+// had under way, which bounds what the checks must reconcile.
 const (
 	ProgressInterval = time.Second
 	LostAfter        = 5 * time.Second
+	CutOffAfter      = LostAfter - 2*ProgressInterval
 )
 
 // chunkSize bounds a result message: NATS servers refuse messages above
@@ -79,6 +84,13 @@ type Progress struct {
 	Ops     int64            `json:"ops"`
 	Errors  int64            `json:"errors"`
 	Seconds []metrics.Second `json:"seconds,omitempty"`
+	// At is when the counts were taken, in Unix nanoseconds of the
+	// agent's clock. Succeeded and InDoubt are its successes and commits
+	// of unknown outcome so far by operation, ramps included: should the
+	// agent be lost, the database checks count what it reported.
+	At        int64   `json:"at,omitempty"`
+	Succeeded []int64 `json:"succeeded,omitempty"`
+	InDoubt   []int64 `json:"in_doubt,omitempty"`
 }
 
 // Outcome is an agent's final message: its result file's content, or why

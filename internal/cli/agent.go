@@ -55,7 +55,7 @@ func addAgentFlags(fs *pflag.FlagSet, o *runner.AgentOptions) {
 	fs.IntVar(&o.Agents, "agents", 0, "spread the terminals over this many driver agents (tierbench agent --broker URL, on any hosts) and merge their results (default: drive from this process)")
 	fs.StringVar(&o.Broker, "broker", "", "with --agents: the NATS server the agents listen on, e.g. nats://10.0.0.5:4222")
 	fs.DurationVar(&o.Wait, "agents-wait", 30*time.Second, "with --agents: how long to wait for that many idle agents")
-	fs.BoolVar(&o.Tolerate, "tolerate-agent-loss", false, "with --agents: an agent lost mid-drive is named in the result, which holds the others' terminals, and the drive does not fail (exit 0 rather than 3)")
+	fs.BoolVar(&o.Tolerate, "tolerate-agent-loss", false, "with --agents: an agent lost mid-drive is named in the result, which holds the others' terminals, and the drive does not fail (exit 0 rather than 3); with --db, the checks count its commits up to its last report and allow for those after")
 }
 
 var _ agent.Exec = (&runner.Runner{}).AgentExec

@@ -125,6 +125,24 @@ func (r *Recorder) Completed() (ops, errors int64) {
 	return ops, errors
 }
 
+// Committed counts, by operation, the successes and the commits of
+// unknown outcome so far in every phase, as Snapshot's Succeeded and
+// InDoubt: what a driver agent reports, so that the checks can count a
+// lost agent's commits up to its last report. It takes each shard's lock
+// once; call it once a second, not per operation.
+func (r *Recorder) Committed() (succeeded, inDoubt []int64) {
+	succeeded, inDoubt = make([]int64, len(r.ops)), make([]int64, len(r.ops))
+	for _, sh := range r.shards {
+		sh.mu.Lock()
+		for i := range sh.ops {
+			succeeded[i] += sh.ops[i].everSucceeded
+			inDoubt[i] += sh.ops[i].everInDoubt
+		}
+		sh.mu.Unlock()
+	}
+	return succeeded, inDoubt
+}
+
 // Shard is one lock's worth of the recorder.
 type Shard struct {
 	mu  sync.Mutex

@@ -25,6 +25,10 @@ type Agent struct {
 	StartLagMs    float64 `json:"start_lag_ms"`
 	// Operations it completed in the steady state.
 	Operations int64 `json:"operations"`
+	// Reported are the operations it had completed (ramps included) by
+	// its last progress report: of a lost agent, what the database checks
+	// count it for.
+	Reported int64 `json:"reported,omitempty"`
 	// Status: ok, lost (it fell silent: its part is missing from the
 	// figures) or failed (it reported an error instead of a result).
 	Status string `json:"status"`

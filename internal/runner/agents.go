@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"runtime"
@@ -147,7 +148,15 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	}
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
-	checks, cerr := checker.Check(checkCtx, workload.Outcomes{Succeeded: snap.Succeeded, InDoubt: snap.InDoubt})
+	done := workload.Outcomes{Succeeded: snap.Succeeded, InDoubt: snap.InDoubt}
+	if lost := lostOutcomes(reports, res.Agents, startAt); lost.LostTerminals > 0 {
+		if _, ok := checker.(workload.LossReconciler); !ok {
+			res.Summary.Unchecked = fmt.Sprintf("an agent was lost and %s's checks cannot allow for its unreported commits", cfg.Workload)
+			return res, err
+		}
+		done = addOutcomes(done, lost)
+	}
+	checks, cerr := checker.Check(checkCtx, done)
 	if cerr != nil {
 		return res, errors.Join(err, fmt.Errorf("consistency checks could not run: %w", cerr))
 	}
@@ -178,10 +187,14 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 				res, a.Error = nil, "its result does not decode: "+err.Error()
 			}
 		}
+		var reported int64
+		if rep.Last != nil {
+			reported = rep.Last.Ops
+		}
 		switch {
 		case rep.Lost:
 			a.Status = result.AgentLost
-			a.Error = fmt.Sprintf("silent since %s, %.1f s into the drive", rep.LastHeard.Format("15:04:05.000"), rep.LastHeard.Sub(startAt).Seconds())
+			a.Error = fmt.Sprintf("lost at %.1f s: %d operations reported, last report at %.1f s", rep.LostAt.Sub(startAt).Seconds(), reported, rep.LastHeard.Sub(startAt).Seconds())
 		case res == nil:
 			a.Status = result.AgentFailed
 		}
@@ -213,6 +226,7 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 			}
 		}
 		if a.Status != result.AgentOK {
+			a.Reported = reported
 			missing = append(missing, fmt.Sprintf("agent %s on %s %s", a.ID, a.Host, a.Status))
 		}
 		agents = append(agents, a)
@@ -223,6 +237,13 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 	var groups []workload.Group
 	for _, t := range first.Terminals {
 		groups = append(groups, workload.Group{Name: t.Group, Clients: t.Count})
+	}
+	// A missing agent held its share of the terminals all the same.
+	for i := range agents {
+		if agents[i].Status != result.AgentOK {
+			from, to := (&driver.Share{Part: agents[i].Part - 1, Parts: len(agents)}).Range(driver.Clients(groups))
+			agents[i].Terminals = to - from
+		}
 	}
 	var failure *result.Failure
 	var failErr error
@@ -239,6 +260,88 @@ func merge(r *Runner, cfg config.Run, info workload.Info, target string, startAt
 	})
 	res.Agents = agents
 	return res, snap, failErr
+}
+
+// lostOutcomes are the outcomes of the agents missing from the merged
+// figures (lost, or failed): their successes and commits in doubt up to
+// their last report, and a bound on those after it, for the database
+// checks. After its last report an agent commits at most at its peak rate
+// until it is given up (lost: it stops driving by then, agent.CutOffAfter;
+// failed: its failure arrived), plus one operation under way per terminal.
+// An agent that reported no rate is given the highest per-terminal rate of
+// the others.
+func lostOutcomes(reports []agent.Report, agents []result.Agent, startAt time.Time) workload.Outcomes {
+	var perTerminal []float64
+	for i, rep := range reports {
+		for op, r := range rep.Peak {
+			if agents[i].Terminals > 0 {
+				if perTerminal == nil {
+					perTerminal = make([]float64, len(rep.Peak))
+				}
+				if op < len(perTerminal) {
+					perTerminal[op] = max(perTerminal[op], r/float64(agents[i].Terminals))
+				}
+			}
+		}
+	}
+	var out workload.Outcomes
+	for i, rep := range reports {
+		if agents[i].Status == result.AgentOK {
+			continue
+		}
+		out.LostTerminals += int64(agents[i].Terminals)
+		until := rep.LastHeard
+		if rep.Lost {
+			until = rep.LostAt
+		}
+		window := max(until.Sub(rep.LastAt(startAt)), 0).Seconds()
+		peak := rep.Peak
+		if peak == nil {
+			peak = make([]float64, len(perTerminal))
+			for op, r := range perTerminal {
+				peak[op] = r * float64(agents[i].Terminals)
+			}
+		}
+		n := max(len(peak), len(out.Unreported))
+		if rep.Last != nil {
+			n = max(n, len(rep.Last.Succeeded))
+		}
+		out.Succeeded, out.InDoubt, out.Unreported = grow(out.Succeeded, n), grow(out.InDoubt, n), grow(out.Unreported, n)
+		for op, r := range peak {
+			out.Unreported[op] += int64(math.Ceil(r * window))
+		}
+		if rep.Last != nil {
+			for op := range rep.Last.Succeeded {
+				out.Succeeded[op] += rep.Last.Succeeded[op]
+				out.InDoubt[op] += rep.Last.InDoubt[op]
+			}
+		}
+	}
+	return out
+}
+
+func grow(s []int64, n int) []int64 {
+	if len(s) < n {
+		s = append(s, make([]int64, n-len(s))...)
+	}
+	return s
+}
+
+// addOutcomes adds the lost agents' outcomes to the merged ones, into
+// new slices.
+func addOutcomes(done, lost workload.Outcomes) workload.Outcomes {
+	out := workload.Outcomes{Succeeded: slices.Clone(done.Succeeded), InDoubt: grow(slices.Clone(done.InDoubt), len(done.Succeeded)),
+		Unreported: make([]int64, len(done.Succeeded)), LostTerminals: lost.LostTerminals}
+	for op := range out.Succeeded {
+		if op < len(lost.Succeeded) {
+			out.Succeeded[op] += lost.Succeeded[op]
+			out.InDoubt[op] += lost.InDoubt[op]
+		}
+		if op < len(lost.Unreported) {
+			out.Unreported[op] = lost.Unreported[op]
+		}
+	}
+	return out
 }
 
 // tierCalls adds one agent's tier calls (a result's, in milliseconds) to

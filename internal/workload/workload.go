@@ -285,6 +285,52 @@ type Outcomes struct {
 	// lost after COMMIT was sent): each may or may not be in the database,
 	// and a check must accept either and say how many it had to.
 	InDoubt []int64
+	// A drive spread over agents (drive --agents) knows a lost agent's
+	// outcomes only up to its last report: those are in Succeeded and
+	// InDoubt. After it, the lost agents' terminals may have committed
+	// up to Unreported[op] more of each operation, plus one operation
+	// each that was under way (LostTerminals, at most one in flight per
+	// terminal), each of which may or may not be in the database. Nil and
+	// 0 when no agent was lost: the checks stay exact. A Checker allows
+	// for them when it implements LossReconciler.
+	Unreported    []int64
+	LostTerminals int64
+}
+
+// LossReconciler is a Checker whose checks allow for the commits a lost
+// agent did not report (Outcomes.Unreported and LostTerminals), as its
+// Outcomes.Reconcile does. A drive that lost an agent checks the database
+// only with one (Stock-Online's so far).
+type LossReconciler interface {
+	Checker
+	ReconcilesLostAgents()
+}
+
+// Reconcile judges a count that exceeds what the successful operations
+// ops explain by extra: commits in doubt of ops and, when agents were
+// lost, their unreported commits of ops and the operations their
+// terminals had under way could explain some of it (each happened or
+// not). note is for a check's detail ("" when nothing was uncertain).
+func (o Outcomes) Reconcile(extra int64, ops ...int) (ok bool, note string) {
+	var inDoubt, unreported int64
+	for _, op := range ops {
+		if op < len(o.InDoubt) {
+			inDoubt += o.InDoubt[op]
+		}
+		if op < len(o.Unreported) {
+			unreported += o.Unreported[op]
+		}
+	}
+	if o.Unreported == nil && o.LostTerminals == 0 {
+		return Reconcile(extra, inDoubt)
+	}
+	unreported += o.LostTerminals
+	ok = extra >= 0 && extra <= inDoubt+unreported
+	what := fmt.Sprintf("%d in doubt and up to %d unreported by lost agents (their %d terminals' operations under way included)", inDoubt, unreported, o.LostTerminals)
+	if ok {
+		return true, fmt.Sprintf("; %s, reconciled: %d of them committed", what, extra)
+	}
+	return false, fmt.Sprintf("; %s cannot explain %+d", what, extra)
 }
 
 // Reconcile judges a count that exceeds what the successful operations

@@ -23,6 +23,11 @@ var checkStatements = struct {
 	negative: store.Statement{Name: "check-negative", SQL: "SELECT (SELECT COUNT(*) FROM StockHolding WHERE amount < 0) + (SELECT COUNT(*) FROM StockTransaction WHERE amount <= 0)"},
 }
 
+// ReconcilesLostAgents: Check allows for a lost agent's unreported commits.
+func (*checker) ReconcilesLostAgents() {}
+
+var _ workload.LossReconciler = (*checker)(nil)
+
 type holdingKey struct{ account, stock int64 }
 
 // checker holds the state of the database before the run and compares the
@@ -91,9 +96,10 @@ func (c *checker) sumRows(ctx context.Context, s store.Statement, args ...any) (
 // Check compares the database after the run with the baseline and with the
 // driver's counts of successful operations. A commit in doubt may or may
 // not be in the database: the counts allow for either, and say how many
-// of them turned out to have committed.
+// of them turned out to have committed; so may the commits of a lost
+// agent after its last report (drive --agents).
 func (c *checker) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
-	succeeded, inDoubt := done.Succeeded, done.InDoubtOrZero()
+	succeeded := done.Succeeded
 	q := &checkStatements
 	var checks []workload.Check
 	add := func(name string, passed bool, format string, args ...any) {
@@ -105,7 +111,7 @@ func (c *checker) Check(ctx context.Context, done workload.Outcomes) ([]workload
 		return nil, err
 	}
 	want := c.accounts + succeeded[CreateAccount]
-	ok, note := workload.Reconcile(accounts-want, inDoubt[CreateAccount])
+	ok, note := done.Reconcile(accounts-want, CreateAccount)
 	add("accounts-match-creates", ok, "%d accounts = %d before + %d successful CreateAccount (want %d)%s", accounts, c.accounts, succeeded[CreateAccount], want, note)
 
 	var recorded int64
@@ -113,7 +119,7 @@ func (c *checker) Check(ctx context.Context, done workload.Outcomes) ([]workload
 		return nil, err
 	}
 	trades := succeeded[BuyStock] + succeeded[SellStock]
-	ok, note = workload.Reconcile(recorded-trades, inDoubt[BuyStock]+inDoubt[SellStock])
+	ok, note = done.Reconcile(recorded-trades, BuyStock, SellStock)
 	add("transactions-match-trades", ok, "%d StockTransaction rows written = %d successful Buy + %d successful Sell%s", recorded, succeeded[BuyStock], succeeded[SellStock], note)
 
 	var dangling int64
