@@ -467,7 +467,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	var checkDB *store.DB
 	if o.CheckDB != nil {
 		cfg.DB = *o.CheckDB
-		if checkDB, err = r.open(ctx, cfg, w, true); err != nil {
+		if checkDB, err = r.open(ctx, cfg, w, true, useDrive); err != nil {
 			return nil, err
 		}
 		defer checkDB.Close()

@@ -132,7 +132,7 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, config.Usage(err)
 	}
-	db, err := r.open(ctx, cfg, w, false)
+	db, err := r.open(ctx, cfg, w, false, useServe)
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, err
 	}
