@@ -115,7 +115,10 @@ func TestEmulatorCommandBadInput(t *testing.T) {
 		{"listen not an address", []string{"--listen", "8099"}, 2, []string{`--listen "8099": want HOST:PORT`}},
 		{"an argument", []string{"now"}, 2, []string{`unknown command "now"`}},
 		{"address in use", []string{"--listen", busy.Addr().String()}, 3, []string{"--listen " + busy.Addr().String(), "address already in use"}},
-		{"address not local", []string{"--listen", "192.0.2.1:8099"}, 3, []string{"--listen 192.0.2.1:8099", "bind"}},
+		{"address beyond the host", []string{"--listen", "192.0.2.1:8099"}, 2, []string{"--listen 192.0.2.1:8099 reaches other hosts", "--insecure"}},
+		{"every interface", []string{"--listen", ":8099"}, 2, []string{"--listen :8099 reaches other hosts", "--insecure"}},
+		// Warned first, then refused by the kernel.
+		{"address not local", []string{"--listen", "192.0.2.1:8099", "--insecure"}, 3, []string{"warning: --insecure: serving the supplier emulator on 192.0.2.1:8099"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,4 +184,15 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// A partner, which authenticates no one, listens beyond the host only
+// when told --insecure (issue 27 §6).
+func TestPartnerBeyondTheHostNeedsInsecure(t *testing.T) {
+	for _, k := range []string{"pov", "pge", "ice"} {
+		code, _, stderr := runCLI(t, "emulator", k, "--listen", "0.0.0.0:0")
+		if code != ExitUsage || !strings.Contains(stderr, "--listen 0.0.0.0:0 reaches other hosts") || !strings.Contains(stderr, "--insecure") {
+			t.Errorf("%s: exit %d, %q; want 2 naming --insecure", k, code, stderr)
+		}
+	}
 }

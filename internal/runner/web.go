@@ -98,6 +98,9 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	if o.Business != "" {
 		return config.Usage(errors.New("--business is the web tier's (--tier web): where its business tier serves"))
 	}
+	if err := r.guardListen(ctx, o, cfg.Workload+"'s site", false); err != nil {
+		return err
+	}
 	db, cfg, p, err := r.openServed(ctx, cfg, w)
 	if err != nil {
 		return err
