@@ -30,9 +30,10 @@ func wantLocked(t *testing.T, bin string, holder int, what string, args ...strin
 }
 
 // Two commands cannot destroy each other's database (issue 27 §3): while
-// a run holds it, another run, a load, a run --no-load and a serve are
-// refused; SIGKILLed, the run leaves it free; two serves share it, and a
-// load is refused while they do.
+// a run holds it, another run, a load, a run --no-load, a serve and a
+// drive --db are refused; SIGKILLed, the run leaves it free; a run's own
+// tier serves under its lock; two serves share it, and a load is refused
+// while they do.
 func TestDatabaseLockRefusesASecondCommand(t *testing.T) {
 	bin := testsvc.Binary(t)
 	storetest.Each(t, func(t *testing.T, dsn string) {
@@ -54,12 +55,20 @@ func TestDatabaseLockRefusesASecondCommand(t *testing.T) {
 		wantLocked(t, bin, first.PID(), "run stockonline", "run", "stockonline", "--db", dsn, "--no-load", "--iterations", "1", "--out", second)
 		wantLocked(t, bin, first.PID(), "run stockonline", load...)
 		wantLocked(t, bin, first.PID(), "run stockonline", "serve", "stockonline", "--db", dsn, "--listen", "127.0.0.1:0")
+		// A drive's checks read the database before it reaches its target.
+		wantLocked(t, bin, first.PID(), "run stockonline", "drive", "stockonline", "--target", "http://127.0.0.1:1", "--db", dsn, "--out", second)
 
 		// The kernel ends the killed process's connection or file, and
 		// with it the lock.
 		first.Kill()
 		if p := testsvc.Start(t, bin, load...); func() bool { code, err := p.Wait(2 * time.Minute); return err != nil || code != 0 }() {
 			t.Fatalf("load after the holder was killed: %s", p.Stderr())
+		}
+		// The tier a run starts as its child serves under its parent's
+		// lock.
+		tiers := testsvc.Start(t, bin, "run", "stockonline", "--tiers", "2", "--db", dsn, "--clients", "2", "--iterations", "1", "--out", filepath.Join(dir, "tiers.json"))
+		if code, err := tiers.Wait(2 * time.Minute); err != nil || code != 0 {
+			t.Fatalf("run --tiers 2 exited %d (%v): %s", code, err, tiers.Stderr())
 		}
 
 		var serves []*testsvc.Proc
