@@ -56,7 +56,7 @@ deliveries still pending then are dropped and counted.`,
 			}
 			// It delivers to any URL a PO names: open to the network, it
 			// would post wherever anyone asks.
-			if err := server.Guard(cmd.Context(), "--listen", listen, "the supplier emulator", "", insecure, cmd.ErrOrStderr()); err != nil {
+			if err := server.Guard(cmd.Context(), "--listen", listen, "the supplier emulator", "listen on loopback (127.0.0.1)", insecure, cmd.ErrOrStderr()); err != nil {
 				return config.Usage(err)
 			}
 			srv, err := emulator.New(emulator.Config{LeadTimeUnit: time.Duration(unit), MaxInFlight: int(maxInFlight)})
@@ -183,7 +183,7 @@ gives the counters. Point 'tierbench run tpcapp --` + string(k) + ` http://HOST:
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return config.Usage(fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:%d, or :%d for every interface", listen, partnerPorts[k], partnerPorts[k]))
 			}
-			if err := server.Guard(cmd.Context(), "--listen", listen, "the "+k.Title(), "", insecure, cmd.ErrOrStderr()); err != nil {
+			if err := server.Guard(cmd.Context(), "--listen", listen, "the "+k.Title(), "listen on loopback (127.0.0.1)", insecure, cmd.ErrOrStderr()); err != nil {
 				return config.Usage(err)
 			}
 			srv, err := partner.New(partner.Config{Kind: k, Delay: delay, Approve: &approve, FailRate: failRate})

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -194,5 +195,19 @@ func TestPartnerBeyondTheHostNeedsInsecure(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, "--listen 0.0.0.0:0 reaches other hosts") || !strings.Contains(stderr, "--insecure") {
 			t.Errorf("%s: exit %d, %q; want 2 naming --insecure", k, code, stderr)
 		}
+	}
+}
+
+// ECperf's delivery receiver, which takes deliveries from whoever posts
+// them, listens beyond the host only when told --insecure (issue 27 §6).
+func TestReceiverBeyondTheHostNeedsInsecure(t *testing.T) {
+	args := []string{"run", "ecperf", "--receiver", "192.0.2.1:8100", "--emulator", "http://127.0.0.1:1", "--out", filepath.Join(t.TempDir(), "r.json")}
+	code, _, stderr := runCLI(t, args...)
+	if code != ExitUsage || !strings.Contains(stderr, "--receiver 192.0.2.1:8100 reaches other hosts") || !strings.Contains(stderr, "give --insecure") {
+		t.Errorf("exit %d, %q; want 2 naming --insecure", code, stderr)
+	}
+	code, _, stderr = runCLI(t, append(args, "--insecure")...)
+	if code == ExitUsage || !strings.Contains(stderr, "warning: --insecure: serving the delivery receiver") {
+		t.Errorf("with --insecure: exit %d, %q; want a warning, then the run (which fails to reach the emulator)", code, stderr)
 	}
 }

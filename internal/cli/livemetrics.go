@@ -30,7 +30,7 @@ type metricsFlags struct {
 func addMetricsFlags(fs *pflag.FlagSet, m *metricsFlags, lingers bool) {
 	fs.StringVar(&m.listen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics while the command runs: PORT or :PORT (loopback), HOST:PORT (e.g. 0.0.0.0:9464 for every interface) (default: none)")
 	fs.StringVar(&m.tokenFile, "metrics-token-file", "", "with --metrics-listen: a scrape must send the token FILE holds (Authorization: Bearer; Prometheus's authorization.credentials_file); needed on an address other hosts reach, unless --insecure")
-	fs.BoolVar(&m.insecure, "insecure", false, "serve at an address other hosts reach without authentication (--metrics-listen without --metrics-token-file; serve's --listen without --token-file), with a warning")
+	fs.BoolVar(&m.insecure, "insecure", false, "serve at an address other hosts reach without authentication (--metrics-listen without --metrics-token-file; serve's --listen without --token-file; run ecperf's --receiver), with a warning")
 	if lingers {
 		fs.DurationVar(&m.linger, "metrics-linger", 0, "with --metrics-listen: keep serving the final figures this long after the run, so that the last scrape sees them (e.g. 30s for a 15 s scrape interval)")
 	}
@@ -63,7 +63,7 @@ func (m *metricsFlags) start(stderr io.Writer, workloadName string) (*livemetric
 		return nil, config.Usage(err)
 	}
 	if token == "" {
-		const fix = "give --metrics-token-file FILE (scrapers then send its token as a bearer token)"
+		const fix = "give --metrics-token-file FILE (scrapers then send its token as a bearer token), listen on loopback (a bare PORT)"
 		if err := server.Guard(context.Background(), "--metrics-listen", bind, "the metrics", fix, m.insecure, stderr); err != nil {
 			return nil, config.Usage(err)
 		}

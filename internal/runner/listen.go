@@ -16,9 +16,9 @@ func (r *Runner) guardListen(ctx context.Context, o ServeOptions, what string, b
 	if business && o.TokenFile != "" {
 		return nil
 	}
-	fix := "give --token-file FILE (callers then send the token it holds)"
+	fix := "give --token-file FILE (callers then send the token it holds), listen on loopback (127.0.0.1)"
 	if !business {
-		fix, what = "", what+" (its pages take no token)"
+		fix, what = "listen on loopback (127.0.0.1)", what+" (its pages take no token)"
 	}
 	warn := r.Notes
 	if warn == nil {

@@ -155,7 +155,8 @@ func Loopback(ctx context.Context, addr string) bool {
 
 // Guard refuses to serve what at addr (given as flag) when other hosts
 // reach it and it does not authenticate them, unless insecure: then it
-// writes a warning to warn. fix says how to authenticate, when what can.
+// writes a warning to warn. fix says what else to do (authenticate,
+// listen on loopback), when anything else will do.
 // A tier open to the network lets anyone who reaches the host use it.
 func Guard(ctx context.Context, flag, addr, what, fix string, insecure bool, warn io.Writer) error {
 	if Loopback(ctx, addr) {
@@ -166,7 +167,7 @@ func Guard(ctx context.Context, flag, addr, what, fix string, insecure bool, war
 		return nil
 	}
 	if fix != "" {
-		fix += ", "
+		fix += ", or "
 	}
-	return fmt.Errorf("%s %s reaches other hosts, and %s would answer anyone there: %slisten on loopback (127.0.0.1), or give --insecure to serve it open anyway", flag, addr, what, fix)
+	return fmt.Errorf("%s %s reaches other hosts, and %s would answer anyone there: %sgive --insecure to serve it open anyway", flag, addr, what, fix)
 }
