@@ -60,9 +60,12 @@ func TestListenBeyondTheHostNeedsATokenOrInsecure(t *testing.T) {
 	serves(false, append(so, "--listen", "localhost:0")...).Signal(os.Interrupt)
 	refused("--listen 0.0.0.0:0 reaches other hosts, and the rubis business tier would answer anyone there",
 		"serve", "rubis", "--tier", "business", "--db", dsn, "--listen", "0.0.0.0:0")
-	refused("rubis's site (its pages take no token) would answer anyone there: listen on loopback (127.0.0.1), or give --insecure",
+	refused("rubis's site (it takes no token) would answer anyone there: listen on loopback (127.0.0.1), or give --insecure",
 		"serve", "rubis", "--db", dsn, "--listen", "0.0.0.0:0", "--token-file", token)
 	serves(true, "serve", "rubis", "--db", dsn, "--listen", "0.0.0.0:0", "--insecure").Signal(os.Interrupt)
+	refused("the rubis web tier (it takes no token) would answer anyone there",
+		"serve", "rubis", "--tier", "web", "--business", "http://127.0.0.1:1", "--token-file", token, "--listen", "0.0.0.0:0")
+	refused("tpcapp's site (it takes no token) would answer anyone there", "serve", "tpcapp", "--db", dsn, "--listen", "[::]:0")
 
 	refused("--metrics-listen 0.0.0.0:0 reaches other hosts", append(so, "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0")...)
 	p := serves(false, append(so, "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0", "--metrics-token-file", token)...)

@@ -18,7 +18,7 @@ func (r *Runner) guardListen(ctx context.Context, o ServeOptions, what string, b
 	}
 	fix := "give --token-file FILE (callers then send the token it holds), listen on loopback (127.0.0.1)"
 	if !business {
-		fix, what = "listen on loopback (127.0.0.1)", what+" (its pages take no token)"
+		fix, what = "listen on loopback (127.0.0.1)", what+" (it takes no token)"
 	}
 	warn := r.Notes
 	if warn == nil {
