@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
 	"github.com/tierbench/tierbench/internal/workloads/tpcapp/partner"
 )
@@ -39,7 +40,7 @@ func newSupplierCmd(use string) *cobra.Command {
 	listen := "127.0.0.1:8099"
 	unit := positiveDuration(emulator.DefaultLeadTimeUnit)
 	maxInFlight := positiveInt(emulator.DefaultMaxInFlight)
-	var quiet bool
+	var quiet, insecure bool
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Run ECperf's Supplier Emulator alone, e.g. on another host",
@@ -52,6 +53,11 @@ deliveries still pending then are dropped and counted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return config.Usage(fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:8099, or :8099 for every interface", listen))
+			}
+			// It delivers to any URL a PO names: open to the network, it
+			// would post wherever anyone asks.
+			if err := server.Guard(cmd.Context(), "--listen", listen, "the supplier emulator", "listen on loopback (127.0.0.1)", insecure, cmd.ErrOrStderr()); err != nil {
+				return config.Usage(err)
 			}
 			srv, err := emulator.New(emulator.Config{LeadTimeUnit: time.Duration(unit), MaxInFlight: int(maxInFlight)})
 			if err != nil {
@@ -84,6 +90,7 @@ deliveries still pending then are dropped and counted.`,
 	fs.Var(&unit, "lead-time-unit", "how long one unit of a PO line's lead time lasts (the kit's 5s; smaller for short runs)")
 	fs.Var(&maxInFlight, "max-in-flight", "delivery requests in progress at once")
 	fs.BoolVar(&quiet, "quiet", false, "print only the first and last lines, not the counters every 10s")
+	fs.BoolVar(&insecure, "insecure", false, "listen at an address other hosts reach (the emulator authenticates no one), with a warning")
 	return cmd
 }
 
@@ -154,7 +161,7 @@ func newPartnerCmd(k partner.Kind) *cobra.Command {
 	delay := partner.DefaultDelay
 	approve := partner.DefaultApprove
 	var failRate float64
-	var quiet bool
+	var quiet, insecure bool
 	what := map[partner.Kind]string{
 		partner.POV: "It answers POST " + partner.PathVerify + ` {"po_id": …, "customer": …} with {"approved": …}:
 NewCustomer and ChangePaymentMethod ask it when a business pays by purchase order.`,
@@ -175,6 +182,9 @@ gives the counters. Point 'tierbench run tpcapp --` + string(k) + ` http://HOST:
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return config.Usage(fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:%d, or :%d for every interface", listen, partnerPorts[k], partnerPorts[k]))
+			}
+			if err := server.Guard(cmd.Context(), "--listen", listen, "the "+k.Title(), "listen on loopback (127.0.0.1)", insecure, cmd.ErrOrStderr()); err != nil {
+				return config.Usage(err)
 			}
 			srv, err := partner.New(partner.Config{Kind: k, Delay: delay, Approve: &approve, FailRate: failRate})
 			if err != nil {
@@ -207,6 +217,7 @@ gives the counters. Point 'tierbench run tpcapp --` + string(k) + ` http://HOST:
 	}
 	fs.Float64Var(&failRate, "fail-rate", 0, "share of requests answered 503 before any effect, in [0, 1]")
 	fs.BoolVar(&quiet, "quiet", false, "print only the first and last lines, not the counters every 10s")
+	fs.BoolVar(&insecure, "insecure", false, "listen at an address other hosts reach (the partner authenticates no one), with a warning")
 	return cmd
 }
 

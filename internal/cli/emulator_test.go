@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -115,7 +116,10 @@ func TestEmulatorCommandBadInput(t *testing.T) {
 		{"listen not an address", []string{"--listen", "8099"}, 2, []string{`--listen "8099": want HOST:PORT`}},
 		{"an argument", []string{"now"}, 2, []string{`unknown command "now"`}},
 		{"address in use", []string{"--listen", busy.Addr().String()}, 3, []string{"--listen " + busy.Addr().String(), "address already in use"}},
-		{"address not local", []string{"--listen", "192.0.2.1:8099"}, 3, []string{"--listen 192.0.2.1:8099", "bind"}},
+		{"address beyond the host", []string{"--listen", "192.0.2.1:8099"}, 2, []string{"--listen 192.0.2.1:8099 reaches other hosts", "--insecure"}},
+		{"every interface", []string{"--listen", ":8099"}, 2, []string{"--listen :8099 reaches other hosts", "--insecure"}},
+		// Warned first, then refused by the kernel.
+		{"address not local", []string{"--listen", "192.0.2.1:8099", "--insecure"}, 3, []string{"warning: --insecure: serving the supplier emulator on 192.0.2.1:8099"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,4 +185,29 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// A partner, which authenticates no one, listens beyond the host only
+// when told --insecure (issue 27 §6).
+func TestPartnerBeyondTheHostNeedsInsecure(t *testing.T) {
+	for _, k := range []string{"pov", "pge", "ice"} {
+		code, _, stderr := runCLI(t, "emulator", k, "--listen", "0.0.0.0:0")
+		if code != ExitUsage || !strings.Contains(stderr, "--listen 0.0.0.0:0 reaches other hosts") || !strings.Contains(stderr, "--insecure") {
+			t.Errorf("%s: exit %d, %q; want 2 naming --insecure", k, code, stderr)
+		}
+	}
+}
+
+// ECperf's delivery receiver, which takes deliveries from whoever posts
+// them, listens beyond the host only when told --insecure (issue 27 §6).
+func TestReceiverBeyondTheHostNeedsInsecure(t *testing.T) {
+	args := []string{"run", "ecperf", "--receiver", "192.0.2.1:8100", "--emulator", "http://127.0.0.1:1", "--out", filepath.Join(t.TempDir(), "r.json")}
+	code, _, stderr := runCLI(t, args...)
+	if code != ExitUsage || !strings.Contains(stderr, "--receiver 192.0.2.1:8100 reaches other hosts") || !strings.Contains(stderr, "give --insecure") {
+		t.Errorf("exit %d, %q; want 2 naming --insecure", code, stderr)
+	}
+	code, _, stderr = runCLI(t, append(args, "--insecure")...)
+	if code == ExitUsage || !strings.Contains(stderr, "warning: --insecure: serving the delivery receiver") {
+		t.Errorf("with --insecure: exit %d, %q; want a warning, then the run (which fails to reach the emulator)", code, stderr)
+	}
 }

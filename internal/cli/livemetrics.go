@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/livemetrics"
+	"github.com/tierbench/tierbench/internal/server"
 )
 
 // metricsFlags are --metrics-listen and --metrics-linger, which run, drive
@@ -17,10 +20,17 @@ import (
 type metricsFlags struct {
 	listen string
 	linger time.Duration
+	// tokenFile holds the bearer token a scraper must send.
+	tokenFile string
+	// insecure lets the command serve what authenticates no one at an
+	// address other hosts reach (serve's --listen too), with a warning.
+	insecure bool
 }
 
 func addMetricsFlags(fs *pflag.FlagSet, m *metricsFlags, lingers bool) {
 	fs.StringVar(&m.listen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics while the command runs: PORT or :PORT (loopback), HOST:PORT (e.g. 0.0.0.0:9464 for every interface) (default: none)")
+	fs.StringVar(&m.tokenFile, "metrics-token-file", "", "with --metrics-listen: a scrape must send the token FILE holds (Authorization: Bearer; Prometheus's authorization.credentials_file); needed on an address other hosts reach, unless --insecure")
+	fs.BoolVar(&m.insecure, "insecure", false, "serve at an address other hosts reach without authentication (--metrics-listen without --metrics-token-file; serve's --listen without --token-file; run ecperf's --receiver), with a warning")
 	if lingers {
 		fs.DurationVar(&m.linger, "metrics-linger", 0, "with --metrics-listen: keep serving the final figures this long after the run, so that the last scrape sees them (e.g. 30s for a 15 s scrape interval)")
 	}
@@ -38,7 +48,27 @@ func (m *metricsFlags) start(stderr io.Writer, workloadName string) (*livemetric
 	if m.linger < 0 {
 		return nil, config.Usage(fmt.Errorf("--metrics-linger %v: want 0 or more", m.linger))
 	}
-	srv, err := livemetrics.Listen(m.listen, workloadName)
+	var token string
+	if m.tokenFile != "" {
+		b, err := os.ReadFile(m.tokenFile)
+		if err != nil {
+			return nil, config.Usage(fmt.Errorf("--metrics-token-file: %v", err))
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return nil, config.Usage(fmt.Errorf("--metrics-token-file %s is empty: it must hold the token scrapers send", m.tokenFile))
+		}
+	}
+	bind, err := livemetrics.BindAddress(m.listen)
+	if err != nil {
+		return nil, config.Usage(err)
+	}
+	if token == "" {
+		const fix = "give --metrics-token-file FILE (scrapers then send its token as a bearer token), listen on loopback (a bare PORT)"
+		if err := server.Guard(context.Background(), "--metrics-listen", bind, "the metrics", fix, m.insecure, stderr); err != nil {
+			return nil, config.Usage(err)
+		}
+	}
+	srv, err := livemetrics.Listen(bind, workloadName, token)
 	if err != nil {
 		return nil, config.Usage(err)
 	}

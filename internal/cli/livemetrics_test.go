@@ -181,6 +181,9 @@ func TestMetricsListenBadInput(t *testing.T) {
 		{[]string{"--metrics-listen", "127.0.0.1:notaport"}, `"notaport" is not a port`},
 		{[]string{"--metrics-listen", "a:b:c"}, "want PORT, :PORT (loopback) or HOST:PORT"},
 		{[]string{"--metrics-linger", "5s"}, "needs --metrics-listen"},
+		{[]string{"--metrics-listen", "0.0.0.0:0"}, "--metrics-listen 0.0.0.0:0 reaches other hosts"},
+		{[]string{"--metrics-listen", "[::]:0"}, "give --metrics-token-file FILE"},
+		{[]string{"--metrics-listen", "127.0.0.1:0", "--metrics-token-file", "/nonexistent/token"}, "--metrics-token-file: open /nonexistent/token"},
 	} {
 		args := append([]string{"run", "stockonline", "--iterations", "1", "--clients", "1"}, tc.args...)
 		code, _, stderr := runCLI(t, args...)

@@ -48,6 +48,9 @@ result file (tierbench/result/v1 JSON).`,
 			if err := r.Validate(cfg); err != nil {
 				return err
 			}
+			if err := mf.guardReceiver(cmd.Context(), cfg, env.Stderr); err != nil {
+				return err
+			}
 			return measure(cmd.Context(), env, out, r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
 				return run.Run(cmd.Context(), cfg)
 			})

@@ -39,7 +39,9 @@ JSON at /tpcapp/v1/METHOD, with its partners (in-process unless --pov, --pge, --
 its shipping and inventory agents and their queues; drive it with
 tierbench drive tpcapp --target URL [--front json].
 --token-file FILE: the business tier answers only callers that send the token the
-file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
+file holds, and a web tier sends it: give it to a tier other hosts can reach. An address
+other hosts reach (:PORT, 0.0.0.0, [::], another host's name) is refused without it, or,
+for pages and web services, which take no token, without --insecure (which warns).`,
 		Args: workloadArg(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(r, args[0])
@@ -52,6 +54,7 @@ file holds, and a web tier sends it: give it to a tier other hosts can reach.`,
 				return err
 			}
 			defer mf.finish(cmd.Context(), live)
+			o.Insecure = mf.insecure
 			err = r.Serve(cmd.Context(), cfg, o, func(s runner.Serving) {
 				if live != nil {
 					live.SetStage(livemetrics.StageServing)

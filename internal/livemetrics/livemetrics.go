@@ -1,6 +1,7 @@
 package livemetrics
 
 import (
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -62,9 +63,10 @@ type Server struct {
 
 // Listen binds addr and serves the metrics there until Close. A bare port
 // ("9464" or ":9464") listens on loopback only: exposing a run's figures
-// beyond the machine takes an explicit host ("0.0.0.0:9464").
-func Listen(addr, workloadName string) (*Server, error) {
-	bind, err := bindAddress(addr)
+// beyond the machine takes an explicit host ("0.0.0.0:9464"). With a
+// token, a request must send it as a bearer token.
+func Listen(addr, workloadName, token string) (*Server, error) {
+	bind, err := BindAddress(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +86,11 @@ func Listen(addr, workloadName string) (*Server, error) {
 		}
 		fmt.Fprintf(w, "tierbench %s: metrics at %s\n", workloadName, Path)
 	})
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	var h http.Handler = mux
+	if token != "" {
+		h = bearer(token, mux)
+	}
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		defer close(s.done)
 		s.srv.Serve(ln) // returns on Close
@@ -92,8 +98,22 @@ func Listen(addr, workloadName string) (*Server, error) {
 	return s, nil
 }
 
-// bindAddress makes a bare port a loopback address.
-func bindAddress(addr string) (string, error) {
+// bearer answers 401 to a request without "Authorization: Bearer token".
+func bearer(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tierbench metrics"`)
+			http.Error(w, "send the token of --metrics-token-file as Authorization: Bearer TOKEN", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// BindAddress is the address --metrics-listen binds: a bare port is a
+// loopback address.
+func BindAddress(addr string) (string, error) {
 	if addr == "" {
 		return "", errors.New("--metrics-listen: empty; give PORT, :PORT (loopback) or HOST:PORT")
 	}

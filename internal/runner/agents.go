@@ -107,7 +107,7 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 		}
 		dbCfg := cfg
 		dbCfg.DB = *o.CheckDB
-		db, err := r.open(ctx, dbCfg, w, true)
+		db, err := r.open(ctx, dbCfg, w, true, useDrive)
 		if err != nil {
 			return nil, err
 		}

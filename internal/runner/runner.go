@@ -110,7 +110,7 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
-	db, err := r.open(ctx, cfg, w, false)
+	db, err := r.open(ctx, cfg, w, false, useLoad)
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
@@ -188,7 +188,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		defer os.RemoveAll(dir)
 		cfg.DB = store.DSN{Dialect: store.SQLite, Path: filepath.Join(dir, cfg.Workload+".db")}
 	}
-	db, err := r.open(ctx, cfg, w, cfg.Tiers > 1)
+	db, err := r.open(ctx, cfg, w, cfg.Tiers > 1, useRun)
 	if err != nil {
 		return nil, err
 	}
@@ -612,8 +612,8 @@ func threads(cfg config.Run, w workload.Workload) int {
 // one session per server thread; with checksOnly, for one that only loads
 // and checks it (the driver of --tiers 2|3 and of drive --db), whose
 // statements all go over the shared session, while the tiers open their
-// own pools.
-func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, checksOnly bool) (*store.DB, error) {
+// own pools. It holds the database's lock for u until it closes.
+func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, checksOnly bool, u use) (*store.DB, error) {
 	iso := cfg.Isolation
 	info := w.Info()
 	n := threads(cfg, w)
@@ -621,8 +621,9 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 	if checksOnly {
 		pool = 1
 		if cfg.Tiers > 1 {
-			// The run's own tiers open their pools on the same server.
-			others = n + 1
+			// The run's own tiers open their pools on the same server,
+			// and each a connection that finds the run's lock.
+			others = n + 2
 		}
 	}
 	var ue *store.UsageError
@@ -652,7 +653,14 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 	if errors.As(err, &ue) {
 		return nil, config.Usage(ue.Err)
 	}
-	return db, err
+	if err != nil {
+		return nil, err
+	}
+	if err := lock(ctx, db, u, cfg.Workload); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // fitsConnectionLimit refuses, before anything runs, a run that needs more
@@ -666,7 +674,9 @@ func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info
 	if err != nil || limit == 0 {
 		return err
 	}
-	need := threads + 1 + others // and one shared connection for loading and checks
+	// And one shared connection for loading and checks, and one holding
+	// the database's lock (lock.go).
+	need := threads + 2 + others
 	if need <= limit {
 		return nil
 	}
@@ -674,9 +684,9 @@ func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info
 	if info.AgentThreads != nil {
 		parts += fmt.Sprintf(" + %d for the workload's agents", info.AgentThreads(cfg))
 	}
-	parts += ", and one shared"
+	parts += ", one shared, and one holding the database's lock"
 	if others > 0 {
-		parts = fmt.Sprintf("the tiers': %s; the run's own: %d for loading and checks", parts, threads+1)
+		parts = fmt.Sprintf("the tiers': %s; the run's own: %d for loading, checks and the lock", parts, threads+2)
 	}
 	return config.Usage(fmt.Errorf("--server-threads %d needs %d database connections (%s), but %s admits %d (%s): lower --server-threads, or raise the server's max_connections",
 		cfg.ServerThreads, need, parts, db.Version(), limit, how))

@@ -47,6 +47,9 @@ type ServeOptions struct {
 	// TokenFile holds the token the business tier requires of its callers
 	// and the web tier sends.
 	TokenFile string
+	// Insecure serves a tier that authenticates no one at an address
+	// other hosts reach (guardListen).
+	Insecure bool
 }
 
 // Serving is what a tier serves, once it listens.
@@ -113,6 +116,9 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	if err != nil {
 		return err
 	}
+	if err := r.guardListen(ctx, o, "the "+cfg.Workload+" business tier", true); err != nil {
+		return err
+	}
 	protocol, err := remote.ParseProtocol(cfg.Protocol)
 	if err != nil {
 		return config.Usage(fmt.Errorf("--%w", err))
@@ -160,6 +166,9 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 	}
 	token, err := readToken(o.TokenFile)
 	if err != nil {
+		return err
+	}
+	if err := r.guardListen(ctx, o, "the "+cfg.Workload+" web tier", false); err != nil {
 		return err
 	}
 	conn, protocol, err := dialTier(ctx, "business", o.Business, token, cfg.ServerThreads)
@@ -467,7 +476,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	var checkDB *store.DB
 	if o.CheckDB != nil {
 		cfg.DB = *o.CheckDB
-		if checkDB, err = r.open(ctx, cfg, w, true); err != nil {
+		if checkDB, err = r.open(ctx, cfg, w, true, useDrive); err != nil {
 			return nil, err
 		}
 		defer checkDB.Close()

@@ -152,15 +152,16 @@ func TestRunsThatCannotFitAreRefusedUpFront(t *testing.T) {
 		cfg := stockOnlineConfig(t, r, dsn(t))
 		cfg.Clients, cfg.ServerThreads = 5000, 4000
 		_, err := r.Run(ctx, cfg)
-		if !usageErr(err) || !strings.Contains(err.Error(), "--server-threads 4000 needs 4001 database connections") || !strings.Contains(err.Error(), "max_connections") {
+		if !usageErr(err) || !strings.Contains(err.Error(), "--server-threads 4000 needs 4002 database connections") || !strings.Contains(err.Error(), "max_connections") {
 			t.Errorf("%s: %v, want a usage error naming the connections needed and the server's limit", cfg.DB, err)
 		}
 		// With the session bean in a child process, the run's own pool
-		// is the shared session and one thread: the tier's pool and the
-		// run's two connections are counted together, before any starts.
+		// is the shared session and one thread: the tier's pool (and the
+		// connection that finds the run's lock) and the run's three
+		// connections are counted together, before any starts.
 		cfg.Tiers = 2
 		_, err = r.Run(ctx, cfg)
-		if !usageErr(err) || !strings.Contains(err.Error(), "--server-threads 4000 needs 4003 database connections") || !strings.Contains(err.Error(), "the run's own: 2 for loading and checks") {
+		if !usageErr(err) || !strings.Contains(err.Error(), "--server-threads 4000 needs 4005 database connections") || !strings.Contains(err.Error(), "the run's own: 3 for loading, checks and the lock") {
 			t.Errorf("%s --tiers 2: %v, want a usage error counting the tier's and the run's connections", cfg.DB, err)
 		}
 	}

@@ -98,6 +98,9 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	if o.Business != "" {
 		return config.Usage(errors.New("--business is the web tier's (--tier web): where its business tier serves"))
 	}
+	if err := r.guardListen(ctx, o, cfg.Workload+"'s site", false); err != nil {
+		return err
+	}
 	db, cfg, p, err := r.openServed(ctx, cfg, w)
 	if err != nil {
 		return err
@@ -132,7 +135,7 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, config.Usage(err)
 	}
-	db, err := r.open(ctx, cfg, w, false)
+	db, err := r.open(ctx, cfg, w, false, useServe)
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, err
 	}

@@ -11,8 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -123,3 +125,49 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Done is closed when the server has stopped serving: after Shutdown, or
 // on its own when its listener failed (Shutdown then says why).
 func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Loopback reports whether a listen address (HOST:PORT, as ParseListen
+// accepts it) reaches this host alone: its host is a loopback address, or
+// a name all of whose addresses are ("localhost"). An empty host is every
+// interface; a name that does not resolve counts as reaching beyond, as
+// it may once it resolves.
+func Loopback(ctx context.Context, addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.IsLoopback()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.Unmap().IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
+// Guard refuses to serve what at addr (given as flag) when other hosts
+// reach it and it does not authenticate them, unless insecure: then it
+// writes a warning to warn. fix says what else to do (authenticate,
+// listen on loopback), when anything else will do.
+// A tier open to the network lets anyone who reaches the host use it.
+func Guard(ctx context.Context, flag, addr, what, fix string, insecure bool, warn io.Writer) error {
+	if Loopback(ctx, addr) {
+		return nil
+	}
+	if insecure {
+		fmt.Fprintf(warn, "tierbench: warning: --insecure: serving %s on %s with no authentication: anyone who reaches this host can use it\n", what, addr)
+		return nil
+	}
+	if fix != "" {
+		fix += ", or "
+	}
+	return fmt.Errorf("%s %s reaches other hosts, and %s would answer anyone there: %sgive --insecure to serve it open anyway", flag, addr, what, fix)
+}

@@ -96,3 +96,29 @@ func TestParseListen(t *testing.T) {
 		}
 	}
 }
+
+// Which listen addresses reach beyond the host (issue 27 §6).
+func TestLoopback(t *testing.T) {
+	for _, c := range []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1:8080", true},
+		{"127.0.0.2:0", true},
+		{"[::1]:8080", true},
+		{"[::ffff:127.0.0.1]:8080", true},
+		{"localhost:8080", true},
+		{":8080", false},
+		{"0.0.0.0:8080", false},
+		{"[::]:8080", false},
+		{"10.0.0.5:9090", false},
+		{"192.168.1.2:0", false},
+		{"[fe80::1%lo]:8080", false},
+		{"no-such-host.invalid:8080", false},
+		{"8080", false},
+	} {
+		if got := Loopback(context.Background(), c.addr); got != c.want {
+			t.Errorf("Loopback(%q) = %t, want %t", c.addr, got, c.want)
+		}
+	}
+}

@@ -26,6 +26,11 @@ import (
 type Backend struct {
 	sqldb.DB
 	isolation store.Isolation
+	connector driver.Connector
+	// lockConn holds the database's lock (Lock), if taken, on a pool of
+	// its own, lockDB; they close last.
+	lockConn *sql.Conn
+	lockDB   *sql.DB
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -44,12 +49,13 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	if err != nil {
 		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
 	}
-	db := sql.OpenDB(isolatingConnector{Connector: conn, set: "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()})
+	connector := isolatingConnector{Connector: conn, set: "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()}
+	db := sql.OpenDB(connector)
 	// One connection per server thread, and one for shared work (loading,
 	// checks, statements prepared mid-run) that a busy thread cannot block.
 	db.SetMaxOpenConns(opts.Threads + 1)
 	db.SetMaxIdleConns(opts.Threads + 1)
-	return &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt}, isolation: opts.Isolation}, nil
+	return &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt}, isolation: opts.Isolation, connector: connector}, nil
 }
 
 // commitInDoubt reports whether an error of COMMIT leaves its outcome
@@ -130,7 +136,15 @@ func (b *Backend) Dialect() store.Dialect     { return store.MySQL }
 func (b *Backend) Shared() store.Executor     { return b.DB }
 func (b *Backend) Thread(int) store.Executor  { return b.DB }
 func (b *Backend) Isolation() store.Isolation { return b.isolation }
-func (b *Backend) Close() error               { return b.SQL.Close() }
+
+func (b *Backend) Close() error {
+	err := b.SQL.Close()
+	if b.lockConn != nil {
+		b.lockConn.Close()
+		b.lockDB.Close()
+	}
+	return err
+}
 
 // ServerVersion tells MariaDB from MySQL: "mariadb 10.11.19", "mysql 8.0.36".
 func (b *Backend) ServerVersion(ctx context.Context) (string, error) {

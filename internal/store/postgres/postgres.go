@@ -41,6 +41,9 @@ type Backend struct {
 	pool      *pgxpool.Pool
 	isolation store.Isolation
 	threads   []*thread
+	// lock is the connection holding the database's lock (Lock), if
+	// taken; it closes last.
+	lock *pgx.Conn
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -83,6 +86,9 @@ func (b *Backend) Close() error {
 		t.release()
 	}
 	b.pool.Close()
+	if b.lock != nil {
+		b.lock.Close(context.Background())
+	}
 	return nil
 }
 

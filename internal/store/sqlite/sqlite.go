@@ -34,6 +34,10 @@ type Backend struct {
 	db      sqldb.DB
 	writeMu sync.Mutex
 	tempDir string // removed on Close when the database was temporary
+	path    string
+	// lockFile holds the database's lock (Lock), if taken; it closes
+	// last.
+	lockFile *os.File
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -74,6 +78,7 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	db.SetMaxOpenConns(opts.Threads + 1)
 	db.SetMaxIdleConns(opts.Threads + 1)
 	b.db = sqldb.DB{SQL: db}
+	b.path = path
 	return b, nil
 }
 
@@ -86,6 +91,9 @@ func (b *Backend) Isolation() store.Isolation { return store.Serializable }
 func (b *Backend) Close() error {
 	err := b.db.SQL.Close()
 	b.removeTemp()
+	if b.lockFile != nil {
+		b.lockFile.Close()
+	}
 	return err
 }
 
