@@ -72,10 +72,10 @@ type population struct {
 	Users       int64
 	OldItems    int64
 	ActiveItems int64
-	// deal is the category (from 0) of each active item, in id order,
-	// under SpreadOriginal; nil under SpreadEven. A pointer keeps
-	// populations comparable.
-	deal *[]uint8
+	// deal is the category (from 0) of each active item, a byte each in
+	// id order, under SpreadOriginal; empty under SpreadEven. A string
+	// keeps populations comparable by value.
+	deal string
 }
 
 // populationAt is the population at scale (0 means the default, 1).
@@ -130,10 +130,9 @@ const (
 func (p population) withSpread(spread string) (population, error) {
 	switch spread {
 	case "", SpreadOriginal:
-		deal := dealOriginal(p.OldItems, p.ActiveItems, categoryItems)
-		p.deal = &deal
+		p.deal = string(dealOriginal(p.OldItems, p.ActiveItems, categoryItems))
 	case SpreadEven:
-		p.deal = nil
+		p.deal = ""
 	default:
 		return p, fmt.Errorf("--items-per-category %q: want %s or %s", spread, SpreadOriginal, SpreadEven)
 	}
@@ -144,10 +143,10 @@ func (p population) withSpread(spread string) (population, error) {
 // to category i mod 20, and an active one, when that category has all
 // its share, to the next category that has not.
 func (p population) categoryOf(id int64) int64 {
-	if p.deal == nil || id < p.FirstActiveItem() {
+	if p.deal == "" || id < p.FirstActiveItem() {
 		return (id-1)%numCategories + 1
 	}
-	return int64((*p.deal)[id-p.FirstActiveItem()]) + 1
+	return int64(p.deal[id-p.FirstActiveItem()]) + 1
 }
 
 // dealOriginal deals active items old+1..old+active as InitDB does, each
