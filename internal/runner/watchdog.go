@@ -127,6 +127,11 @@ func watch(ctx context.Context, t tier, grace time.Duration, failed func() int64
 		err := t.probe(ctx)
 		switch {
 		case err == nil:
+			if down != nil {
+				// Back within the grace (a restart): its operations get a
+				// grace of their own to succeed again.
+				okAt, failedAtOK = time.Now(), failed()
+			}
 			down = nil
 			if t.succeeded != nil && time.Since(okAt) >= grace && failed() > failedAtOK {
 				o := &outage{began: okAt, failedBefore: failedAtOK, answering: true}

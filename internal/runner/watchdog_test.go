@@ -64,6 +64,30 @@ func testWatchdogEndsADriveWhoseEveryOperationFails(t *testing.T) {
 		t.Errorf("operations succeeding beside the failures: outage %+v, want none", o)
 	}
 
+	// A restart within the grace: down for most of it, then answering
+	// while the operations still fail a little longer. The operations
+	// get a grace of their own from the return, not from their last
+	// success.
+	var restarted counters
+	var down atomic.Bool
+	down.Store(true)
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	tr := tier{name: "the site", lost: restarted.failed.Load, succeeded: restarted.ok.Load, probe: func(context.Context) error {
+		if down.Load() {
+			return errors.New("connection refused")
+		}
+		return nil
+	}}
+	w = watchTier(ctx, tr, grace, restarted.failed.Load, stop)
+	run(&restarted, false, grace*9/10)
+	down.Store(false)
+	run(&restarted, false, grace/2)
+	run(&restarted, true, grace)
+	if o := w.stop(); o != nil || ctx.Err() != nil {
+		t.Errorf("a restart within the grace: outage %+v, want the run going on", o)
+	}
+
 	var gone counters
 	w, _ = start(&gone, errors.New("connection refused"), nil)
 	run(&gone, false, 3*grace)
