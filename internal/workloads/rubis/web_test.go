@@ -353,3 +353,28 @@ func TestBrowseCategoriesInAnUnknownRegion(t *testing.T) {
 		}
 	})
 }
+
+// Every region of the kit's file, as the original client sends it
+// (RegisterUser's region, BrowseCategories' region), is one the site
+// knows: 15 of them were error pages when the names were made up.
+func TestEveryKitRegionIsKnown(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		w := setupWeb(t, dsn)
+		for i, region := range readLines(ebayRegions) {
+			id := strconv.Itoa(i + 1)
+			nick := "kit" + id
+			status, body := w.fetch(t, false, "/PHP/RegisterUser.php", vals("firstname", "K", "lastname", "It", "nickname", nick,
+				"password", "p", "email", nick+"@rubis.com", "region", region))
+			if status != http.StatusOK || strings.Contains(body, "ERROR") {
+				t.Errorf("RegisterUser in region %q: %d\n%s", region, status, body)
+				continue
+			}
+			if got := w.q.Int("SELECT region FROM users WHERE nickname = ?", nick); got != int64(i+1) {
+				t.Errorf("%s registered in region %d, want %d (%q)", nick, got, i+1, region)
+			}
+			if _, body := w.fetch(t, false, "/PHP/BrowseCategories.php", vals("region", region)); !strings.Contains(body, "&region="+id+`"`) {
+				t.Errorf("BrowseCategories in region %q: no links to region %s", region, id)
+			}
+		}
+	})
+}
