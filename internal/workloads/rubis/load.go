@@ -19,7 +19,8 @@ func load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.Lo
 // loadAt recreates the RUBiS tables and writes the population at p.Scale,
 // reproducibly from p.Seed and the time base now: the same three give the
 // same rows on every backend. Active auctions end between now + 1 hour and
-// now + 7 days, old ones ended before now. Every table goes through
+// now + 7 days, old ones ended before now; they are dealt to the categories
+// as p.Config.ItemsPerCategory says (population.withSpread). Every table goes through
 // BulkInsert (COPY on PostgreSQL), its rows generated as they are sent;
 // indexes are built once the rows are in.
 //
