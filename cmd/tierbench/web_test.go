@@ -1,10 +1,13 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -141,5 +144,81 @@ func TestDriveEndsWhenTheSiteIsGone(t *testing.T) {
 	}
 	if s := r.Summary; s.Operations == 0 || s.Errors == 0 || s.Passed {
 		t.Errorf("%d operations, %d errors, passed %v; want some of each, not passed", s.Operations, s.Errors, s.Passed)
+	}
+}
+
+// --target may name the site's pages' directory, as the original
+// client's php_html_path does (http://HOST:PORT/PHP drove
+// /PHP/PHP/index.html: every request a 404 for the whole run); a target
+// whose pages are not there is refused at once, naming the request and
+// its answer.
+func TestDriveTakesTheSitesBasePath(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	_, url, _ := serveRUBiS(t, bin)
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "rubis", "--target", url+"/PHP", "--scale", "2", "--clients", "4", "--iterations", "20",
+		"--think-scale", "0", "--out", out)
+	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("drive --target %s/PHP exited %d (%v): %s\n%s", url, code, err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Summary; s.Operations != 4*20 || s.Errors+s.InDoubt != 0 {
+		t.Errorf("%d operations, %d errors, %d in doubt; want 80 and none failed", s.Operations, s.Errors, s.InDoubt)
+	}
+
+	began := time.Now()
+	bad := testsvc.Start(t, bin, "drive", "rubis", "--target", url+"/rubis", "--scale", "2", "--clients", "4", "--iterations", "20",
+		"--out", filepath.Join(t.TempDir(), "bad.json"))
+	code, err := bad.Wait(time.Minute)
+	if err != nil || code != 2 || !strings.Contains(bad.Stderr(), "GET /rubis/index.html answers 404 Not Found") {
+		t.Errorf("drive --target %s/rubis exited %d (%v) after %v, want 2 at once naming the request and its 404:\n%s", url, code, err,
+			time.Since(began).Round(time.Millisecond), bad.Stderr())
+	}
+}
+
+// A drive whose every request fails while the site answers (here a site
+// that answers its home page once, for the drive's first look, then 404
+// to everything) ends after the outage grace with exit 3, and its result
+// names the requests and their status.
+func TestDriveStopsWhenEveryRequestFails(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	var looked atomic.Bool
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/PHP/index.html" && looked.CompareAndSwap(false, true) {
+			io.WriteString(w, "<html>RUBiS</html>")
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(site.Close)
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "rubis", "--target", site.URL, "--clients", "5", "--duration", "2m",
+		"--think-scale", "0.01", "--out", out)
+	code, err := drive.Wait(time.Minute)
+	if err != nil {
+		t.Fatalf("drive still running after a minute of nothing but 404s: %v", err)
+	}
+	if code != 3 {
+		t.Errorf("exit code %d, want 3 (infrastructure):\n%s", code, drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	f := r.Summary.Failure
+	if f == nil || f.Phase != "run" || !strings.Contains(f.Error, "every operation failed for 10s while the site at "+site.URL+" answered") ||
+		!strings.Contains(f.Error, "GET /PHP/index.html: HTTP 404 Not Found") {
+		t.Fatalf("failure %+v, want one in phase run saying every operation failed and naming the request and its 404", f)
+	}
+	if !strings.Contains(drive.Stderr(), "GET /PHP/index.html: HTTP 404 Not Found") {
+		t.Errorf("the error line does not name the request and its status:\n%s", drive.Stderr())
+	}
+	if s := r.Summary; s.Errors == 0 || s.Passed {
+		t.Errorf("%d errors, passed %v; want errors, not passed", s.Errors, s.Passed)
 	}
 }

@@ -25,9 +25,12 @@ func newDriveCmd(env *Env, r *runner.Runner) *cobra.Command {
 result file, as tierbench run does. --scale and --seed must be the served population's,
 so that the clients ask for what exists.
 
-RUBiS: the emulated browsers against the site at --target (http://HOST:PORT; any
-implementation of its pages). The driver reaches only the site: it checks no database
-(the result says so).
+RUBiS: the emulated browsers against the site at --target (http://HOST:PORT, or the
+pages' directory, http://HOST:PORT/PHP, as the original client's php_html_path; any
+implementation of its pages). A target whose home page does not answer 200 is refused
+at once. The driver reaches only the site: it checks no database (the result says so).
+Any drive whose every operation fails for 10 s while its tier answers ends with exit 3,
+its error naming the first failures (for RUBiS, the page and the HTTP status).
 Stock-Online: the terminals call the session bean served at --target (http://HOST:PORT
 or grpc://HOST:PORT, as tierbench serve stockonline prints it; the scheme is the
 protocol), with the token of --token-file if it requires one. With --db naming the
@@ -63,7 +66,7 @@ is served, so the drive checks no database.`,
 	addFileFlag(fs, f)
 	addPopulationFlags(fs, f)
 	addLoadGenFlags(fs, f)
-	fs.StringVar(&target, "target", "", "the served tier's URL, e.g. http://127.0.0.1:8080 (required)")
+	fs.StringVar(&target, "target", "", "the served tier's URL, e.g. http://127.0.0.1:8080 (RUBiS: or its pages' directory, http://127.0.0.1:8080/PHP) (required)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "Stock-Online: file holding the token the business tier requires")
 	fs.Var(&checkDB, "db", "Stock-Online: the database behind the business tier, to check after the run: "+store.DSNForms)
 	addMetricsFlags(fs, &mf, true)

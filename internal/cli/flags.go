@@ -56,6 +56,7 @@ func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.IntVar(&f.values.IR, "ir", 0, "ECperf's injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules)")
 	v := &f.values
 	fs.StringVar(&v.ItemImages, "item-images", "", "TPC-App: where item images live: in-row (in the item row), file (a file the row names, read only by ProductDetail), none (default in-row)")
+	fs.StringVar(&v.ItemsPerCategory, "items-per-category", "", "RUBiS: how the active items are dealt to the categories: original (the counts of the kit's ebay_simple_categories.txt, scaled: Collectibles 23%, Photo 0.5%) or even (default original)")
 	fs.IntVar(&v.ImageKB, "image-kb", 0, "TPC-App: size of each item's image in KiB (default 100, the seed's)")
 	fs.StringVar(&v.ImageDir, "image-dir", "", "TPC-App: directory of the image files under --item-images file (default: one per database under the system's temporary directory)")
 	fs.StringVar(&v.Indexes, "indexes", "", "TPC-App: spec (primary keys and the address lookup) or tuned (also the seed's four: item(subject, pub_date), orders(customer), order_line(order), order_line(item)) (default spec)")

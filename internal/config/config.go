@@ -103,6 +103,10 @@ type Run struct {
 	// ThinkScale multiplies RUBiS's think times (mean 7 s): below 1 for
 	// short runs, 0 for none.
 	ThinkScale float64 `yaml:"think-scale" json:"think-scale,omitempty"`
+	// ItemsPerCategory is how RUBiS's load deals the active items to the
+	// categories: original (the counts of the kit's
+	// ebay_simple_categories.txt, scaled; empty means it) or even.
+	ItemsPerCategory string `yaml:"items-per-category" json:"items-per-category,omitempty"`
 
 	// Style is how the middle tier is built (RUBiS: servlets, session,
 	// facade, local, entity; see Styles); empty: by --persistence, direct
@@ -469,6 +473,9 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if err := r.validateReceiver(); err != nil {
 		errs = append(errs, err)
 	}
+	if r.ItemsPerCategory != "" && r.ItemsPerCategory != "original" && r.ItemsPerCategory != "even" {
+		bad("--items-per-category %q: want original (the kit's ebay_simple_categories.txt counts, scaled) or even", r.ItemsPerCategory)
+	}
 	if !(r.ThinkScale >= 0 && r.ThinkScale <= 100) {
 		bad("--think-scale %v: must be from 0 to 100 (1 = the original's 7 s mean, 0 = no think time)", r.ThinkScale)
 	}
@@ -493,7 +500,7 @@ var workloadKeys = map[string][]string{
 	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf", "tpcapp"}, "emulator": {"ecperf"},
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
-	"warmup": {"stockonline"}, "mix": {"rubis", "stockonline", "tpcapp"}, "think-scale": {"rubis"},
+	"warmup": {"stockonline"}, "mix": {"rubis", "stockonline", "tpcapp"}, "think-scale": {"rubis"}, "items-per-category": {"rubis"},
 	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
 	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
 	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},

@@ -57,6 +57,7 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"style on the wrong persistence", func(r *Run) { r.Style, r.Persistence = "session", container.CMP }, []string{"--style session runs on --persistence direct, not cmp"}},
 		{"style facade on direct SQL", func(r *Run) { r.Style, r.Persistence = "facade", container.Direct }, []string{"--style facade runs on --persistence cmp or bmp, not direct"}},
 		{"protocol", func(r *Run) { r.Protocol = "rmi" }, []string{`--protocol "rmi"`, "http, grpc"}},
+		{"items per category", func(r *Run) { r.ItemsPerCategory = "skewed" }, []string{`--items-per-category "skewed"`, "original", "even"}},
 		{"receiver loopback, emulator remote", func(r *Run) { r.Emulator = "http://emu-host:8099" }, []string{`--receiver "127.0.0.1:0" is reachable only from this host`, "emu-host can reach"}},
 	}
 	for _, tt := range tests {

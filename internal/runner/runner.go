@@ -362,6 +362,14 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	default:
 		watched = siteTier(s.target, failed)
 	}
+	if s.target != "" {
+		// A drive reaches its tier only through the operations: when
+		// they all fail while it answers, nothing else will tell.
+		watched.succeeded = func() int64 { ops, f := s.rec.Completed(); return ops - f }
+		if ff, ok := run.(firstFailed); ok {
+			watched.samples = ff.FirstFailures
+		}
+	}
 	watch := watchTier(driveCtx, watched, OutageGrace, failed, stopDriving)
 	quitProcs := make(chan struct{})
 	watchProcs(s.procs, quitProcs, stopDriving)
@@ -428,6 +436,11 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	}
 	return s.result(nil), nil
 }
+
+// firstFailed is a run that keeps its clients' first failures' messages
+// (a web workload's: the request and the status), for the error that
+// ends a drive whose every operation fails.
+type firstFailed interface{ FirstFailures() []string }
 
 // fail ends the run with a failure in phase: the result holds what was
 // measured until then, and err is returned beside it. An interrupt that

@@ -246,7 +246,8 @@ func TestARealBrowserUsesTheSite(t *testing.T) {
 	if user == seller {
 		user++
 	}
-	tb.open("follow the bid link", chromedp.Click(link("Bid now on this item")))
+	// The link is the bid_now.jpg image, then the words.
+	tb.open("follow the bid link", chromedp.Click(link("on this item")))
 	tb.do("log in", chromedp.SendKeys(field("nickname"), nickname(user)), chromedp.SendKeys(field("password"), password(user)))
 	if title := tb.open("submit the login", chromedp.Click(button("Log In!"))); title != "RUBiS: Bidding" {
 		t.Errorf("after the login: %q, want the bidding page", title)

@@ -19,7 +19,8 @@ func load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.Lo
 // loadAt recreates the RUBiS tables and writes the population at p.Scale,
 // reproducibly from p.Seed and the time base now: the same three give the
 // same rows on every backend. Active auctions end between now + 1 hour and
-// now + 7 days, old ones ended before now. Every table goes through
+// now + 7 days, old ones ended before now; they are dealt to the categories
+// as p.Config.ItemsPerCategory says (population.withSpread). Every table goes through
 // BulkInsert (COPY on PostgreSQL), its rows generated as they are sent;
 // indexes are built once the rows are in.
 //
@@ -33,6 +34,9 @@ func load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.Lo
 func loadAt(ctx context.Context, db *store.DB, p workload.LoadParams, now time.Time) (workload.LoadReport, error) {
 	began := time.Now()
 	pop, err := populationAt(p.Scale)
+	if err == nil {
+		pop, err = pop.withSpread(p.Config.ItemsPerCategory)
+	}
 	if err != nil {
 		return workload.LoadReport{}, err
 	}
@@ -202,7 +206,7 @@ func itemRows(g *generator, first, last int64) *rowSource {
 		row[0], row[1], row[2], row[3] = id, itemName(id), descriptionText[:it.descriptionLen], float64(it.initialPrice)
 		row[4], row[5], row[6] = it.quantity, float64(it.reservePrice), float64(it.buyNow)
 		row[7], row[8], row[9], row[10] = int64(it.nbBids), float64(maxBid), it.start, it.end
-		row[11], row[12] = it.seller, categoryOf(id)
+		row[11], row[12] = it.seller, g.pop.categoryOf(id)
 		return true
 	}}
 }

@@ -3,6 +3,7 @@ package rubis
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,17 @@ func TestLoad(t *testing.T) {
 		checkLoadInvariants(t, q, pop)
 		checkLoadDates(t, q, base)
 		checkLoadShares(t, q, pop)
+		// The kit's names and its skew (--items-per-category original),
+		// as every backend stores them.
+		if got, want := q.Ints("SELECT COUNT(*) FROM items GROUP BY category ORDER BY category"),
+			[]int64{14, 27, 3, 29, 5, 76, 7, 6, 11, 10, 23, 11, 14, 2, 11, 31, 3, 2, 37, 8}; !slices.Equal(got, want) {
+			t.Errorf("active items per category %v, want the kit's file's counts scaled: %v", got, want)
+		}
+		var boston, jewelry string
+		if err := q.Row("SELECT r.name, c.name FROM regions r, categories c WHERE r.id = 24 AND c.id = 11").Scan(&boston, &jewelry); err != nil ||
+			boston != "MA--Boston " || jewelry != "Jewelry, Gems & Watches" {
+			t.Errorf("region 24 %q, category 11 %q (%v); want the kit's %q and %q", boston, jewelry, err, "MA--Boston ", "Jewelry, Gems & Watches")
+		}
 		got := loadedChecksums(t, q, seed, pop, base)
 		for table, w := range want {
 			if got[table] != w {

@@ -1,8 +1,10 @@
 package rubis
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -70,6 +72,10 @@ type population struct {
 	Users       int64
 	OldItems    int64
 	ActiveItems int64
+	// deal is the category (from 0) of each active item, a byte each in
+	// id order, under SpreadOriginal; empty under SpreadEven. A string
+	// keeps populations comparable by value.
+	deal string
 }
 
 // populationAt is the population at scale (0 means the default, 1).
@@ -108,9 +114,82 @@ var (
 // region i mod 62 of its list, whose ids count from 1.
 func regionOf(user int64) int64 { return (user-1)%numRegions + 1 }
 
-// categoryOf is item id's category: InitDB deals its i-th item (from 0)
-// to category i mod 20.
-func categoryOf(item int64) int64 { return (item-1)%numCategories + 1 }
+// The spreads of the active items over the categories
+// (--items-per-category).
+const (
+	// SpreadOriginal deals them as InitDB does given the kit's
+	// ebay_simple_categories.txt: the file's count of each category,
+	// scaled to the population, is its share.
+	SpreadOriginal = "original"
+	// SpreadEven deals item i (from 0) to category i mod 20.
+	SpreadEven = "even"
+)
+
+// withSpread is p with its active items dealt as spread says (empty:
+// SpreadOriginal).
+func (p population) withSpread(spread string) (population, error) {
+	switch spread {
+	case "", SpreadOriginal:
+		p.deal = string(dealOriginal(p.OldItems, p.ActiveItems, categoryItems))
+	case SpreadEven:
+		p.deal = ""
+	default:
+		return p, fmt.Errorf("--items-per-category %q: want %s or %s", spread, SpreadOriginal, SpreadEven)
+	}
+	return p, nil
+}
+
+// categoryOf is item id's category. InitDB deals its i-th item (from 0)
+// to category i mod 20, and an active one, when that category has all
+// its share, to the next category that has not.
+func (p population) categoryOf(id int64) int64 {
+	if p.deal == "" || id < p.FirstActiveItem() {
+		return (id-1)%numCategories + 1
+	}
+	return int64(p.deal[id-p.FirstActiveItem()]) + 1
+}
+
+// dealOriginal deals active items old+1..old+active as InitDB does, each
+// category's share being its count in counts scaled to active (largest
+// remainders take the items the rounding left): the category (from 0)
+// of each.
+func dealOriginal(old, active int64, counts []int64) []uint8 {
+	share := apportion(counts, active)
+	deal := make([]uint8, active)
+	for k := range deal {
+		c := (old + int64(k)) % int64(len(share))
+		for share[c] == 0 {
+			c = (c + 1) % int64(len(share))
+		}
+		share[c]--
+		deal[k] = uint8(c)
+	}
+	return deal
+}
+
+// apportion divides n in proportion to weights (Hamilton's method: the
+// floors, then one more to the largest remainders, the earlier first on
+// a tie); the parts add up to n.
+func apportion(weights []int64, n int64) []int64 {
+	var total int64
+	for _, w := range weights {
+		total += w
+	}
+	parts := make([]int64, len(weights))
+	order := make([]int, len(weights))
+	left := n
+	for i, w := range weights {
+		parts[i] = w * n / total
+		left -= parts[i]
+		order[i] = i
+	}
+	rem := func(i int) int64 { return weights[i] * n % total }
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rem(b), rem(a)) })
+	for _, i := range order[:left] {
+		parts[i]++
+	}
+	return parts
+}
 
 func itemName(id int64) string {
 	return "RUBiS automatically generated item #" + strconv.FormatInt(id, 10)
@@ -321,30 +400,4 @@ func repeatTo(s string, n int) string {
 		b = append(b, s...)
 	}
 	return string(b[:n])
-}
-
-// categoryNames are the 20 categories of RUBiS's ebay_simple_categories.
-var categoryNames = [numCategories]string{
-	"Antiques & Art", "Books", "Business, Office & Industrial", "Clothing & Accessories", "Coins",
-	"Collectibles", "Computers", "Consumer Electronics", "Dolls & Bears", "Home & Garden",
-	"Jewelry & Watches", "Movies & Television", "Music", "Photo", "Pottery & Glass",
-	"Sports", "Stamps", "Tickets & Travel", "Toys & Hobbies", "Everything Else",
-}
-
-// regionNames are 62 regions in the style of RUBiS's ebay_regions (a state
-// and a city), at most 25 characters as regions.name allows.
-var regionNames = [numRegions]string{
-	"AZ--Phoenix", "CA--Los Angeles", "CA--Oakland", "CA--Sacramento", "CA--San Diego",
-	"CA--San Francisco", "CA--San Jose", "CO--Denver", "CT--Hartford", "DC--Washington",
-	"FL--Jacksonville", "FL--Miami", "FL--Orlando", "FL--Tampa", "GA--Atlanta",
-	"HI--Honolulu", "ID--Boise", "IL--Chicago", "IN--Indianapolis", "KS--Wichita",
-	"KY--Louisville", "LA--New Orleans", "MA--Boston", "MD--Baltimore", "MI--Detroit",
-	"MI--Grand Rapids", "MN--Minneapolis", "MO--Kansas City", "MO--St. Louis", "NC--Charlotte",
-	"NC--Raleigh", "NE--Omaha", "NJ--Newark", "NM--Albuquerque", "NV--Las Vegas",
-	"NY--Albany", "NY--Buffalo", "NY--New York", "NY--Rochester", "OH--Cincinnati",
-	"OH--Cleveland", "OH--Columbus", "OK--Oklahoma City", "OK--Tulsa", "OR--Portland",
-	"PA--Philadelphia", "PA--Pittsburgh", "RI--Providence", "SC--Charleston", "TN--Memphis",
-	"TN--Nashville", "TX--Austin", "TX--Dallas", "TX--El Paso", "TX--Houston",
-	"TX--San Antonio", "UT--Salt Lake City", "VA--Richmond", "WA--Seattle", "WA--Spokane",
-	"WI--Milwaukee", "AK--Anchorage",
 }

@@ -17,7 +17,17 @@ var testBase = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func mustPopulation(t testing.TB, scale int) population {
 	t.Helper()
+	return mustSpread(t, scale, "")
+}
+
+// mustSpread is the population at scale with its items dealt as spread
+// says (--items-per-category; empty: the default).
+func mustSpread(t testing.TB, scale int, spread string) population {
+	t.Helper()
 	pop, err := populationAt(scale)
+	if err == nil {
+		pop, err = pop.withSpread(spread)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +75,9 @@ func TestUserIdentity(t *testing.T) {
 			t.Errorf("regionOf(%d) = %d, want %d", id, got, want)
 		}
 	}
+	even := mustSpread(t, 1, SpreadEven)
 	for id, want := range map[int64]int64{1: 1, 20: 20, 21: 1} {
-		if got := categoryOf(id); got != want {
+		if got := even.categoryOf(id); got != want {
 			t.Errorf("categoryOf(%d) = %d, want %d", id, got, want)
 		}
 	}

@@ -38,6 +38,16 @@ import (
 //go:embed web/*.html
 var webFiles embed.FS
 
+// images are the original's, served at its paths (/PHP/NAME) and shown
+// where its pages show them: the logo on every page, bid_now.jpg beside
+// each item a search or AboutMe lists and on ViewItem, buy_it_now.jpg for
+// an item offered to buy now. The original client fetches every
+// <IMG SRC="…"> of a page, so a page's request stream is the original's
+// only if the page carries the same images.
+//
+//go:embed original/RUBiS_logo.jpg original/bid_now.jpg original/buy_it_now.jpg
+var images embed.FS
+
 // maxFormBytes bounds a POSTed form: the largest fields (a description,
 // a comment) are 64 KB.
 const maxFormBytes = 1 << 20
@@ -149,6 +159,7 @@ func (s *Site) routes() {
 	static("/PHP/browse.html", "browse.html", "RUBiS: Browse")
 	static("/PHP/sell.html", "sell.html", "RUBiS: Sell your item")
 	static("/PHP/about_me.html", "about_me_auth.html", "RUBiS: About me")
+	s.serveImages()
 	s.mux.Handle("/{$}", http.RedirectHandler("/PHP/index.html", http.StatusFound))
 	s.mux.Handle("/PHP/{$}", http.RedirectHandler("/PHP/index.html", http.StatusFound))
 	for path, h := range map[string]func(*http.Request) (view, error){
@@ -175,6 +186,26 @@ func (s *Site) routes() {
 		"/PHP/AboutMe.php":                  s.aboutMe,
 	} {
 		s.mux.HandleFunc(path, s.page(path, h))
+	}
+}
+
+// serveImages serves each image at /PHP/NAME, its bytes read once.
+func (s *Site) serveImages() {
+	entries, err := images.ReadDir("original")
+	if err != nil {
+		panic(err) // embedded: a failure is a bug
+	}
+	for _, e := range entries {
+		body, err := images.ReadFile("original/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		size := strconv.Itoa(len(body))
+		s.mux.HandleFunc("/PHP/"+e.Name(), func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "image/jpeg")
+			w.Header().Set("Content-Length", size)
+			w.Write(body)
+		})
 	}
 }
 
@@ -316,9 +347,12 @@ func (s *Site) registerUser(r *http.Request) (view, error) {
 type browseCategoriesView struct {
 	Categories []Category
 	HasRegion  bool
-	Region     int64
-	Sell       bool
-	UserID     int64
+	// Region is what the links to search in the region carry: the
+	// region's id, or, for a region the site does not know, the name as
+	// given (as the PHP prints it).
+	Region string
+	Sell   bool
+	UserID int64
 }
 
 // browseCategories lists the categories to search, to search in a
@@ -340,10 +374,21 @@ func (s *Site) browseCategories(r *http.Request) (view, error) {
 	}
 	if p.HasRegion {
 		res, err := call(ctx, s, s.auction.BrowseCategoriesInRegion, BrowseCategoriesInRegionRequest{Region: p.Region})
-		if err != nil {
+		switch {
+		case IsPageError(err):
+			// The PHP never looks the region up: it lists the categories
+			// whatever the region, and the original client counts any
+			// error page as a failed interaction.
+			all, err := call(ctx, s, s.auction.BrowseCategories, BrowseCategoriesRequest{})
+			if err != nil {
+				return view{}, err
+			}
+			v.Categories, v.HasRegion, v.Region = all.Categories, true, p.Region
+		case err != nil:
 			return view{}, err
+		default:
+			v.Categories, v.HasRegion, v.Region = res.Categories, true, strconv.FormatInt(res.Region.ID, 10)
 		}
-		v.Categories, v.HasRegion, v.Region = res.Categories, true, res.Region.ID
 	}
 	if !p.Sell && !p.HasRegion {
 		res, err := call(ctx, s, s.auction.BrowseCategories, BrowseCategoriesRequest{})

@@ -321,3 +321,60 @@ func TestWebPanicIsTheErrorPage(t *testing.T) {
 		}
 	}
 }
+
+// BrowseCategories with a region the site does not know lists the
+// categories, as the PHP does (it never looks the region up), where the
+// site answered its error page, which the original client counts as a
+// failed interaction. The links carry the region as given.
+func TestBrowseCategoriesInAnUnknownRegion(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		w := setupWeb(t, dsn)
+		for _, region := range []string{"Atlantis", "FL--Tampa", "0"} { // FL--Tampa: a name the site had, not the kit
+			status, body := w.fetch(t, false, "/PHP/BrowseCategories.php", vals("region", region))
+			if status != http.StatusOK || strings.Contains(body, "ERROR") || strings.Contains(body, "Sorry") {
+				t.Errorf("region %q: %d\n%s", region, status, body)
+				continue
+			}
+			if n := strings.Count(body, `href="/PHP/SearchItemsByRegion.php?`); n != numCategories {
+				t.Errorf("region %q: %d links to search in the region, want %d", region, n, numCategories)
+			}
+			want := `href="/PHP/SearchItemsByRegion.php?category=11&categoryName=Jewelry%2c%20Gems%20%26%20Watches&region=` +
+				url.QueryEscape(region) + `"`
+			if !strings.Contains(body, want) {
+				t.Errorf("region %q: no %s in\n%s", region, want, body)
+			}
+		}
+		// A known region, by name (the kit's, its trailing blank kept) or
+		// id, still links by id.
+		for _, region := range []string{"MA--Boston ", "24"} {
+			if _, body := w.fetch(t, false, "/PHP/BrowseCategories.php", vals("region", region)); !strings.Contains(body, `&region=24"`) {
+				t.Errorf("region %q: no links to region 24 in\n%s", region, body)
+			}
+		}
+	})
+}
+
+// Every region of the kit's file, as the original client sends it
+// (RegisterUser's region, BrowseCategories' region), is one the site
+// knows: 15 of them were error pages when the names were made up.
+func TestEveryKitRegionIsKnown(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		w := setupWeb(t, dsn)
+		for i, region := range readLines(ebayRegions) {
+			id := strconv.Itoa(i + 1)
+			nick := "kit" + id
+			status, body := w.fetch(t, false, "/PHP/RegisterUser.php", vals("firstname", "K", "lastname", "It", "nickname", nick,
+				"password", "p", "email", nick+"@rubis.com", "region", region))
+			if status != http.StatusOK || strings.Contains(body, "ERROR") {
+				t.Errorf("RegisterUser in region %q: %d\n%s", region, status, body)
+				continue
+			}
+			if got := w.q.Int("SELECT region FROM users WHERE nickname = ?", nick); got != int64(i+1) {
+				t.Errorf("%s registered in region %d, want %d (%q)", nick, got, i+1, region)
+			}
+			if _, body := w.fetch(t, false, "/PHP/BrowseCategories.php", vals("region", region)); !strings.Contains(body, "&region="+id+`"`) {
+				t.Errorf("BrowseCategories in region %q: no links to region %s", region, id)
+			}
+		}
+	})
+}

@@ -12,10 +12,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
@@ -136,10 +141,58 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	return s, nil
 }
 
-// Browsers readies the emulated browsers against the site at target.
-func (Workload) Browsers(_ context.Context, target string, p workload.RunParams) (workload.Run, error) {
-	return newBrowsers(target, p)
+// Browsers readies the emulated browsers against the site at target,
+// http://HOST:PORT or the pages' directory (the original client's
+// php_html_path), http://HOST:PORT/PHP. It asks for the home page first:
+// a target whose pages are not there is refused at once, naming the URL
+// and the answer, rather than driven to nothing but errors.
+func (Workload) Browsers(ctx context.Context, target string, p workload.RunParams) (workload.Run, error) {
+	b, err := newBrowsers(target, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.probeHome(ctx, target); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
+
+// siteURL splits a target into the site's scheme and host and the path
+// of its pages ("" when it names none: the browsers' default, /PHP).
+func siteURL(target string) (base, path string, err error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "", "", err
+	}
+	path = strings.TrimRight(u.Path, "/")
+	u.Path, u.RawPath = "", ""
+	return u.String(), path, nil
+}
+
+// probeHome asks for the home page as a browser would.
+func (b *browsers) probeHome(ctx context.Context, target string) error {
+	home := b.cfg.BaseURL + b.cfg.Path + "/index.html"
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, home, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the site at %s: GET %s: %w", target, home, err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxFormBytes))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return config.Usage(fmt.Errorf("--target %s: GET %s answers %s; want the site's base URL, http://HOST:PORT, or its pages' directory, http://HOST:PORT/PHP (the original client's php_html_path)",
+			target, req.URL.Path, resp.Status))
+	}
+	return nil
+}
+
+// probeTimeout bounds the first request of a drive.
+const probeTimeout = 10 * time.Second
 
 func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 	cfg := p.Config
@@ -151,8 +204,13 @@ func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, path, err := siteURL(target)
+	if err != nil {
+		return nil, err
+	}
 	bc := browser.Config{
-		BaseURL:    target,
+		BaseURL:    base,
+		Path:       path,
 		Table:      table,
 		Think:      workload.ThinkTime{Scale: cfg.ThinkScale},
 		Users:      int(pop.Users),
@@ -176,14 +234,50 @@ type browsers struct {
 	cfg *browser.Config
 	mu  sync.Mutex
 	all []*browser.Browser
+	// first are the first failed requests' messages (the page's path
+	// and the status), at most maxFirstFailures.
+	first   []string
+	nFirst  atomic.Int32 // len(first), read without the lock
+	firstMu sync.Mutex
 }
+
+// maxFirstFailures is how many failed requests a run keeps.
+const maxFirstFailures = 8
 
 func (b *browsers) NewClient(_, id int, rng *rand.Rand) workload.Client {
 	br := browser.New(b.cfg, id, rng)
 	b.mu.Lock()
 	b.all = append(b.all, br)
 	b.mu.Unlock()
-	return &client{b: br}
+	return &client{b: br, of: b}
+}
+
+// failed keeps err's message if it is among the first; once they are
+// kept, a failure costs an atomic load.
+func (b *browsers) failed(err error) {
+	if b.nFirst.Load() >= maxFirstFailures {
+		return
+	}
+	b.firstMu.Lock()
+	defer b.firstMu.Unlock()
+	if len(b.first) < maxFirstFailures {
+		b.first = append(b.first, err.Error())
+		b.nFirst.Store(int32(len(b.first)))
+	}
+}
+
+// FirstFailures are the distinct messages of the run's first failed
+// requests, in order.
+func (b *browsers) FirstFailures() []string {
+	b.firstMu.Lock()
+	defer b.firstMu.Unlock()
+	var out []string
+	for _, m := range b.first {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Check has nothing to check: the browsers do not know the site's
@@ -240,7 +334,10 @@ func (r *run) Stop(ctx context.Context) error {
 }
 
 // client is one emulated browser as the driver's terminal.
-type client struct{ b *browser.Browser }
+type client struct {
+	b  *browser.Browser
+	of *browsers
+}
 
 // Next is the browser's next move in its walk, resolved to the page it
 // will request, so that the interaction is recorded as what it was.
@@ -258,6 +355,9 @@ var writing = [numInteractions]bool{browser.RegisterUser: true, browser.StoreBuy
 // business outcome; a write whose response never came is in doubt.
 func (c *client) Do(ctx context.Context, step workload.Step) error {
 	out, err := c.b.Do(ctx, step.Op)
+	if err != nil && ctx.Err() == nil {
+		c.of.failed(err)
+	}
 	var status *browser.StatusError
 	switch {
 	case err != nil && writing[out.State] && !errors.As(err, &status):

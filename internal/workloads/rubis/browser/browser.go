@@ -333,8 +333,14 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 		return out, fmt.Errorf("rubis browser: %s: reading the page: %w", StateNames[state], err)
 	}
 	if resp.StatusCode != http.StatusOK {
+		// The request's path says which page failed (a wrong --target
+		// fails them all); its query is cut, a form can be 8 KB.
+		path := string(b.url[len(b.base):])
+		if len(path) > maxErrorPath {
+			path = path[:maxErrorPath] + "…"
+		}
 		b.failed()
-		return out, fmt.Errorf("rubis browser: %s: %w", StateNames[state], &StatusError{resp.StatusCode})
+		return out, fmt.Errorf("rubis browser: %s: GET %s: %w", StateNames[state], path, &StatusError{resp.StatusCode})
 	}
 	b.page.parse(buf.Bytes(), !b.cfg.SkipImages)
 	b.hasPage = true
@@ -354,6 +360,10 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 	}
 	return out, nil
 }
+
+// maxErrorPath is as much of a failed request's path and query as its
+// error repeats.
+const maxErrorPath = 120
 
 func (b *Browser) failed() {
 	b.hasPage = false
