@@ -293,6 +293,15 @@ func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		// A tag (!x, !!binary) would make the value something else than
+		// what is written: yaml.v3 decodes an unknown one as empty.
+		n := tagged(k)
+		if n == nil {
+			n = tagged(v)
+		}
+		if n != nil {
+			return fail("line %d: %s: YAML tag %s refused; write the value alone (%s: VALUE)", n.Line, k.Value, n.Tag, k.Value)
+		}
 		field := fields[k.Value]
 		if k.Value == "persistence" {
 			r.persistenceGiven = true
@@ -310,6 +319,19 @@ func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
 			return fail("line %d: %s", v.Line, Keyed(k.Value, v.Value, errors.New(yamlProblem(err))))
 		}
 		field.Set(fresh.Elem())
+	}
+	return nil
+}
+
+// tagged is the first node of n's tree written with an explicit tag.
+func tagged(n *yaml.Node) *yaml.Node {
+	if n.Style&yaml.TaggedStyle != 0 {
+		return n
+	}
+	for _, c := range n.Content {
+		if t := tagged(c); t != nil {
+			return t
+		}
 	}
 	return nil
 }
