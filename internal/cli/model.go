@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ the stations and where each number comes from.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := readModelResult(args[0])
+			res, err := readModelResult(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -97,12 +98,27 @@ the stations and where each number comes from.`,
 
 // readModelResult reads a result file, saying in the user's words what is
 // wrong with one that cannot be read (report.ReadRun's words).
-func readModelResult(path string) (*result.Result, error) {
-	run, err := report.ReadRun(path)
-	if err != nil {
-		return nil, config.Usage(err)
+// An interrupt ends the wait: a large file's decoding is left to the
+// process's exit.
+func readModelResult(ctx context.Context, path string) (*result.Result, error) {
+	type read struct {
+		run *report.Run
+		err error
 	}
-	return run.Result, nil
+	done := make(chan read, 1)
+	go func() {
+		run, err := report.ReadRun(path)
+		done <- read{run, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("%s: interrupted while reading it; nothing modelled", path)}
+	case r := <-done:
+		if r.err != nil {
+			return nil, config.Usage(r.err)
+		}
+		return r.run.Result, nil
+	}
 }
 
 // clientsForms is what --clients allows, for messages.

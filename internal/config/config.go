@@ -3,13 +3,13 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/url"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/placement"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
@@ -238,11 +239,14 @@ func New(workload string, d Defaults) Run {
 	}
 }
 
+// MaxFileBytes bounds a configuration file: a few kilobytes say every key.
+const MaxFileBytes = 1 << 20
+
 // LoadFile overlays the keys a YAML file sets. Each value is parsed as
 // its flag's is, and a refusal names the key and its line; unknown keys
 // are refused.
 func (r *Run) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(context.Background(), path, "a configuration file", MaxFileBytes)
 	if err != nil {
 		return fmt.Errorf("-f %s: %w", path, err)
 	}

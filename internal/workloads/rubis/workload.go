@@ -9,17 +9,18 @@
 package rubis
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/rubis/browser"
@@ -36,12 +37,14 @@ func transitions(mix string) (*workload.Transitions, error) {
 	if name, ok := Mixes[mix]; ok {
 		return tables.Load(name)
 	}
-	f, err := os.Open(mix)
+	b, err := inputfile.Read(context.Background(), mix, "a transition table", config.MaxFileBytes)
 	if err != nil {
+		if errors.Is(err, inputfile.ErrNotRegular) || errors.Is(err, inputfile.ErrTooLarge) {
+			return nil, fmt.Errorf("--mix: %w", err)
+		}
 		return nil, fmt.Errorf("--mix %q: neither bidding nor browsing, nor a readable transition table file: %v", mix, errors.Unwrap(err))
 	}
-	defer f.Close()
-	t, err := workload.ParseTransitions(f)
+	t, err := workload.ParseTransitions(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("--mix %s: not a transition table in the RUBiS client's format: %w", mix, err)
 	}
