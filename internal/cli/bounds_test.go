@@ -7,7 +7,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf"
+	"github.com/tierbench/tierbench/internal/workloads/rubis"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+	"github.com/tierbench/tierbench/internal/workloads/tpcapp"
 )
+
+// runAllCLI is runCLI with every workload registered.
+func runAllCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return runCLIWith(t, []workload.Workload{stockonline.New(), ecperf.New(), rubis.New(), tpcapp.New()}, args...)
+}
 
 // Every file a command reads is a regular file of a bounded size, checked
 // before it is read: /dev/zero, a named pipe or a huge file used to be
@@ -47,6 +60,54 @@ func TestInputFilesAreBoundedBeforeTheyAreRead(t *testing.T) {
 		}
 		if d := time.Since(began); d > 5*time.Second {
 			t.Errorf("%s took %v to refuse", strings.Join(tc.args, " "), d)
+		}
+	}
+}
+
+// Every count and scale is checked against what it implies before any
+// work: a --mix count of 999999999999 grew to 23 GB, --ir 100000000
+// started loading.
+func TestCountsAndScalesAreBoundedBeforeAnyWork(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "stockonline", "--mix", "BuyStock=999999999999,SellStock=999999999999"},
+			`--mix "BuyStock=999999999999,SellStock=999999999999": count 999999999999 of BuyStock: at most 1000000`},
+		{[]string{"run", "stockonline", "--mix", "BuyStock=500000,SellStock=500000", "--clients", "1000000"},
+			"--mix BuyStock=500000,SellStock=500000 deals 1000000 operations an iteration to each of 1000000 clients: about 52184.6 GiB (54719 KiB a client), but this machine has"},
+		{[]string{"run", "tpcapp", "--mix", "CreateOrder=999999999999"}, `--mix "CreateOrder=999999999999": weight 999999999999 of CreateOrder: at most 1000000`},
+		{[]string{"run", "ecperf", "--ir", "100000000"}, "--ir 100000000 implies ~4.18 TiB of rows and 800000001 terminals; at most 10000 (~439 MiB of rows and 80001 terminals)"},
+		{[]string{"load", "ecperf", "--scale", "100000000", "--db", "sqlite:" + filepath.Join(t.TempDir(), "e.db")}, "--scale 100000000 implies ~4.18 TiB of rows and 800000001 terminals; at most 10000"},
+		{[]string{"run", "stockonline", "--scale", "9223372036854775807"}, "--scale 9223372036854775807 implies ~8 EiB of rows; at most 10000 (~7.45 GiB of rows)"},
+		{[]string{"run", "rubis", "--scale", "20000"}, "--scale 20000 implies ~663 GiB of rows; at most 10000 (~332 GiB of rows)"},
+		{[]string{"run", "tpcapp", "--scale", "5000"}, "--scale 5000 implies ~485 GiB of rows; at most 1000 (~97 GiB of rows)"},
+		// Within the ceiling, but not within this file system.
+		{[]string{"run", "tpcapp", "--scale", "1000", "--image-kb", "16384"}, "--scale 1000 loads about 15626.7 GiB, but"},
+	} {
+		began := time.Now()
+		code, _, stderr := runAllCLI(t, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 2 {
+			t.Errorf("%s: exit %d, %q; want 2 saying %q in one line", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+		if d := time.Since(began); d > 5*time.Second {
+			t.Errorf("%s took %v to refuse", strings.Join(tc.args, " "), d)
+		}
+	}
+}
+
+// A served tier opens a session per server thread, whatever --clients a
+// -f file reused from a run says: the connection limit is checked for
+// them all. It was checked for min(clients, server threads), so the tier
+// served with fewer sessions than the threads it claimed.
+func TestServeChecksTheConnectionLimitForEveryServerThread(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.yaml")
+	os.WriteFile(file, []byte("clients: 10\n"), 0o644)
+	for _, dsn := range []func(testing.TB) string{storetest.Postgres, storetest.MySQL} {
+		db := dsn(t)
+		code, _, stderr := runAllCLI(t, "serve", "stockonline", "-f", file, "--db", db, "--server-threads", "1000", "--listen", "127.0.0.1:0")
+		if code != ExitUsage || !strings.Contains(stderr, "--server-threads 1000 needs 1001 database connections") {
+			t.Errorf("serve on %s: exit %d, %s", db, code, stderr)
 		}
 	}
 }

@@ -110,6 +110,9 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
+	if err := fitsOnDisk(cfg, w.Info()); err != nil {
+		return workload.LoadReport{}, "", err
+	}
 	db, err := r.open(ctx, cfg, w, false)
 	if err != nil {
 		return workload.LoadReport{}, "", err
@@ -164,10 +167,11 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err != nil {
 		return nil, config.Usage(err)
 	}
-	if !info.Grouped {
-		if err := fitsInMemory(cfg); err != nil {
-			return nil, err
-		}
+	if err := fitsMemory(cfg, info); err != nil {
+		return nil, err
+	}
+	if err := fitsOnDisk(cfg, info); err != nil {
+		return nil, err
 	}
 	var place *placed
 	if cfg.Placement != "" {

@@ -54,6 +54,14 @@ func transitions(mix string) (*workload.Transitions, error) {
 	return t, nil
 }
 
+// bytesPerScale is the loaded database per unit of scale, measured on
+// SQLite: 35.5 MB at scale 1, 142 MB at scale 4.
+const bytesPerScale = 35_600_000
+
+func footprintAt(scale int) workload.Footprint {
+	return workload.Footprint{DBBytes: workload.PerUnit(max(scale, 1), bytesPerScale)}
+}
+
 // Workload is RUBiS.
 type Workload struct{}
 
@@ -72,11 +80,16 @@ func (Workload) Info() workload.Info {
 			"(--mix bidding: default_transitions, 15% read-write; browsing: browse_only_transitions), negative-exponential think time of mean 7 s × --think-scale"},
 		Metric: workload.Metric{Name: "interactions/min", Per: time.Minute},
 		Validate: func(cfg config.Run) []error {
+			var errs []error
 			if _, err := transitions(cfg.Mix); err != nil {
-				return []error{err}
+				errs = append(errs, err)
 			}
-			return nil
+			if err := workload.CheckScale("scale", cfg.Scale, maxScale, footprintAt); err != nil {
+				errs = append(errs, err)
+			}
+			return errs
 		},
+		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
 		Defaults: config.Defaults{
 			Clients:       50,
 			ServerThreads: 10,
