@@ -118,7 +118,7 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.EmulatorDelay), "emulator-delay", 0, "ECperf: how long the in-process emulator takes to answer a PO, the partner's network and processing (default 0)")
 	fs.StringVar(&v.Receiver, "receiver", "", "ECperf: HOST:PORT the emulator delivers parts back to (default 127.0.0.1:0, any free port)")
 	fs.Float64Var(&v.CycleScale, "cycle-scale", 0, "ECperf: multiply the kit's cycle times, station delays and polling intervals (default 1; 0.1 for short runs)")
-	fs.DurationVar((*time.Duration)(&v.LeadTimeUnit), "lead-time-unit", 0, "ECperf: one unit of a supplier's lead time in the in-process emulator (default 5s × --cycle-scale); one started alone (--emulator) keeps its own")
+	fs.DurationVar((*time.Duration)(&v.LeadTimeUnit), "lead-time-unit", 0, "ECperf: one unit of a supplier's lead time (default 5s × --cycle-scale); each PO carries it, so an emulator started alone (--emulator) uses the run's")
 	fs.IntVar(&v.POSenders, "po-senders", 0, "ECperf: agents sending POs at once under poller and queue dispatch, each a database session (default 16)")
 	fs.BoolVar(&v.UnsortedAccess, "unsorted-access", false, "ECperf: touch order lines and inventory in the original unsorted order, which deadlocks, instead of key order")
 }
