@@ -114,11 +114,13 @@ func TestREADMEExamplesRunAsWritten(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Dir = dir
+			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			cancel()
 			if err != nil {
 				t.Errorf("README line %d: tierbench %s: %v\n%s", ex.line, strings.Join(args, " "), err, out)
 			}
+			t.Logf("%5.1fs tierbench %s", time.Since(start).Seconds(), strings.Join(args, " "))
 		}
 	}
 	t.Logf("%d quick blocks ran in %v", len(quick), time.Since(began).Round(time.Second))

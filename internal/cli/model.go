@@ -192,8 +192,9 @@ func parseClients(s string, step, run int) ([]int, error) {
 	return ns, nil
 }
 
-// bottleneck is the station busiest at p among those that queue; the
-// thread pool when no other station queues.
+// bottleneck is the busiest at p of the stations that queue and the pool
+// of server threads: threads all busy while the CPU is at 16% are what
+// limits the run, so they are named, not the CPU.
 func bottleneck(n model.Network, p model.Point) (string, float64) {
 	name, u := "", -1.0
 	for i, s := range n.Stations {
@@ -201,7 +202,7 @@ func bottleneck(n model.Network, p model.Point) (string, float64) {
 			name, u = s.Name, p.Stations[i].Utilisation
 		}
 	}
-	if name == "" && p.Pool != nil {
+	if p.Pool != nil && p.Pool.Utilisation > u {
 		return threadsName, p.Pool.Utilisation
 	}
 	return name, u
