@@ -111,3 +111,14 @@ func TestServeChecksTheConnectionLimitForEveryServerThread(t *testing.T) {
 		}
 	}
 }
+
+// --server-threads 100000 with the default 100 clients ran on 101
+// connections, within the server's 200, and exited 0: a run opens one
+// connection per thread up to its clients. The run now says so.
+func TestRunSaysServerThreadsBeyondItsClientsAreIdle(t *testing.T) {
+	code, _, stderr := runCLI(t, "run", "stockonline", "--server-threads", "100000", "--clients", "2", "--iterations", "1",
+		"--out", filepath.Join(t.TempDir(), "r.json"), "--quiet")
+	if code != 0 || !strings.Contains(stderr, "note: --server-threads 100000 is more than --clients 2: at most 2 transactions run at once, on 3 database connections") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

@@ -173,6 +173,12 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err := fitsOnDisk(cfg, info); err != nil {
 		return nil, err
 	}
+	if r.Notes != nil && !info.Grouped && !isWeb(w) && cfg.ServerThreads > cfg.Clients {
+		// Not an error (a sweep may pass the clients), but what the run
+		// opens is not what --server-threads says.
+		fmt.Fprintf(r.Notes, "note: --server-threads %d is more than --clients %d: at most %d transactions run at once, on %d database connections\n",
+			cfg.ServerThreads, cfg.Clients, cfg.Clients, cfg.Clients+1)
+	}
 	var place *placed
 	if cfg.Placement != "" {
 		if place, err = r.place(ctx, &cfg); err != nil {
