@@ -52,9 +52,12 @@ func TestInputFilesAreBoundedBeforeTheyAreRead(t *testing.T) {
 		{[]string{"run", "stockonline", "-f", fifo}, "is not a regular file (a named pipe): give a configuration file"},
 		{[]string{"run", "stockonline", "-f", huge}, "huge.json is 2 GiB, more than a configuration file may be (at most 1 MiB)"},
 		{[]string{"sweep", "/dev/zero"}, "/dev/zero is not a regular file (a device): give a sweep file"},
+		{[]string{"run", "rubis", "--mix", "/dev/zero"}, "--mix: /dev/zero is not a regular file (a device): give a transition table"},
+		{[]string{"run", "tpcapp", "--session-length", fifo}, "--session-length: " + fifo + " is not a regular file (a named pipe)"},
+		{[]string{"serve", "stockonline", "--token-file", "/dev/zero", "--db", "sqlite:" + filepath.Join(dir, "so.db")}, "--token-file: /dev/zero is not a regular file (a device): give a token file"},
 	} {
 		began := time.Now()
-		code, _, stderr := runCLI(t, tc.args...)
+		code, _, stderr := runAllCLI(t, tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, %q; want 2 saying %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
