@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,5 +125,19 @@ func TestRunSaysServerThreadsBeyondItsClientsAreIdle(t *testing.T) {
 		"--out", filepath.Join(t.TempDir(), "r.json"), "--quiet")
 	if code != 0 || !strings.Contains(stderr, "note: --server-threads 100000 is more than --clients 2: at most 2 transactions run at once, on 3 database connections") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// model stops reading at the first interrupt (it read /dev/zero through
+// SIGTERM): exit 1, as an interrupted run.
+func TestModelReadingStopsOnInterrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	os.WriteFile(path, []byte(`{"schema": "tierbench/result/v1"}`), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := readModelResult(ctx, path)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != ExitFailed || !strings.Contains(err.Error(), "interrupted while reading it") {
+		t.Errorf("model on an interrupted context: %v", err)
 	}
 }

@@ -105,6 +105,10 @@ func readModelResult(ctx context.Context, path string) (*result.Result, error) {
 		run *report.Run
 		err error
 	}
+	interrupted := &exitError{code: ExitFailed, err: fmt.Errorf("%s: interrupted while reading it; nothing modelled", path)}
+	if ctx.Err() != nil {
+		return nil, interrupted
+	}
 	done := make(chan read, 1)
 	go func() {
 		run, err := report.ReadRun(path)
@@ -112,7 +116,7 @@ func readModelResult(ctx context.Context, path string) (*result.Result, error) {
 	}()
 	select {
 	case <-ctx.Done():
-		return nil, &exitError{code: ExitFailed, err: fmt.Errorf("%s: interrupted while reading it; nothing modelled", path)}
+		return nil, interrupted
 	case r := <-done:
 		if r.err != nil {
 			return nil, config.Usage(r.err)
