@@ -102,9 +102,9 @@ func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tierbench",
 		Short: "A testbed for the performance of transactional middle tiers",
-		Long: `tierbench runs the classic enterprise benchmark applications (Stock-Online, ECperf
-and RUBiS today; TPC-App to come) over SQLite, PostgreSQL or MariaDB/MySQL, measures
-them correctly and writes versioned JSON results.`,
+		Long: `tierbench runs the classic enterprise benchmark applications (Stock-Online, ECperf,
+RUBiS and TPC-App) over SQLite, PostgreSQL or MariaDB/MySQL, measures them correctly
+and writes versioned JSON results.`,
 		Version:       env.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -126,9 +126,13 @@ func workloadArg(env *Env) cobra.PositionalArgs {
 		case len(args) > 1:
 			return fmt.Errorf("one WORKLOAD, got %d arguments (%s); available: %s", len(args), strings.Join(args, " "), names)
 		}
-		if _, err := env.Workloads.Get(args[0]); err != nil {
+		w, err := env.Workloads.Get(args[0])
+		if err != nil {
 			return err
 		}
+		// The command reads the same slice: it gets the name as
+		// registered, whatever its case.
+		args[0] = w.Info().Name
 		return nil
 	}
 }

@@ -18,7 +18,13 @@ import (
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	w, err := workload.NewRegistry(stockonline.New(), ecperf.New())
+	return runCLIWith(t, []workload.Workload{stockonline.New(), ecperf.New()}, args...)
+}
+
+// runCLIWith runs the command line with the workloads ws registered.
+func runCLIWith(t *testing.T, ws []workload.Workload, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	w, err := workload.NewRegistry(ws...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ deliveries still pending then are dropped and counted.`,
 				return infra(fmt.Errorf("--listen %s: %w", listen, err))
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "supplier emulator listening on http://%s (lead time unit %v)\n", ln.Addr(), time.Duration(unit))
+			fmt.Fprintf(out, "supplier emulator listening on http://%s (lead time unit %v for POs that carry none; a run's POs carry its own)\n", ln.Addr(), time.Duration(unit))
 
 			stopStats := func() {}
 			if !quiet {
@@ -87,7 +87,7 @@ deliveries still pending then are dropped and counted.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&listen, "listen", listen, "HOST:PORT to listen on (:PORT for every interface)")
-	fs.Var(&unit, "lead-time-unit", "how long one unit of a PO line's lead time lasts (the kit's 5s; smaller for short runs)")
+	fs.Var(&unit, "lead-time-unit", "how long one unit of a PO line's lead time lasts (the kit's 5s), for POs that carry no unit of their own (a run's POs carry its unit)")
 	fs.Var(&maxInFlight, "max-in-flight", "delivery requests in progress at once")
 	fs.BoolVar(&quiet, "quiet", false, "print only the first and last lines, not the counters every 10s")
 	fs.BoolVar(&insecure, "insecure", false, "listen at an address other hosts reach (the emulator authenticates no one), with a warning")

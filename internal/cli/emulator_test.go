@@ -33,18 +33,10 @@ func TestEmulatorCommandServesUntilCancelled(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &lineWriter{lines: make(chan string, 16)}
-	var stderr lockedBuffer
-	exit := make(chan int, 1)
-	go func() {
-		exit <- Main(ctx, Env{
-			Args:   []string{"emulator", "--listen", "127.0.0.1:0", "--lead-time-unit", "10ms", "--max-in-flight", "4", "--quiet"},
-			Stdout: out, Stderr: &stderr, Version: "test",
-		})
-	}()
+	out, stderr, exit := startEmulatorCmd(ctx, "--lead-time-unit", "10ms", "--max-in-flight", "4")
 
 	first := out.next(t)
-	m := regexp.MustCompile(`^supplier emulator listening on (http://127\.0\.0\.1:\d+) \(lead time unit 10ms\)$`).FindStringSubmatch(first)
+	m := regexp.MustCompile(`^supplier emulator listening on (http://127\.0\.0\.1:\d+) \(lead time unit 10ms for POs that carry none; a run's POs carry its own\)$`).FindStringSubmatch(first)
 	if m == nil {
 		t.Fatalf("first line %q, want the address and the lead time unit; stderr: %s", first, stderr.String())
 	}
@@ -210,4 +202,41 @@ func TestReceiverBeyondTheHostNeedsInsecure(t *testing.T) {
 	if code == ExitUsage || !strings.Contains(stderr, "warning: --insecure: serving the delivery receiver") {
 		t.Errorf("with --insecure: exit %d, %q; want a warning, then the run (which fails to reach the emulator)", code, stderr)
 	}
+}
+
+// A run's POs carry its lead-time unit, so an emulator started alone with
+// the kit's (here an hour, so that a miss cannot pass) delivers them in
+// the run's: a 20 s run at --cycle-scale 0.1 took 73 s and re-sent 2,813
+// POs against an emulator that kept its own 5 s.
+func TestStandaloneEmulatorUsesTheRunsLeadTimeUnit(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, stderr, exit := startEmulatorCmd(ctx, "--lead-time-unit", "1h")
+	m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(out.next(t))
+	if m == nil {
+		t.Fatalf("no address; stderr: %s", stderr.String())
+	}
+	res := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, errOut := runCLI(t, "run", "ecperf", "--emulator", m[1], "--ir", "1", "--duration", "8s", "--ramp-up", "1s",
+		"--cycle-scale", "0.1", "--out", res, "--quiet")
+	if code != 0 || !strings.Contains(stdout, "po-sent-exactly-once") {
+		t.Errorf("run against the standalone emulator: exit %d\n%s%s", code, stdout, errOut)
+	}
+	cancel()
+	<-exit
+}
+
+// startEmulatorCmd runs `tierbench emulator --listen 127.0.0.1:0 --quiet
+// ARGS` until ctx ends: its output line by line, its stderr, its exit.
+func startEmulatorCmd(ctx context.Context, args ...string) (*lineWriter, *lockedBuffer, chan int) {
+	out := &lineWriter{lines: make(chan string, 16)}
+	stderr := &lockedBuffer{}
+	exit := make(chan int, 1)
+	go func() {
+		exit <- Main(ctx, Env{
+			Args:   append([]string{"emulator", "--listen", "127.0.0.1:0", "--quiet"}, args...),
+			Stdout: out, Stderr: stderr, Version: "test",
+		})
+	}()
+	return out, stderr, exit
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ the stations and where each number comes from.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := readModelResult(args[0])
+			res, err := readModelResult(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -97,12 +98,31 @@ the stations and where each number comes from.`,
 
 // readModelResult reads a result file, saying in the user's words what is
 // wrong with one that cannot be read (report.ReadRun's words).
-func readModelResult(path string) (*result.Result, error) {
-	run, err := report.ReadRun(path)
-	if err != nil {
-		return nil, config.Usage(err)
+// An interrupt ends the wait: a large file's decoding is left to the
+// process's exit.
+func readModelResult(ctx context.Context, path string) (*result.Result, error) {
+	type read struct {
+		run *report.Run
+		err error
 	}
-	return run.Result, nil
+	interrupted := &exitError{code: ExitFailed, err: fmt.Errorf("%s: interrupted while reading it; nothing modelled", path)}
+	if ctx.Err() != nil {
+		return nil, interrupted
+	}
+	done := make(chan read, 1)
+	go func() {
+		run, err := report.ReadRun(path)
+		done <- read{run, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, interrupted
+	case r := <-done:
+		if r.err != nil {
+			return nil, config.Usage(r.err)
+		}
+		return r.run.Result, nil
+	}
 }
 
 // clientsForms is what --clients allows, for messages.
@@ -176,8 +196,9 @@ func parseClients(s string, step, run int) ([]int, error) {
 	return ns, nil
 }
 
-// bottleneck is the station busiest at p among those that queue; the
-// thread pool when no other station queues.
+// bottleneck is the busiest at p of the stations that queue and the pool
+// of server threads: threads all busy while the CPU is at 16% are what
+// limits the run, so they are named, not the CPU.
 func bottleneck(n model.Network, p model.Point) (string, float64) {
 	name, u := "", -1.0
 	for i, s := range n.Stations {
@@ -185,7 +206,7 @@ func bottleneck(n model.Network, p model.Point) (string, float64) {
 			name, u = s.Name, p.Stations[i].Utilisation
 		}
 	}
-	if name == "" && p.Pool != nil {
+	if p.Pool != nil && p.Pool.Utilisation > u {
 		return threadsName, p.Pool.Utilisation
 	}
 	return name, u

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/metrics"
+	"github.com/tierbench/tierbench/internal/model"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
@@ -198,5 +199,19 @@ func TestParseClients(t *testing.T) {
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("parseClients(%q, step %d, run %d) = %v, %v; want %v", tt.spec, tt.step, tt.run, got, err, tt.want)
 		}
+	}
+}
+
+// The server threads are a resource: all busy while the CPU is at 16.4%,
+// they are the bottleneck (the model named "cpu 16.4").
+func TestModelNamesBusyServerThreadsTheBottleneck(t *testing.T) {
+	n := model.Network{Stations: []model.Station{{Name: "cpu", Kind: model.Queue, Servers: 1}, {Name: "db", Kind: model.Delay}}, Admission: 10}
+	busy := model.Point{Stations: []model.StationPoint{{Utilisation: 0.164}, {Utilisation: 3}}, Pool: &model.StationPoint{Utilisation: 1}}
+	if name, u := bottleneck(n, busy); name != threadsName || u != 1 {
+		t.Errorf("threads 100%% busy, cpu 16.4%%: bottleneck %s %.1f%%, want threads 100%%", name, 100*u)
+	}
+	idle := model.Point{Stations: []model.StationPoint{{Utilisation: 0.9}, {Utilisation: 3}}, Pool: &model.StationPoint{Utilisation: 0.5}}
+	if name, _ := bottleneck(n, idle); name != "cpu" {
+		t.Errorf("cpu 90%%, threads 50%%: bottleneck %s, want cpu", name)
 	}
 }

@@ -60,7 +60,7 @@ for pages and web services, which take no token, without --insecure (which warns
 					live.SetStage(livemetrics.StageServing)
 					live.Entities(s.Entities)
 				}
-				printServing(out, cfg, s)
+				printServing(out, cfg, s, o.TokenFile)
 			})
 			if err != nil {
 				return infra(err)
@@ -88,19 +88,24 @@ func addServeFlags(fs *pflag.FlagSet, f *runFlags, o *runner.ServeOptions) {
 }
 
 // printServing says what serves where, and how to use it: the first line
-// is the one `run --tiers` reads the URL from ("serving … on URL").
-func printServing(out io.Writer, cfg config.Run, s runner.Serving) {
+// is the one `run --tiers` reads the URL from ("serving … on URL"). A
+// tier that requires a token is driven or called with it.
+func printServing(out io.Writer, cfg config.Run, s runner.Serving, tokenFile string) {
+	token := ""
+	if tokenFile != "" {
+		token = " --token-file " + tokenFile
+	}
 	switch {
 	case s.Tier == runner.TierWeb:
 		fmt.Fprintf(out, "serving %s (style %s, calling its business tier over %s) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.URL)
 		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale N (the business tier's scale)\n", cfg.Workload, s.URL)
 	case s.Tier == runner.TierBusiness && cfg.Workload != "rubis": // a session bean
 		fmt.Fprintf(out, "serving %s (persistence %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, cfg.Persistence, s.Protocol, s.Scale, s.URL)
-		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, s.URL, s.Scale)
+		fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d%s\n", cfg.Workload, s.URL, s.Scale, token)
 	case s.Tier == runner.TierBusiness:
 		fmt.Fprintf(out, "serving %s (style %s, protocol %s, scale %d) on %s; interrupt to stop\n", s.What, s.Style, s.Protocol, s.Scale, s.URL)
 		if cfg.Workload == "rubis" {
-			fmt.Fprintf(out, "serve its pages with: tierbench serve rubis --tier web --business %s --style %s --listen HOST:PORT\n", s.URL, s.Style)
+			fmt.Fprintf(out, "serve its pages with: tierbench serve rubis --tier web --business %s --style %s --listen HOST:PORT%s\n", s.URL, s.Style, token)
 		} else {
 			fmt.Fprintf(out, "drive it with: tierbench drive %s --target %s --scale %d\n", cfg.Workload, s.URL, s.Scale)
 		}

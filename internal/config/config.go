@@ -3,13 +3,13 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/url"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/placement"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
@@ -242,11 +243,14 @@ func New(workload string, d Defaults) Run {
 	}
 }
 
+// MaxFileBytes bounds a configuration file: a few kilobytes say every key.
+const MaxFileBytes = 1 << 20
+
 // LoadFile overlays the keys a YAML file sets. Each value is parsed as
 // its flag's is, and a refusal names the key and its line; unknown keys
 // are refused.
 func (r *Run) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(context.Background(), path, "a configuration file", MaxFileBytes)
 	if err != nil {
 		return fmt.Errorf("-f %s: %w", path, err)
 	}
@@ -297,6 +301,15 @@ func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		// A tag (!x, !!binary) would make the value something else than
+		// what is written: yaml.v3 decodes an unknown one as empty.
+		n := tagged(k)
+		if n == nil {
+			n = tagged(v)
+		}
+		if n != nil {
+			return fail("line %d: %s: YAML tag %s refused; write the value alone (%s: VALUE)", n.Line, k.Value, n.Tag, k.Value)
+		}
 		field := fields[k.Value]
 		if k.Value == "persistence" {
 			r.persistenceGiven = true
@@ -314,6 +327,19 @@ func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
 			return fail("line %d: %s", v.Line, Keyed(k.Value, v.Value, errors.New(yamlProblem(err))))
 		}
 		field.Set(fresh.Elem())
+	}
+	return nil
+}
+
+// tagged is the first node of n's tree written with an explicit tag.
+func tagged(n *yaml.Node) *yaml.Node {
+	if n.Style&yaml.TaggedStyle != 0 {
+		return n
+	}
+	for _, c := range n.Content {
+		if t := tagged(c); t != nil {
+			return t
+		}
 	}
 	return nil
 }

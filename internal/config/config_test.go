@@ -113,20 +113,24 @@ func TestLoadFileIsStrictAndFlagsOverride(t *testing.T) {
 	}
 
 	for content, want := range map[string]string{
-		"clinets: 20\n":                      "line 1: unknown key clinets (keys are the flag names: workload, db, scale, clients",
-		"duration: soon\n":                   `line 1: --duration "soon" is not a duration`,
-		"clients: many\n":                    `line 1: --clients "many": want a whole number`,
-		"scale: 2\nclients: 1\nclients: 2\n": "line 3: clients given again (first on line 2)",
-		"db: oracle://x\n":                   `line 1: --db "oracle://x" is not a DSN tierbench knows; allowed: sqlite, sqlite:PATH`,
-		"isolation: snapshot\n":              `line 1: --isolation "snapshot" is not an isolation level; allowed: read-committed, repeatable-read, serializable`,
-		"persistence: jpa\n":                 `line 1: --persistence "jpa" is not a persistence strategy; allowed: cmp, bmp, bmp-checked, direct`,
-		"commit-option: E\n":                 `line 1: --commit-option "E" is not a commit option; allowed: A, B, C, D`,
-		"concurrency: pessimistic\n":         `line 1: --concurrency "pessimistic" is not a concurrency strategy; allowed: database, exclusive, optimistic, readonly`,
-		"cache: half\n":                      `line 1: --cache "half" is not a size; give a count (1000) or a percentage of the type's rows (20%)`,
-		"pool: -3\n":                         `line 1: --pool "-3" is not a size`,
-		"entity: [Item:readonly]\n":          `line 1: --entity "Item:readonly": write NAME.key=value`,
-		"entity: [Item.pool=lots]\n":         `line 1: --entity "Item.pool=lots": "lots" is not a size`,
-		"- clients\n":                        "line 1: want keys and their values",
+		"clinets: 20\n":                             "line 1: unknown key clinets (keys are the flag names: workload, db, scale, clients",
+		"duration: soon\n":                          `line 1: --duration "soon" is not a duration`,
+		"clients: many\n":                           `line 1: --clients "many": want a whole number`,
+		"scale: 2\nclients: 1\nclients: 2\n":        "line 3: clients given again (first on line 2)",
+		"db: oracle://x\n":                          `line 1: --db "oracle://x" is not a DSN tierbench knows; allowed: sqlite, sqlite:PATH`,
+		"isolation: snapshot\n":                     `line 1: --isolation "snapshot" is not an isolation level; allowed: read-committed, repeatable-read, serializable`,
+		"persistence: jpa\n":                        `line 1: --persistence "jpa" is not a persistence strategy; allowed: cmp, bmp, bmp-checked, direct`,
+		"commit-option: E\n":                        `line 1: --commit-option "E" is not a commit option; allowed: A, B, C, D`,
+		"concurrency: pessimistic\n":                `line 1: --concurrency "pessimistic" is not a concurrency strategy; allowed: database, exclusive, optimistic, readonly`,
+		"cache: half\n":                             `line 1: --cache "half" is not a size; give a count (1000) or a percentage of the type's rows (20%)`,
+		"pool: -3\n":                                `line 1: --pool "-3" is not a size`,
+		"entity: [Item:readonly]\n":                 `line 1: --entity "Item:readonly": write NAME.key=value`,
+		"entity: [Item.pool=lots]\n":                `line 1: --entity "Item.pool=lots": "lots" is not a size`,
+		"- clients\n":                               "line 1: want keys and their values",
+		"scale: 2\ndb: !000000000000\n":             "line 2: db: YAML tag !000000000000 refused; write the value alone (db: VALUE)",
+		"clients: !!str 5\n":                        "line 1: clients: YAML tag !!str refused",
+		"entity:\n- Item.cache=1\n- !x A.cache=2\n": "line 3: entity: YAML tag !x refused",
+		"!x clients: 5\n":                           "line 1: clients: YAML tag !x refused",
 	} {
 		bad := filepath.Join(dir, "bad.yaml")
 		os.WriteFile(bad, []byte(content), 0o644)

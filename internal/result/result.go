@@ -2,6 +2,7 @@ package result
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
@@ -538,10 +540,16 @@ func spliceLines[T any](b []byte, placeholder string, elems []T, indent string) 
 	return out.Bytes(), nil
 }
 
+// MaxFileBytes bounds the result files read back (report, model), so
+// that a huge file given by mistake is refused at once. The per-second
+// series grow a result by about 2.5 KiB a second for Stock-Online's seven
+// operations (20 s and 40 s runs measured), so this holds runs of days.
+const MaxFileBytes = 1 << 30
+
 // ReadFile reads a result, saying in one line what is wrong with a file
 // that is not one of this schema (fs.ErrNotExist stays detectable).
 func ReadFile(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(context.Background(), path, "a result file", MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

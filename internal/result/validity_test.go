@@ -1,6 +1,7 @@
 package result
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,53 @@ func TestValidityRules(t *testing.T) {
 				t.Errorf("response times passed=%v, mix passed=%v; want %v, %v", v.ResponseTimesPassed, v.MixPassed, rt, mix)
 			}
 		})
+	}
+}
+
+// A mix rule's tolerance is relative, and its name says so with the range
+// it allows: ECperf's 21.28% OrderStatus failed a rule shown as
+// "20% ± 5%", which reads as 15..25%.
+func TestMixRuleNamesTheRangeItApplies(t *testing.T) {
+	rec := metrics.NewRecorder([]string{"NewOrder", "OrderStatus"}, 1)
+	for op, n := range []int{7872, 2128} {
+		for range n {
+			rec.Shard(0).Record(metrics.Sample{Op: op, Latency: time.Millisecond, Measured: true})
+		}
+	}
+	v := judge(&workload.Validity{
+		Mix:          []workload.Share{{Ops: []string{"NewOrder"}, Percent: 80}, {Ops: []string{"OrderStatus"}, Percent: 20}},
+		MixTolerance: 0.05,
+	}, rec.Snapshot())
+	got := v.Rules[1]
+	if got.Name != "mix OrderStatus 20% ± 5% relative (19–21%)" || got.Passed || !strings.HasPrefix(got.Detail, "21.28% of 10000") {
+		t.Errorf("rule %q passed=%v (%s); want mix OrderStatus 20%% ± 5%% relative (19–21%%), failed at 21.28%%", got.Name, got.Passed, got.Detail)
+	}
+}
+
+// The README's 20-second ECperf run has 343 order-entry transactions:
+// chance alone spreads a 20% share by ±10.8% at 1σ, so its 21.28% cannot
+// tell a wrong mix from luck and is not judged; a share chance cannot
+// explain still fails.
+func TestMixRuleIsNotJudgedOnTooFewOperations(t *testing.T) {
+	judgeMix := func(counts ...int) *Validity {
+		rec := metrics.NewRecorder([]string{"NewOrder", "OrderStatus"}, 1)
+		for op, n := range counts {
+			for range n {
+				rec.Shard(0).Record(metrics.Sample{Op: op, Latency: time.Millisecond, Measured: true})
+			}
+		}
+		return judge(&workload.Validity{
+			Mix:          []workload.Share{{Ops: []string{"NewOrder"}, Percent: 80}, {Ops: []string{"OrderStatus"}, Percent: 20}},
+			MixTolerance: 0.05,
+		}, rec.Snapshot())
+	}
+	short := judgeMix(270, 73) // 21.28% of 343
+	if r := short.Rules[1]; !r.Passed || !short.Passed || r.Detail != "not judged: 21.28% of 343 (+6.4% relative), but chance alone spreads ±10.8% at 1σ, more than the tolerance; judging it needs 1600 operations" {
+		t.Errorf("short run: %q passed=%v (%s), run passed %v", r.Name, r.Passed, r.Detail, short.Passed)
+	}
+	// 30% of 343: +50%, beyond 3σ (32%).
+	if off := judgeMix(240, 103); off.Rules[1].Passed || off.Passed {
+		t.Errorf("a share chance cannot explain: %s passed", off.Rules[1].Detail)
 	}
 }
 

@@ -4,10 +4,15 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/workload"
 )
 
 // bytesPerClient is what one emulated client costs the driver's process,
@@ -16,20 +21,85 @@ import (
 // (docs/performance.md); rounded up.
 const bytesPerClient = 32 << 10
 
+// bytesPerStep is what one operation of a deck costs each client: the
+// dealt card and its copy in the iteration's buffer (workload.Step, 24
+// bytes each), and the pair's slot.
+const bytesPerStep = 56
+
 // fitsInMemory refuses, before anything runs, more clients than this
-// machine's available memory holds at the measured cost per client: such
-// a run would end in the Go runtime's "out of memory", with no result.
+// machine's available memory holds at the measured cost per client, each
+// with its deck of one iteration's operations (--mix counts): such a run
+// would end in the Go runtime's "out of memory", or the kernel's kill,
+// with no result.
 func fitsInMemory(cfg config.Run) error {
+	return fitsMemory(cfg, workload.Info{})
+}
+
+// fitsMemory is fitsInMemory for a workload whose terminals may come
+// from its scale (ECperf's from --ir) and whose mix may be a deck.
+func fitsMemory(cfg config.Run, info workload.Info) error {
 	available, ok := availableMemory()
 	if !ok {
 		return nil
 	}
-	need := int64(cfg.Clients) * bytesPerClient
-	if need <= available*9/10 {
+	clients, flag := int64(cfg.Clients), fmt.Sprintf("--clients %d", cfg.Clients)
+	if info.Grouped {
+		if info.Footprint == nil {
+			return nil
+		}
+		clients = info.Footprint(cfg).Terminals
+		flag = fmt.Sprintf("--%s %d (%d terminals)", scaleFlag(cfg), cfg.Scale, clients)
+	}
+	perClient := int64(bytesPerClient)
+	deck := int64(0)
+	if info.MixOf != nil {
+		if m, err := info.MixOf(cfg); err == nil && m.Kind == workload.Deck {
+			deck = int64(m.Size())
+		}
+	}
+	perClient += deck * bytesPerStep
+	need := float64(clients) * float64(perClient)
+	if need <= float64(available)*0.9 {
 		return nil
 	}
-	return config.Usage(fmt.Errorf("--clients %d needs about %.1f GiB (%d KiB a client), but this machine has %.1f GiB available: use fewer clients, or spread them over several driver hosts",
-		cfg.Clients, gib(need), bytesPerClient>>10, gib(available)))
+	if deck > 1000 {
+		return config.Usage(fmt.Errorf("--mix %s deals %d operations an iteration to each of %d clients: about %.1f GiB (%d KiB a client), but this machine has %.1f GiB available: use smaller counts or fewer clients",
+			cfg.Mix, deck, clients, need/(1<<30), perClient>>10, gib(available)))
+	}
+	return config.Usage(fmt.Errorf("%s needs about %.1f GiB (%d KiB a client), but this machine has %.1f GiB available: use fewer clients, or spread them over several driver hosts",
+		flag, need/(1<<30), perClient>>10, gib(available)))
+}
+
+// scaleFlag is the flag that set the scale: ECperf's --ir, or --scale.
+func scaleFlag(cfg config.Run) string {
+	if cfg.IR > 0 {
+		return "ir"
+	}
+	return "scale"
+}
+
+// fitsOnDisk refuses a load of a fresh SQLite file (the default, or
+// --db sqlite:PATH) larger than the free space of its file system; a
+// server's disk cannot be seen from here.
+func fitsOnDisk(cfg config.Run, info workload.Info) error {
+	if cfg.NoLoad || cfg.DB.Dialect != store.SQLite || info.Footprint == nil {
+		return nil
+	}
+	dir := os.TempDir()
+	if !cfg.DB.Temp {
+		dir = filepath.Dir(cfg.DB.Path)
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs(dir, &fs) != nil {
+		return nil
+	}
+	free := int64(fs.Bavail) * fs.Bsize
+	need := info.Footprint(cfg).DBBytes
+	if need <= free {
+		return nil
+	}
+	return config.Usage(fmt.Errorf("--%s %d loads about %.1f GiB, but %s has %.1f GiB free: use a smaller scale, or --db elsewhere",
+		scaleFlag(cfg), cfg.Scale, gib(need), dir, gib(free)))
 }
 
 func gib(b int64) float64 { return float64(b) / (1 << 30) }

@@ -110,6 +110,9 @@ func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport,
 	if err != nil {
 		return workload.LoadReport{}, "", err
 	}
+	if err := fitsOnDisk(cfg, w.Info()); err != nil {
+		return workload.LoadReport{}, "", err
+	}
 	db, err := r.open(ctx, cfg, w, false, useLoad)
 	if err != nil {
 		return workload.LoadReport{}, "", err
@@ -164,10 +167,17 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err != nil {
 		return nil, config.Usage(err)
 	}
-	if !info.Grouped {
-		if err := fitsInMemory(cfg); err != nil {
-			return nil, err
-		}
+	if err := fitsMemory(cfg, info); err != nil {
+		return nil, err
+	}
+	if err := fitsOnDisk(cfg, info); err != nil {
+		return nil, err
+	}
+	if r.Notes != nil && !info.Grouped && !isWeb(w) && cfg.ServerThreads > cfg.Clients {
+		// Not an error (a sweep may pass the clients), but what the run
+		// opens is not what --server-threads says.
+		fmt.Fprintf(r.Notes, "note: --server-threads %d is more than --clients %d: at most %d transactions run at once, on %d database connections\n",
+			cfg.ServerThreads, cfg.Clients, cfg.Clients, cfg.Clients+1)
 	}
 	var place *placed
 	if cfg.Placement != "" {

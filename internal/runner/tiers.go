@@ -18,6 +18,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
@@ -95,7 +96,7 @@ func readToken(path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(context.Background(), path, "a token file", 64<<10)
 	if err != nil {
 		return "", config.Usage(fmt.Errorf("--token-file: %v", err))
 	}

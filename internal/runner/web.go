@@ -135,7 +135,12 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, config.Usage(err)
 	}
-	db, err := r.open(ctx, cfg, w, false, useServe)
+	// A served tier cannot count its callers (a run's --clients, even
+	// in a -f file, is not theirs): it opens a session per server thread,
+	// and the connection limit is checked for them all.
+	sized := cfg
+	sized.Clients = cfg.ServerThreads
+	db, err := r.open(ctx, sized, w, false, useServe)
 	if err != nil {
 		return nil, cfg, workload.RunParams{}, err
 	}

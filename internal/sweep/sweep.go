@@ -9,10 +9,10 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/inputfile"
 )
 
 // File is a sweep definition as written in YAML.
@@ -65,7 +66,7 @@ func (p Point) Label() string { return strings.Join(p.Values, " ") }
 
 // Parse reads a sweep file strictly (unknown keys are errors).
 func Parse(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(context.Background(), path, "a sweep file", config.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

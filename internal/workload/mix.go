@@ -160,6 +160,10 @@ type Grouped interface {
 	Groups() []Group
 }
 
+// MaxCount bounds each count of ParseCounts: a deck of a million
+// operations already costs each client 56 MB.
+const MaxCount = 1_000_000
+
 // ParseCounts reads a --mix of NAME=N,… over ops (a weight or a deck's
 // count per operation; one not named gets 0). noun names an operation and
 // unit its N in the messages ("method", "weight"); otherwise says what
@@ -177,6 +181,8 @@ func ParseCounts(s string, ops []string, noun, unit, otherwise string) ([]int, e
 				strings.ToUpper(noun), strings.ToUpper(unit), noun, strings.Join(ops, ", "), otherwise)
 		case err != nil || count < 0:
 			return nil, fmt.Errorf("--mix %q: %s %q of %s: want a whole number >= 0", s, unit, n, name)
+		case count > MaxCount:
+			return nil, fmt.Errorf("--mix %q: %s %d of %s: at most %d (a deck's operations are dealt to every client each iteration)", s, unit, count, name, MaxCount)
 		case seen[name]:
 			return nil, fmt.Errorf("--mix %q: %s named twice", s, name)
 		}

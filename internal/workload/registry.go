@@ -37,10 +37,53 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// Get a workload by name, with an error that lists the known ones.
+// Get a workload by name in any case (RUBiS, rubis), with an error that
+// suggests the closest name and lists the known ones.
 func (r *Registry) Get(name string) (Workload, error) {
 	if w, ok := r.byName[name]; ok {
 		return w, nil
 	}
-	return nil, fmt.Errorf("unknown workload %q; available: %s", name, strings.Join(r.Names(), ", "))
+	for n, w := range r.byName {
+		if strings.EqualFold(n, name) {
+			return w, nil
+		}
+	}
+	suggest := ""
+	if n, d := r.closest(name); d <= max(2, len(n)/3) {
+		suggest = fmt.Sprintf(" (did you mean %s?)", n)
+	}
+	return nil, fmt.Errorf("unknown workload %q%s; available: %s", name, suggest, strings.Join(r.Names(), ", "))
+}
+
+// closest is the registered name fewest edits from name, and how many.
+func (r *Registry) closest(name string) (string, int) {
+	best, dist := "", -1
+	for _, n := range r.Names() {
+		if d := editDistance(strings.ToLower(name), n); dist < 0 || d < dist {
+			best, dist = n, d
+		}
+	}
+	return best, dist
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes (the
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -60,6 +60,10 @@ type Info struct {
 	// Setup describes the workload's own settings of a run in a few words
 	// for the summary (ECperf: "Ir 5, PO dispatch queue"); nil: none.
 	Setup func(config.Run) string
+	// Footprint is what a configuration implies before anything runs,
+	// for the runner to check against the machine; nil: --clients
+	// terminals and an unknown database size.
+	Footprint func(config.Run) Footprint
 }
 
 // Validity rules of a run, judged over the steady state.

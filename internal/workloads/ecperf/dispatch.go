@@ -100,7 +100,9 @@ type dispatch struct {
 
 // send is one PO to the emulator; a duplicate (sent before) is success.
 func (d *dispatch) send(ctx context.Context, doc emulator.PO) error {
-	doc.Run, doc.DeliverTo = d.run, d.deliverTo
+	// The unit goes with the PO: an emulator started alone keeps its
+	// own for senders that give none, not for this run's scaled times.
+	doc.Run, doc.DeliverTo, doc.LeadTimeUnit = d.run, d.deliverTo, d.unit.String()
 	if _, err := d.emu.Send(ctx, doc); err != nil {
 		d.sendFailures.Add(1)
 		err = fmt.Errorf("send PO %d to the supplier emulator: %w", doc.PONumber, err)

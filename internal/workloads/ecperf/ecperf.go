@@ -132,6 +132,17 @@ func (Workload) Info() workload.Info {
 		Grouped:     true,
 		// The delivery receiver and the PO senders.
 		AgentThreads: func(c config.Run) int { return 1 + c.POSenders },
+		Validate: func(c config.Run) []error {
+			flag := "scale"
+			if c.IR > 0 {
+				flag = "ir"
+			}
+			if err := workload.CheckScale(flag, c.Scale, maxIR, footprintAt); err != nil {
+				return []error{err}
+			}
+			return nil
+		},
+		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
 		Setup: func(c config.Run) string {
 			return fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), c.PODispatch, c.CycleScale)
 		},

@@ -138,7 +138,7 @@ type flakyEmulator struct {
 
 func startFlakyEmulator(t *testing.T) *flakyEmulator {
 	t.Helper()
-	srv, err := emulator.New(emulator.Config{LeadTimeUnit: 10 * time.Millisecond})
+	srv, err := emulator.New(emulator.Config{LeadTimeUnit: 10 * time.Millisecond, OwnUnit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

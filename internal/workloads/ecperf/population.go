@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/workload"
 )
 
 // population is the initial database at an injection rate Ir, scaled as
@@ -18,6 +20,21 @@ type population struct {
 	Assemblies int64 // parts 1..P
 	Components int64 // parts P+1..11·P
 	Parts      int64 // c_parts and m_parts rows: 11·P
+}
+
+// bytesPerIr is the loaded database per unit of Ir, measured on SQLite:
+// 4.6 MB at Ir 100 (1.0 MB at Ir 1 and 10, the kit's steps of 10).
+const bytesPerIr = 46_000
+
+// maxIR: 80,000 terminals, half a gigabyte of rows.
+const maxIR = 10_000
+
+func footprintAt(ir int) workload.Footprint {
+	ir = max(ir, 1)
+	return workload.Footprint{
+		DBBytes:   max(workload.PerUnit(ir, bytesPerIr), 1_000_000),
+		Terminals: workload.PerUnit(ir, orderTerminalsPerIr+plannedLinesPerIr) + 1, // and the large-order line
+	}
 }
 
 func populationAt(ir int) population {

@@ -65,7 +65,7 @@ func (e *restartableEmulator) url() string { return "http://" + e.addr }
 
 // serve starts a new incarnation on ln.
 func (e *restartableEmulator) serve(ln net.Listener) {
-	srv, err := emulator.New(emulator.Config{LeadTimeUnit: e.unit})
+	srv, err := emulator.New(emulator.Config{LeadTimeUnit: e.unit, OwnUnit: true})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -14,11 +14,11 @@ import (
 	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
 )
 
-// slowEmulator is an emulator whose lead time unit is an hour: it accepts
-// POs and delivers none within any test.
+// slowEmulator is an emulator whose lead time unit is an hour, whatever
+// the POs carry: it accepts POs and delivers none within any test.
 func slowEmulator(t *testing.T) string {
 	t.Helper()
-	srv, err := emulator.New(emulator.Config{LeadTimeUnit: time.Hour})
+	srv, err := emulator.New(emulator.Config{LeadTimeUnit: time.Hour, OwnUnit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@
 package rubis
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/rubis/browser"
@@ -41,12 +42,14 @@ func transitions(mix string) (*workload.Transitions, error) {
 	if name, ok := Mixes[mix]; ok {
 		return tables.Load(name)
 	}
-	f, err := os.Open(mix)
+	b, err := inputfile.Read(context.Background(), mix, "a transition table", config.MaxFileBytes)
 	if err != nil {
+		if errors.Is(err, inputfile.ErrNotRegular) || errors.Is(err, inputfile.ErrTooLarge) {
+			return nil, fmt.Errorf("--mix: %w", err)
+		}
 		return nil, fmt.Errorf("--mix %q: neither bidding nor browsing, nor a readable transition table file: %v", mix, errors.Unwrap(err))
 	}
-	defer f.Close()
-	t, err := workload.ParseTransitions(f)
+	t, err := workload.ParseTransitions(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("--mix %s: not a transition table in the RUBiS client's format: %w", mix, err)
 	}
@@ -54,6 +57,14 @@ func transitions(mix string) (*workload.Transitions, error) {
 		return nil, fmt.Errorf("--mix %s: %d states, want RUBiS's %d interactions (and Back, End of Session)", mix, t.N(), numInteractions)
 	}
 	return t, nil
+}
+
+// bytesPerScale is the loaded database per unit of scale, measured on
+// SQLite: 35.5 MB at scale 1, 142 MB at scale 4.
+const bytesPerScale = 35_600_000
+
+func footprintAt(scale int) workload.Footprint {
+	return workload.Footprint{DBBytes: workload.PerUnit(max(scale, 1), bytesPerScale)}
 }
 
 // Workload is RUBiS.
@@ -74,11 +85,16 @@ func (Workload) Info() workload.Info {
 			"(--mix bidding: default_transitions, 15% read-write; browsing: browse_only_transitions), negative-exponential think time of mean 7 s × --think-scale"},
 		Metric: workload.Metric{Name: "interactions/min", Per: time.Minute},
 		Validate: func(cfg config.Run) []error {
+			var errs []error
 			if _, err := transitions(cfg.Mix); err != nil {
-				return []error{err}
+				errs = append(errs, err)
 			}
-			return nil
+			if err := workload.CheckScale("scale", cfg.Scale, maxScale, footprintAt); err != nil {
+				errs = append(errs, err)
+			}
+			return errs
 		},
+		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
 		Defaults: config.Defaults{
 			Clients:       50,
 			ServerThreads: 10,

@@ -75,12 +75,17 @@ func (Workload) Info() workload.Info {
 		Mix:        Mix(),
 		MixOf:      func(c config.Run) (workload.Mix, error) { return ParseMix(c.Mix) },
 		Validate: func(c config.Run) []error {
+			var errs []error
 			if _, err := ParseMix(c.Mix); err != nil {
-				return []error{err}
+				errs = append(errs, err)
 			}
-			return nil
+			if err := workload.CheckScale("scale", c.Scale, maxScale, footprintAt); err != nil {
+				errs = append(errs, err)
+			}
+			return errs
 		},
-		Metric: workload.Metric{Name: "TPS", Per: time.Second},
+		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
+		Metric:    workload.Metric{Name: "TPS", Per: time.Second},
 		Defaults: config.Defaults{
 			Clients:       100,
 			ServerThreads: 10,

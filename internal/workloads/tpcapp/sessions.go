@@ -2,13 +2,18 @@ package tpcapp
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/inputfile"
 )
 
 // maxSession is the longest business session the specification allows.
@@ -73,13 +78,15 @@ func ParseSessionLength(s string) (SessionLength, error) {
 }
 
 func readCDF(path string) (SessionLength, error) {
-	f, err := os.Open(path)
+	b, err := inputfile.Read(context.Background(), path, "a file of the cumulative distribution", config.MaxFileBytes)
+	if errors.Is(err, inputfile.ErrNotRegular) || errors.Is(err, inputfile.ErrTooLarge) {
+		return SessionLength{}, fmt.Errorf("--session-length: %w", err)
+	}
 	if err != nil {
 		return SessionLength{}, fmt.Errorf("--session-length %q: neither negexp:MEAN, uniform:MIN-MAX nor fixed:N, and not a readable file of the cumulative distribution: %w", path, err)
 	}
-	defer f.Close()
 	cdf := make([]float64, 0, maxSession)
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {

@@ -27,8 +27,12 @@ const (
 // its default.
 type Config struct {
 	// LeadTimeUnit is how long one unit of a PO line's lead time lasts
-	// (default 5 s, the kit's; short runs scale it down).
+	// for a PO that carries no unit of its own (default 5 s, the kit's;
+	// short runs scale it down).
 	LeadTimeUnit time.Duration
+	// OwnUnit: LeadTimeUnit even for POs that carry their sender's, as a
+	// partner slower or faster than agreed would (fault tests).
+	OwnUnit bool
 	// RetryMax caps the delay between redelivery attempts; the backoff
 	// starts at 50 ms and doubles (default 5 s).
 	RetryMax time.Duration

@@ -214,6 +214,25 @@ func TestAcceptedPODeliveredAfterItsLeadTime(t *testing.T) {
 	b.wantList(t, "run-1", []POSummary{{PONumber: 7, Received: 1, Delivered: true}})
 }
 
+// A PO that carries its sender's lead-time unit is delivered in that
+// unit, not in the emulator's own: a standalone emulator kept its 5 s
+// while a run at --cycle-scale 0.1 waited in 0.5 s units, and re-sent
+// thousands of POs it thought lost.
+func TestPODeliveredInTheUnitItCarries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{LeadTimeUnit: time.Hour}, nil)
+	po := b.po("run-1", 7, 5)
+	po.LeadTimeUnit = "10ms"
+	sent := time.Now()
+	b.send(t, po, StatusAccepted)
+	if a := b.waitAttempts(t, 1)[0]; a.err != nil || a.po != 7 {
+		t.Fatalf("attempt %+v, want a successful delivery of run-1/7", a)
+	}
+	if at := b.recv.got()[0].at.Sub(sent); at < 50*time.Millisecond {
+		t.Errorf("delivered %v after sending, before 5 × 10ms", at)
+	}
+}
+
 func TestDeliveriesInDueOrder(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{MaxInFlight: 1}, nil)
@@ -293,6 +312,8 @@ func TestMalformedPOsRejectedAndServerKeepsServing(t *testing.T) {
 		{"every problem named", valid(func(m map[string]any) { m["po_number"] = -1; line(m)["lead_time"] = -2 }), "", false, 400, "po_number is -1, want > 0; lines[0].lead_time is -2"},
 		{"bad deliver_to", valid(func(m map[string]any) { m["deliver_to"] = "ftp://host/x" }), "", false, 400, `deliver_to "ftp://host/x" is not an absolute http(s) URL`},
 		{"relative deliver_to", valid(func(m map[string]any) { m["deliver_to"] = "/deliveries" }), "", false, 400, "deliver_to"},
+		{"bad lead_time_unit", valid(func(m map[string]any) { m["lead_time_unit"] = "soon" }), "", false, 400, `lead_time_unit "soon": want a duration above 0 and at most 1h0m0s`},
+		{"lead_time_unit too long", valid(func(m map[string]any) { m["lead_time_unit"] = "2h" }), "", false, 400, `lead_time_unit "2h"`},
 		{"wrong content type", valid(nil), "text/plain", false, 415, `Content-Type "text/plain", want application/json`},
 		{"oversize body", big, "", false, 413, "limit 1024"},
 		{"oversize body without length", big, "", true, 413, "limit of 1024 bytes"},

@@ -61,7 +61,11 @@ func (s *Server) handlePO(w http.ResponseWriter, r *http.Request) {
 	byNumber[po.PONumber] = o
 	s.stats.accepted.Add(1)
 	s.stats.pending.Add(1)
-	s.enqueue(o, time.Now().Add(time.Duration(po.leadTime())*s.cfg.LeadTimeUnit))
+	unit := s.cfg.LeadTimeUnit
+	if !s.cfg.OwnUnit {
+		unit = po.unit(unit)
+	}
+	s.enqueue(o, time.Now().Add(time.Duration(po.leadTime())*unit))
 	s.mu.Unlock()
 	s.log.Debug("purchase order accepted", "run", po.Run, "po", po.PONumber, "lead_time", po.leadTime())
 	jsonhttp.Write(w, http.StatusAccepted, POResponse{Status: StatusAccepted})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/jsonhttp"
 )
@@ -32,6 +33,22 @@ type PO struct {
 	Lines      []POLine `json:"lines"`
 	// DeliverTo is the absolute http(s) URL the delivery is POSTed to.
 	DeliverTo string `json:"deliver_to"`
+	// LeadTimeUnit is the sender's unit of LeadTime ("500ms"): a run
+	// with its times scaled sends its own, which an emulator started
+	// alone uses instead of its --lead-time-unit; empty: the emulator's.
+	LeadTimeUnit string `json:"lead_time_unit,omitempty"`
+}
+
+// MaxLeadTimeUnit bounds a PO's own unit (the kit's is 5 s).
+const MaxLeadTimeUnit = time.Hour
+
+// unit is the PO's lead-time unit, or def when it carries none; Validate
+// has checked it.
+func (po *PO) unit(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(po.LeadTimeUnit); err == nil && po.LeadTimeUnit != "" {
+		return d
+	}
+	return def
 }
 
 // POLine is one line of a PO.
@@ -121,6 +138,11 @@ func (po *PO) Validate() error {
 	}
 	if err := checkDeliverTo(po.DeliverTo); err != nil {
 		errs = append(errs, err)
+	}
+	if po.LeadTimeUnit != "" {
+		if d, err := time.ParseDuration(po.LeadTimeUnit); err != nil || d <= 0 || d > MaxLeadTimeUnit {
+			errs = append(errs, fmt.Errorf("lead_time_unit %q: want a duration above 0 and at most %v, e.g. 500ms", po.LeadTimeUnit, MaxLeadTimeUnit))
+		}
 	}
 	return errors.Join(errs...)
 }
