@@ -98,6 +98,10 @@ func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
 	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only), or the path of a table file in the original's format (default bidding); TPC-App: spec (the reference's mix, the default) or weights OP=N,… (methods not named get none); Stock-Online: table-2 (the paper's deck of 43, the default) or counts OP=N,… of one iteration's deck (BuyStock and SellStock paired, so equal), e.g. UpdateAccount=1 to measure one transaction alone")
 	fs.Float64Var(&v.ThinkScale, "think-scale", 0, "RUBiS: multiply the browsers' think time, negative exponential of mean 7 s (default 1; 0.01 for short runs, 0 for none)")
+	fs.BoolVar(&v.SkipImages, "skip-images", false, "RUBiS: the browsers fetch none of the pages' <IMG SRC> (default: every one, after its page, counted apart from the interactions, as the original client)")
+	fs.BoolVar(&v.OneBasedIDs, "one-based-ids", false, "RUBiS: send category, region and user ids as the database numbers them (default: the original client's 0-based draw, so category 0 finds nothing)")
+	fs.IntVar(&v.PageTries, "page-tries", 0, "RUBiS: tries of a page that fails (no response, or HTTP 400 and above) before it counts as an error, 1 s apart (default 5, the original client's)")
+	fs.BoolVar(&v.NoRampSlowdown, "no-ramp-slowdown", false, "RUBiS: the same think time in the ramps (default: ×2 in the up-ramp and ×3 in the down-ramp, the original client's slow-down factors)")
 	fs.StringVar(&v.Front, "front", "", "TPC-App: how the businesses call the web service: soap (SOAP 1.1, the specification's) or json (default soap)")
 	fs.StringVar(&v.SessionLength, "session-length", "", "TPC-App: requests per business session: negexp:MEAN (truncated to 1..120), uniform:MIN-MAX, fixed:N, or a file of the cumulative distribution (length and cumulative probability per line) (default negexp:20)")
 }

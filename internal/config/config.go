@@ -103,6 +103,17 @@ type Run struct {
 	// ThinkScale multiplies RUBiS's think times (mean 7 s): below 1 for
 	// short runs, 0 for none.
 	ThinkScale float64 `yaml:"think-scale" json:"think-scale,omitempty"`
+	// The RUBiS client's behaviours; the zero values are the original's.
+	// SkipImages: the browsers fetch no <IMG SRC> (the original fetches
+	// every one of each page). OneBasedIDs: category, region and user ids
+	// sent as the database numbers them (the original sends its 0-based
+	// draw). PageTries: tries of a page before it fails, 1 s apart (0:
+	// the original's 5). NoRampSlowdown: the same think time in the ramps
+	// (the original's is ×2 in the up-ramp, ×3 in the down-ramp).
+	SkipImages     bool `yaml:"skip-images" json:"skip-images,omitempty"`
+	OneBasedIDs    bool `yaml:"one-based-ids" json:"one-based-ids,omitempty"`
+	PageTries      int  `yaml:"page-tries" json:"page-tries,omitempty"`
+	NoRampSlowdown bool `yaml:"no-ramp-slowdown" json:"no-ramp-slowdown,omitempty"`
 
 	// Style is how the middle tier is built (RUBiS: servlets, session,
 	// facade, local, entity; see Styles); empty: by --persistence, direct
@@ -469,6 +480,9 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if err := r.validateReceiver(); err != nil {
 		errs = append(errs, err)
 	}
+	if r.PageTries < 0 || r.PageTries > 100 {
+		bad("--page-tries %d: must be from 1 to 100 (0: the original's 5)", r.PageTries)
+	}
 	if !(r.ThinkScale >= 0 && r.ThinkScale <= 100) {
 		bad("--think-scale %v: must be from 0 to 100 (1 = the original's 7 s mean, 0 = no think time)", r.ThinkScale)
 	}
@@ -494,6 +508,7 @@ var workloadKeys = map[string][]string{
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
 	"warmup": {"stockonline"}, "mix": {"rubis", "stockonline", "tpcapp"}, "think-scale": {"rubis"},
+	"skip-images": {"rubis"}, "one-based-ids": {"rubis"}, "page-tries": {"rubis"}, "no-ramp-slowdown": {"rubis"},
 	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
 	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
 	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},

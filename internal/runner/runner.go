@@ -231,6 +231,8 @@ type state struct {
 	checks []workload.Check
 	ents   []workload.EntityStats
 	tiers  *workload.Tiers
+	// walk: the clients walked a transition table (RUBiS).
+	walk *workload.WalkReport
 	// snap is the recorder's content once the driver has returned.
 	snap *metrics.Snapshot
 	// interruptedIn is the phase an interrupt stopped.
@@ -423,6 +425,10 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		t := tr.Tiers()
 		s.tiers = &t
 	}
+	if wr, ok := run.(workload.WalkRun); ok {
+		walk := wr.Walk()
+		s.walk = &walk
+	}
 	if s.tierDied != nil {
 		return s.fail(ctx, phaseRun, s.tierDied, fmt.Sprintf("the run was ended when the tier died, %.1f s into it; the operations that failed are counted as errors or in doubt, and the database was checked after", s.rep.Elapsed.Seconds()))
 	}
@@ -482,6 +488,7 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Groups:        s.groups,
 		Failure:       f,
 		Resources:     s.cpu,
+		Walk:          s.walk,
 	})
 }
 

@@ -124,8 +124,9 @@ type Stats struct {
 	// longest one).
 	Images, ImageErrors, ImageBytes int64
 	ImageTime, ImageMax             time.Duration
-	// Retries are pages sent again after a failed try (Config.Tries).
-	Retries int64
+	// Pages received (error pages included); Retries are pages sent
+	// again after a failed try (Config.Tries).
+	Pages, Retries int64
 	// SorryBacks: a page said "Sorry" (nothing matched), so the next
 	// request went back through the history instead of where the walk
 	// drew; NoIDBacks: the page had no id for the drawn state (ViewItem,
@@ -143,6 +144,7 @@ func (s *Stats) Add(o Stats) {
 	s.ImageBytes += o.ImageBytes
 	s.ImageTime += o.ImageTime
 	s.ImageMax = max(s.ImageMax, o.ImageMax)
+	s.Pages += o.Pages
 	s.Retries += o.Retries
 	s.SorryBacks += o.SorryBacks
 	s.NoIDBacks += o.NoIDBacks
@@ -452,6 +454,7 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 	}
 	b.page.parse(buf.Bytes(), !b.cfg.SkipImages)
 	b.hasPage = true
+	b.stats.Pages++
 	out.Bytes = b.page.size
 	out.ErrorPage = b.page.errorPage
 	out.Images = len(b.page.images)
