@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type runFlags struct {
 	// own are flags of the command that share a config key's name but
 	// are not it (drive's --broker is its agents', not ECperf's queue).
 	own []string
+	// notes say what config changed of what was asked, for stderr.
+	notes []string
 }
 
 // addFileFlag binds -f; every command's flags begin with it.
@@ -163,6 +166,7 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 		return cfg, config.Usage(fmt.Errorf("--ir %d: must be at least 1 (the injection rate)", f.values.IR))
 	}
 	cfg.Overlay(&f.values, set)
+	f.scaleRamps(&cfg, info.Defaults, set)
 	// A workload measured over time by default (ECperf) runs a number of
 	// iterations instead when that is all the user asked for.
 	// Its default ramp-up goes too: it would leave the short run unmeasured.
@@ -174,6 +178,31 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 	}
 	cfg.Normalize()
 	return cfg, nil
+}
+
+// scaleRamps: a --duration shorter than the workload's default, given
+// without either ramp, scales the default ramps with it, so that the
+// steady state keeps its share of the run (RUBiS's 10 s and 5 s would
+// leave 5 s of a 20 s run); a note says so.
+func (f *runFlags) scaleRamps(cfg *config.Run, d config.Defaults, set []string) {
+	if !slices.Contains(set, "duration") || slices.Contains(set, "ramp-up") || slices.Contains(set, "ramp-down") ||
+		d.Duration <= 0 || time.Duration(cfg.Duration) >= d.Duration ||
+		time.Duration(cfg.RampUp) != d.RampUp || time.Duration(cfg.RampDown) != d.RampDown || d.RampUp+d.RampDown == 0 {
+		return
+	}
+	k := float64(cfg.Duration) / float64(d.Duration)
+	cfg.RampUp = config.Duration(time.Duration(float64(d.RampUp) * k).Round(time.Millisecond))
+	cfg.RampDown = config.Duration(time.Duration(float64(d.RampDown) * k).Round(time.Millisecond))
+	f.notes = append(f.notes, fmt.Sprintf("--duration %v: the default ramps (%v up, %v down, of %v) scaled to %v up, %v down; give --ramp-up and --ramp-down to set them",
+		time.Duration(cfg.Duration), d.RampUp, d.RampDown, d.Duration, time.Duration(cfg.RampUp), time.Duration(cfg.RampDown)))
+}
+
+// printNotes writes the notes config made, once.
+func (f *runFlags) printNotes(w io.Writer) {
+	for _, n := range f.notes {
+		fmt.Fprintln(w, "tierbench: "+n)
+	}
+	f.notes = nil
 }
 
 // settingsFlag is --entity, repeatable: each value parsed as it is given.
