@@ -31,30 +31,32 @@ func TestMixRule(t *testing.T) {
 	walk := &workload.WalkReport{Table: "t", Stationary: []float64{0.1, 0.3, 0.6}, MeanSession: 10,
 		SessionThink: time.Second, TolerancePoints: 1, SorryBacks: 7, Resets: 3, NoIDBacks: 2, Retries: 1,
 		Pages: 1000, Images: 4000, ImageErrors: 4, ImageBytes: 4096000, ImageTime: 2 * time.Second, ImageMax: 5 * time.Millisecond}
-	build := func(window time.Duration, counts ...int) *Result {
+	// 100 browsers: a steady state of 10,000 requests is 10 sessions each.
+	build := func(clients int, counts ...int) *Result {
 		return Build(Inputs{Config: config.Run{MaxErrorRate: 1}, Info: workload.Info{Name: "rubis", Operations: ops, Metric: workload.Metric{Per: time.Minute}},
-			Snapshot: snapshot(counts...), Window: window, Elapsed: window, Walk: walk})
+			Snapshot: snapshot(counts...), Window: time.Minute, Elapsed: time.Minute, Walk: walk, Groups: []workload.Group{{Clients: clients}}})
 	}
 	// 10,000 requests: chance at 3σ allows 0.9 points for Home (10%),
 	// 1.37 for Browse, 1.47 for ViewItem, on top of the 1 point.
 	tests := []struct {
 		name   string
-		window time.Duration
+		clients int
 		counts []int
 		passed bool
 		judged bool
 		worst  string
 		points float64
 	}{
-		{"as the table", time.Minute, []int{1000, 3000, 6000}, true, true, "Home", 0},
-		{"within tolerance and chance", time.Minute, []int{1150, 2950, 5900}, true, true, "Home", 1.5},
+		{"as the table", 100, []int{1000, 3000, 6000}, true, true, "Home", 0},
+		{"within tolerance and chance", 100, []int{1150, 2950, 5900}, true, true, "Home", 1.5},
 		// Home 14%: 4 points over, allowed 1.9.
-		{"forced to deviate", time.Minute, []int{1400, 2800, 5800}, false, true, "Home", 4},
-		{"short steady state", 5 * time.Second, []int{1400, 2800, 5800}, true, false, "Home", 4},
+		{"forced to deviate", 100, []int{1400, 2800, 5800}, false, true, "Home", 4},
+		// 1001 browsers: fewer requests each than a mean session.
+		{"short steady state", 1001, []int{1400, 2800, 5800}, true, false, "Home", 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := build(tc.window, tc.counts...)
+			r := build(tc.clients, tc.counts...)
 			m := r.Mix
 			if m == nil || r.Validity == nil || len(r.Validity.Rules) != 1 {
 				t.Fatalf("mix %+v, validity %+v", m, r.Validity)
@@ -82,7 +84,7 @@ func TestMixRule(t *testing.T) {
 			}
 		})
 	}
-	r := build(time.Minute, 1400, 2800, 5800)
+	r := build(100, 1400, 2800, 5800)
 	m := r.Mix
 	if m.SorryBacks != 7 || m.SessionResets != 3 || m.NoIDBacks != 2 || m.PageRetries != 1 || m.MeanSessionS != 10 {
 		t.Fatalf("counts %+v", m)

@@ -459,7 +459,11 @@ func Build(in Inputs) *Result {
 	}
 	if in.Walk != nil && len(in.Snapshot.Ops) > 0 {
 		var rule *workload.Check
-		r.Mix, rule = buildMix(in.Walk, in.Snapshot, in.Window)
+		clients := 0
+		for _, g := range in.Groups {
+			clients += g.Clients
+		}
+		r.Mix, rule = buildMix(in.Walk, in.Snapshot, in.Window, clients)
 		if rule != nil {
 			if r.Validity == nil {
 				r.Validity = &Validity{Passed: true, ResponseTimesPassed: true, MixPassed: true}
