@@ -39,13 +39,13 @@ func TestMixRule(t *testing.T) {
 	// 10,000 requests: chance at 3σ allows 0.9 points for Home (10%),
 	// 1.37 for Browse, 1.47 for ViewItem, on top of the 1 point.
 	tests := []struct {
-		name   string
+		name    string
 		clients int
-		counts []int
-		passed bool
-		judged bool
-		worst  string
-		points float64
+		counts  []int
+		passed  bool
+		judged  bool
+		worst   string
+		points  float64
 	}{
 		{"as the table", 100, []int{1000, 3000, 6000}, true, true, "Home", 0},
 		{"within tolerance and chance", 100, []int{1150, 2950, 5900}, true, true, "Home", 1.5},
