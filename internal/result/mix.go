@@ -118,6 +118,9 @@ func buildMix(w *workload.WalkReport, snap metrics.Snapshot, window time.Duratio
 		m.Warnings = append(m.Warnings, fmt.Sprintf("the steady state (%.0f s, %.1f requests per browser) is shorter than a mean session (%.1f requests, about %s at this think time): the browsers start at Home, so the mix is still their sessions' beginning; run longer to judge it",
 			window.Seconds(), perClient, w.MeanSession, session.Round(time.Second)))
 	}
+	if math.Abs(m.WorstPoints) > w.TolerancePoints {
+		m.Warnings = append(m.Warnings, w.Causes...)
+	}
 	if w.TolerancePoints <= 0 || total == 0 {
 		return m, nil
 	}

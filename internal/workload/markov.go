@@ -503,6 +503,10 @@ type WalkReport struct {
 	// of an id, a back with an empty history that reset the session to
 	// Home; and the pages sent again after a failed try.
 	SorryBacks, NoIDBacks, Resets, Retries int64
+	// Causes are what the workload knows can keep the mix from the
+	// table's (a population too small for its searches, say), shown when
+	// the worst state is off by more than the tolerance.
+	Causes []string
 	// Images fetched beside the pages, Pages the pages received.
 	Pages, Images, ImageErrors, ImageBytes int64
 	ImageTime, ImageMax                    time.Duration

@@ -182,7 +182,7 @@ func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 	if errs := bc.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	b := &browsers{cfg: &bc, walk: workload.WalkReport{Table: table.Name, TolerancePoints: MixTolerancePoints,
+	b := &browsers{cfg: &bc, scale: max(p.Scale, 1), active: pop.ActiveItems, walk: workload.WalkReport{Table: table.Name, TolerancePoints: MixTolerancePoints,
 		SessionThink: time.Duration(float64(bc.Think.Mean) * cfg.ThinkScale)}}
 	// A table of the user's whose Home keeps history has no stationary
 	// mix to compare with: the mix is then reported, not judged.
@@ -213,6 +213,9 @@ type browsers struct {
 	all []*browser.Browser
 	// walk is the table's expectation; Walk adds the browsers' counts.
 	walk workload.WalkReport
+	// scale and active are the site's population, for the causes.
+	scale  int
+	active int64
 }
 
 // Walk is the table's stationary mix and what the browsers counted.
@@ -227,6 +230,13 @@ func (b *browsers) Walk() workload.WalkReport {
 	w.SorryBacks, w.NoIDBacks, w.Resets, w.Retries = st.SorryBacks, st.NoIDBacks, st.Resets, st.Retries
 	w.Pages, w.Images, w.ImageErrors, w.ImageBytes = st.Pages, st.Images, st.ImageErrors, st.ImageBytes
 	w.ImageTime, w.ImageMax = st.ImageTime, st.ImageMax
+	if !b.cfg.OneBasedIDs {
+		w.Causes = append(w.Causes, "ids are sent 0-based, as the original client sends them: category 0 and region 0 have no items, so 5% of the category searches and 6.5% of the region searches say Sorry and reset the session to Home at any --scale (--one-based-ids sends the database's ids)")
+	}
+	if st.Pages > 0 && st.SorryBacks > 0 {
+		w.Causes = append(w.Causes, fmt.Sprintf("%d pages said Sorry (%.1f%% of the pages) and %d backs found no history and reset the session to Home: at --scale %d the site has %d active items over 20 categories and 62 regions, so many searches find none (a larger --scale finds more)",
+			st.SorryBacks, 100*float64(st.SorryBacks)/float64(st.Pages), st.Resets, b.scale, b.active))
+	}
 	return w
 }
 
