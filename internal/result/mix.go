@@ -80,8 +80,11 @@ func buildMix(w *workload.WalkReport, snap metrics.Snapshot, window time.Duratio
 	for _, o := range snap.Ops {
 		total += o.Count() + o.Failed()
 	}
-	worstExcess := math.Inf(-1)
-	allowed := 0.0
+	// The worst state is the farthest from its share; the rule fails on
+	// the state farthest beyond what it allows (the tolerance and chance).
+	var failing string
+	var failDev, failAllowed, worstAllowed float64
+	excess := math.Inf(-1)
 	for i, o := range snap.Ops {
 		n := o.Count() + o.Failed()
 		st := MixState{Name: o.Name, Count: n}
@@ -95,13 +98,15 @@ func buildMix(w *workload.WalkReport, snap metrics.Snapshot, window time.Duratio
 		}
 		m.States = append(m.States, st)
 		dev := st.ObservedPct - 100*p
-		chance := 0.0
+		allowed := w.TolerancePoints
 		if total > 0 {
-			chance = 300 * math.Sqrt(p*(1-p)/float64(total))
+			allowed += 300 * math.Sqrt(p*(1-p)/float64(total))
 		}
-		if excess := math.Abs(dev) - (w.TolerancePoints + chance); excess > worstExcess {
-			worstExcess, allowed = excess, w.TolerancePoints+chance
-			m.Worst, m.WorstPoints = o.Name, round(dev, 2)
+		if math.Abs(dev) > math.Abs(m.WorstPoints) || m.Worst == "" {
+			m.Worst, m.WorstPoints, worstAllowed = o.Name, round(dev, 2), allowed
+		}
+		if e := math.Abs(dev) - allowed; e > excess {
+			excess, failing, failDev, failAllowed = e, o.Name, dev, allowed
 		}
 	}
 	if w.Images > 0 || w.ImageErrors > 0 {
@@ -126,12 +131,15 @@ func buildMix(w *workload.WalkReport, snap metrics.Snapshot, window time.Duratio
 	}
 	name := fmt.Sprintf("mix: every state within %g point of the table's stationary share", w.TolerancePoints)
 	detail := fmt.Sprintf("worst %s %.2f%% against %.2f%% (%+.2f points; allowed %.2f with chance alone at 3σ over %d requests)",
-		m.Worst, m.observed(m.Worst), m.stationary(m.Worst), m.WorstPoints, allowed, total)
+		m.Worst, m.observed(m.Worst), m.stationary(m.Worst), m.WorstPoints, worstAllowed, total)
+	if excess > 0 && failing != m.Worst {
+		detail += fmt.Sprintf("; beyond its allowance: %s %+.2f points, allowed %.2f", failing, failDev, failAllowed)
+	}
 	if short {
 		return m, &workload.Check{Name: name, Passed: true, Detail: "not judged: the steady state is shorter than a mean session; " + detail}
 	}
 	m.Judged = true
-	return m, &workload.Check{Name: name, Passed: worstExcess <= 0, Detail: detail}
+	return m, &workload.Check{Name: name, Passed: excess <= 0, Detail: detail}
 }
 
 func (m *Mix) observed(name string) float64 {
