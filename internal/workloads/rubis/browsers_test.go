@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/store/storetest"
@@ -131,5 +132,31 @@ func TestBiddingWriteShare(t *testing.T) {
 		if math.Abs(c.got-c.want) > 0.005 {
 			t.Errorf("%s: %.4f, want %.2f", c.what, c.got, c.want)
 		}
+	}
+}
+
+// TestBrowsersDefaultsAreTheOriginals: a run's browsers behave as the
+// original client unless told otherwise: 0-based ids, images fetched, 5
+// tries 1 s apart, think ×2 in the up-ramp and ×3 in the down-ramp; each
+// flag turns its behaviour off.
+func TestBrowsersDefaultsAreTheOriginals(t *testing.T) {
+	cfg := config.New("rubis", New().Info().Defaults)
+	run, err := newBrowsers("http://127.0.0.1:1", workload.RunParams{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run.cfg
+	r := c.Ramps
+	if c.OneBasedIDs || c.SkipImages || c.Tries != 5 || c.RetryPause != time.Second || r == nil ||
+		r.UpFactor != 2 || r.DownFactor != 3 || r.Up != 10*time.Second || r.SteadyEnd != 55*time.Second {
+		t.Fatalf("defaults: one-based %v, skip images %v, %d tries %v apart, ramps %+v", c.OneBasedIDs, c.SkipImages, c.Tries, c.RetryPause, r)
+	}
+	cfg.OneBasedIDs, cfg.SkipImages, cfg.PageTries, cfg.NoRampSlowdown = true, true, 1, true
+	run, err = newBrowsers("http://127.0.0.1:1", workload.RunParams{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := run.cfg; !c.OneBasedIDs || !c.SkipImages || c.Tries != 1 || c.Ramps != nil {
+		t.Fatalf("flags: one-based %v, skip images %v, %d tries, ramps %v", c.OneBasedIDs, c.SkipImages, c.Tries, c.Ramps)
 	}
 }
