@@ -425,7 +425,11 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		t := tr.Tiers()
 		s.tiers = &t
 	}
-	if wr, ok := run.(workload.WalkRun); ok {
+	walker := run
+	if t, ok := run.(*tieredRun); ok {
+		walker = t.Run // the clients are this process's, the tiers not
+	}
+	if wr, ok := walker.(workload.WalkRun); ok {
 		walk := wr.Walk()
 		s.walk = &walk
 	}
