@@ -450,6 +450,15 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 	}
 	if err != nil {
 		b.failed()
+		if errors.As(err, new(*StatusError)) {
+			// The request's path says which page failed (a wrong --target
+			// fails them all); its query is cut, a form can be 8 KB.
+			path := string(b.url[len(b.base):])
+			if len(path) > maxErrorPath {
+				path = path[:maxErrorPath] + "…"
+			}
+			return out, fmt.Errorf("rubis browser: %s: GET %s: %w", StateNames[state], path, err)
+		}
 		return out, fmt.Errorf("rubis browser: %s: %w", StateNames[state], err)
 	}
 	b.page.parse(buf.Bytes(), !b.cfg.SkipImages)
@@ -466,6 +475,10 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 	}
 	return out, nil
 }
+
+// maxErrorPath is as much of a failed request's path and query as its
+// error repeats.
+const maxErrorPath = 120
 
 // readError: the response broke while it was read.
 type readError struct{ err error }
