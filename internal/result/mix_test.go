@@ -109,6 +109,13 @@ func TestMixRule(t *testing.T) {
 			t.Fatalf("summary lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The farthest state is not always the one beyond its allowance: a
+	// rare state has less room for chance.
+	walk.Stationary = []float64{0.01, 0.39, 0.6}
+	r = build(100, 250, 3920, 5830) // Home +1.5 (allowed 1.3), ViewItem −1.7 (allowed 2.47)
+	if m := r.Mix; m.Worst != "ViewItem" || r.Validity.Passed || !strings.Contains(r.Validity.Rules[0].Detail, "beyond its allowance: Home +1.50 points, allowed 1.30") {
+		t.Fatalf("worst %s %+.2f, rule %+v", m.Worst, m.WorstPoints, r.Validity.Rules[0])
+	}
 	// A workload without a walk has no mix section.
 	if r := Build(Inputs{Info: workload.Info{Operations: ops}, Snapshot: snapshot(1, 1, 1), Window: time.Minute}); r.Mix != nil || r.Validity != nil {
 		t.Fatalf("mix %+v without a walk", r.Mix)
