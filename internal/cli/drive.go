@@ -45,6 +45,7 @@ is served, so the drive checks no database.`,
 			if err != nil {
 				return err
 			}
+			f.printNotes(env.Stderr)
 			return measure(cmd.Context(), env, cmd.OutOrStdout(), r, cfg, &mf, func(run *runner.Runner) (*result.Result, error) {
 				if cmd.Flags().Changed("db") {
 					o.CheckDB = &checkDB

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type runFlags struct {
 	// own are flags of the command that share a config key's name but
 	// are not it (drive's --broker is its agents', not ECperf's queue).
 	own []string
+	// notes say what config changed of what was asked, for stderr.
+	notes []string
 }
 
 // addFileFlag binds -f; every command's flags begin with it.
@@ -99,6 +102,10 @@ func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
 	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only), or the path of a table file in the original's format (default bidding); TPC-App: spec (the reference's mix, the default) or weights OP=N,… (methods not named get none); Stock-Online: table-2 (the paper's deck of 43, the default) or counts OP=N,… of one iteration's deck (BuyStock and SellStock paired, so equal), e.g. UpdateAccount=1 to measure one transaction alone")
 	fs.Float64Var(&v.ThinkScale, "think-scale", 0, "RUBiS: multiply the browsers' think time, negative exponential of mean 7 s (default 1; 0.01 for short runs, 0 for none)")
+	fs.BoolVar(&v.SkipImages, "skip-images", false, "RUBiS: the browsers fetch none of the pages' <IMG SRC> (default: every one, after its page, counted apart from the interactions, as the original client)")
+	fs.BoolVar(&v.OneBasedIDs, "one-based-ids", false, "RUBiS: send category, region and user ids as the database numbers them (default: the original client's 0-based draw, so category 0 finds nothing)")
+	fs.IntVar(&v.PageTries, "page-tries", 0, "RUBiS: tries of a page that fails (no response, or HTTP 400 and above) before it counts as an error, 1 s apart (default 5, the original client's)")
+	fs.BoolVar(&v.NoRampSlowdown, "no-ramp-slowdown", false, "RUBiS: the same think time in the ramps (default: ×2 in the up-ramp and ×3 in the down-ramp, the original client's slow-down factors)")
 	fs.StringVar(&v.Front, "front", "", "TPC-App: how the businesses call the web service: soap (SOAP 1.1, the specification's) or json (default soap)")
 	fs.StringVar(&v.SessionLength, "session-length", "", "TPC-App: requests per business session: negexp:MEAN (truncated to 1..120), uniform:MIN-MAX, fixed:N, or a file of the cumulative distribution (length and cumulative probability per line) (default negexp:20)")
 }
@@ -160,6 +167,7 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 		return cfg, config.Usage(fmt.Errorf("--ir %d: must be at least 1 (the injection rate)", f.values.IR))
 	}
 	cfg.Overlay(&f.values, set)
+	f.scaleRamps(&cfg, info.Defaults, set)
 	// A workload measured over time by default (ECperf) runs a number of
 	// iterations instead when that is all the user asked for.
 	// Its default ramp-up goes too: it would leave the short run unmeasured.
@@ -171,6 +179,31 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 	}
 	cfg.Normalize()
 	return cfg, nil
+}
+
+// scaleRamps: a --duration shorter than the workload's default, given
+// without either ramp, scales the default ramps with it, so that the
+// steady state keeps its share of the run (RUBiS's 10 s and 5 s would
+// leave 5 s of a 20 s run); a note says so.
+func (f *runFlags) scaleRamps(cfg *config.Run, d config.Defaults, set []string) {
+	if !slices.Contains(set, "duration") || slices.Contains(set, "ramp-up") || slices.Contains(set, "ramp-down") ||
+		d.Duration <= 0 || time.Duration(cfg.Duration) >= d.Duration ||
+		time.Duration(cfg.RampUp) != d.RampUp || time.Duration(cfg.RampDown) != d.RampDown || d.RampUp+d.RampDown == 0 {
+		return
+	}
+	k := float64(cfg.Duration) / float64(d.Duration)
+	cfg.RampUp = config.Duration(time.Duration(float64(d.RampUp) * k).Round(time.Millisecond))
+	cfg.RampDown = config.Duration(time.Duration(float64(d.RampDown) * k).Round(time.Millisecond))
+	f.notes = append(f.notes, fmt.Sprintf("--duration %v: the default ramps (%v up, %v down, of %v) scaled to %v up, %v down; give --ramp-up and --ramp-down to set them",
+		time.Duration(cfg.Duration), d.RampUp, d.RampDown, d.Duration, time.Duration(cfg.RampUp), time.Duration(cfg.RampDown)))
+}
+
+// printNotes writes the notes config made, once.
+func (f *runFlags) printNotes(w io.Writer) {
+	for _, n := range f.notes {
+		fmt.Fprintln(w, "tierbench: "+n)
+	}
+	f.notes = nil
 }
 
 // settingsFlag is --entity, repeatable: each value parsed as it is given.

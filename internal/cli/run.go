@@ -34,6 +34,7 @@ result file (tierbench/result/v1 JSON).`,
 			if err != nil {
 				return err
 			}
+			f.printNotes(env.Stderr)
 			out := cmd.OutOrStdout()
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)

@@ -108,6 +108,17 @@ type Run struct {
 	// categories: original (the counts of the kit's
 	// ebay_simple_categories.txt, scaled; empty means it) or even.
 	ItemsPerCategory string `yaml:"items-per-category" json:"items-per-category,omitempty"`
+	// The RUBiS client's behaviours; the zero values are the original's.
+	// SkipImages: the browsers fetch no <IMG SRC> (the original fetches
+	// every one of each page). OneBasedIDs: category, region and user ids
+	// sent as the database numbers them (the original sends its 0-based
+	// draw). PageTries: tries of a page before it fails, 1 s apart (0:
+	// the original's 5). NoRampSlowdown: the same think time in the ramps
+	// (the original's is ×2 in the up-ramp, ×3 in the down-ramp).
+	SkipImages     bool `yaml:"skip-images" json:"skip-images,omitempty"`
+	OneBasedIDs    bool `yaml:"one-based-ids" json:"one-based-ids,omitempty"`
+	PageTries      int  `yaml:"page-tries" json:"page-tries,omitempty"`
+	NoRampSlowdown bool `yaml:"no-ramp-slowdown" json:"no-ramp-slowdown,omitempty"`
 
 	// Style is how the middle tier is built (RUBiS: servlets, session,
 	// facade, local, entity; see Styles); empty: by --persistence, direct
@@ -502,6 +513,9 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if r.ItemsPerCategory != "" && r.ItemsPerCategory != "original" && r.ItemsPerCategory != "even" {
 		bad("--items-per-category %q: want original (the kit's ebay_simple_categories.txt counts, scaled) or even", r.ItemsPerCategory)
 	}
+	if r.PageTries < 0 || r.PageTries > 100 {
+		bad("--page-tries %d: must be from 1 to 100 (0: the original's 5)", r.PageTries)
+	}
 	if !(r.ThinkScale >= 0 && r.ThinkScale <= 100) {
 		bad("--think-scale %v: must be from 0 to 100 (1 = the original's 7 s mean, 0 = no think time)", r.ThinkScale)
 	}
@@ -527,6 +541,7 @@ var workloadKeys = map[string][]string{
 	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
 	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
 	"warmup": {"stockonline"}, "mix": {"rubis", "stockonline", "tpcapp"}, "think-scale": {"rubis"}, "items-per-category": {"rubis"},
+	"skip-images": {"rubis"}, "one-based-ids": {"rubis"}, "page-tries": {"rubis"}, "no-ramp-slowdown": {"rubis"},
 	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
 	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
 	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},

@@ -50,8 +50,11 @@ type Result struct {
 	// first line (ECperf: "Ir 5, PO dispatch queue"); empty for most.
 	Setup string `json:"setup,omitempty"`
 	// Validity is the reference's rules for a run to count (ECperf).
-	Validity   *Validity `json:"validity,omitempty"`
-	Timeseries []Point   `json:"timeseries"`
+	Validity *Validity `json:"validity,omitempty"`
+	// Mix is a Markov-chain workload's observed mix against its table's
+	// (RUBiS); absent for the others.
+	Mix        *Mix    `json:"mix,omitempty"`
+	Timeseries []Point `json:"timeseries"`
 	// Agents are the driver agents of a drive spread over several; absent
 	// for one process.
 	Agents []Agent `json:"agents,omitempty"`
@@ -334,6 +337,8 @@ type Inputs struct {
 	Failure *Failure
 	// Resources are the CPU samples of the steady state; nil: none.
 	Resources *ResourceInputs
+	// Walk: the clients walked a transition table (RUBiS); nil: not.
+	Walk *workload.WalkReport
 }
 
 // Build assembles the result of a run.
@@ -453,6 +458,23 @@ func Build(in Inputs) *Result {
 	if v := in.Info.Validity; v != nil && len(in.Snapshot.Ops) > 0 {
 		r.Validity = judge(v, in.Snapshot)
 		r.Summary.Passed = r.Summary.Passed && r.Validity.Passed
+	}
+	if in.Walk != nil && len(in.Snapshot.Ops) > 0 {
+		var rule *workload.Check
+		clients := 0
+		for _, g := range in.Groups {
+			clients += g.Clients
+		}
+		r.Mix, rule = buildMix(in.Walk, in.Snapshot, in.Window, clients)
+		if rule != nil {
+			if r.Validity == nil {
+				r.Validity = &Validity{Passed: true, ResponseTimesPassed: true, MixPassed: true}
+			}
+			r.Validity.Rules = append(r.Validity.Rules, *rule)
+			r.Validity.MixPassed = r.Validity.MixPassed && rule.Passed
+			r.Validity.Passed = r.Validity.Passed && rule.Passed
+			r.Summary.Passed = r.Summary.Passed && rule.Passed
+		}
 	}
 	for _, s := range in.Snapshot.Series {
 		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors,

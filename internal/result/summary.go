@@ -118,6 +118,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		}
 		fmt.Fprintln(w)
 	}
+	writeMix(w, r.Mix)
 	if r.Environment.DB != "" && r.Tiers != nil && r.Tiers.Processes > 1 {
 		fmt.Fprintln(w, "database: its statements are the tiers' processes', not counted here")
 	} else if r.Environment.DB != "" {

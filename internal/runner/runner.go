@@ -241,6 +241,8 @@ type state struct {
 	checks []workload.Check
 	ents   []workload.EntityStats
 	tiers  *workload.Tiers
+	// walk: the clients walked a transition table (RUBiS).
+	walk *workload.WalkReport
 	// snap is the recorder's content once the driver has returned.
 	snap *metrics.Snapshot
 	// interruptedIn is the phase an interrupt stopped.
@@ -441,6 +443,14 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		t := tr.Tiers()
 		s.tiers = &t
 	}
+	walker := run
+	if t, ok := run.(*tieredRun); ok {
+		walker = t.Run // the clients are this process's, the tiers not
+	}
+	if wr, ok := walker.(workload.WalkRun); ok {
+		walk := wr.Walk()
+		s.walk = &walk
+	}
 	if s.tierDied != nil {
 		return s.fail(ctx, phaseRun, s.tierDied, fmt.Sprintf("the run was ended when the tier died, %.1f s into it; the operations that failed are counted as errors or in doubt, and the database was checked after", s.rep.Elapsed.Seconds()))
 	}
@@ -505,6 +515,7 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Groups:        s.groups,
 		Failure:       f,
 		Resources:     s.cpu,
+		Walk:          s.walk,
 	})
 }
 

@@ -474,3 +474,40 @@ func (t *Transitions) Stationary(maxTransitions int) (Stationary, error) {
 	}
 	return st, nil
 }
+
+// WalkRun is implemented by a Run whose clients walk a transition table
+// (RUBiS's browsers): what the walk is expected to give and what the
+// clients did beside their operations, for the result's mix section.
+type WalkRun interface {
+	Walk() WalkReport
+}
+
+// WalkReport is a walk's expectation and the clients' counts, over the
+// whole run (ramps included).
+type WalkReport struct {
+	// Table is the transition table's name.
+	Table string
+	// Stationary is each operation's long-run share (Stationary.Shares),
+	// by operation index.
+	Stationary []float64
+	// MeanSession is the mean requests per session; SessionThink the mean
+	// think time before each, so a mean session lasts about
+	// MeanSession × SessionThink.
+	MeanSession  float64
+	SessionThink time.Duration
+	// TolerancePoints: the observed share of every state must be within
+	// this many percentage points of its stationary share (plus what
+	// chance alone gives a run of its size); 0: not judged.
+	TolerancePoints float64
+	// The moves the pages forced: a "Sorry" page's back, a back for want
+	// of an id, a back with an empty history that reset the session to
+	// Home; and the pages sent again after a failed try.
+	SorryBacks, NoIDBacks, Resets, Retries int64
+	// Causes are what the workload knows can keep the mix from the
+	// table's (a population too small for its searches, say), shown when
+	// the worst state is off by more than the tolerance.
+	Causes []string
+	// Images fetched beside the pages, Pages the pages received.
+	Pages, Images, ImageErrors, ImageBytes int64
+	ImageTime, ImageMax                    time.Duration
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -82,7 +83,7 @@ func (Workload) Info() workload.Info {
 		Reference:  "Cecchet et al., Performance and Scalability of EJB Applications (OOPSLA 2002); the RUBiS client and PHP pages",
 		Operations: Interactions[:],
 		Mix: workload.Mix{Kind: workload.Chosen, Description: "each emulated browser walks the original client's Markov chain over the pages it receives " +
-			"(--mix bidding: default_transitions, 15% read-write; browsing: browse_only_transitions), negative-exponential think time of mean 7 s × --think-scale"},
+			"(--mix bidding: default_transitions, writes 9.2% of the requests in the long run; browsing: browse_only_transitions), negative-exponential think time of mean 7 s × --think-scale"},
 		Metric: workload.Metric{Name: "interactions/min", Per: time.Minute},
 		Validate: func(cfg config.Run) []error {
 			var errs []error
@@ -233,17 +234,51 @@ func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 		Categories: categoryNames[:],
 		Regions:    regionNames[:],
 		Items:      int(pop.Items()),
-		// Ours, unlike the original, send the ids the database has and
-		// nicknames no other browser takes, so that the checks can hold
-		// every write to account.
-		OneBasedIDs:     true,
+		// The original's 0-based ids unless asked otherwise: the site
+		// answers what has no row as the PHP does, and the checks count
+		// only the writes that succeeded.
+		OneBasedIDs: cfg.OneBasedIDs,
+		// Nicknames no other browser takes (the original draws them at
+		// random), so that a registration fails only for the site's
+		// reasons.
 		UniqueNicknames: true,
+		SkipImages:      cfg.SkipImages,
+		Tries:           cfg.PageTries,
 	}.WithDefaults()
+	if !cfg.NoRampSlowdown {
+		steadyEnd := time.Duration(math.MaxInt64)
+		if cfg.Duration > 0 {
+			steadyEnd = time.Duration(cfg.Duration - cfg.RampDown)
+		}
+		bc.Ramps = &browser.Ramps{Up: time.Duration(cfg.RampUp), SteadyEnd: steadyEnd,
+			UpFactor: UpRampSlowdown, DownFactor: DownRampSlowdown}
+	}
 	if errs := bc.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return &browsers{cfg: &bc}, nil
+	b := &browsers{cfg: &bc, scale: max(p.Scale, 1), active: pop.ActiveItems, walk: workload.WalkReport{Table: table.Name, TolerancePoints: MixTolerancePoints,
+		SessionThink: time.Duration(float64(bc.Think.Mean) * cfg.ThinkScale)}}
+	// A table of the user's whose Home keeps history has no stationary
+	// mix to compare with: the mix is then reported, not judged.
+	if st, err := table.Stationary(bc.MaxTransitions); err == nil {
+		b.walk.Stationary, b.walk.MeanSession = st.Shares, st.Requests
+	} else {
+		b.walk.TolerancePoints = 0
+	}
+	return b, nil
 }
+
+// The original's slow-down factors of the think time in the ramps
+// (rubis.properties: workload_up_ramp_slowdown_factor,
+// workload_down_ramp_slowdown_factor).
+const (
+	UpRampSlowdown   = 2
+	DownRampSlowdown = 3
+)
+
+// MixTolerancePoints bounds how far, in percentage points, each state's
+// share of the steady state may be from the table's stationary share.
+const MixTolerancePoints = 1
 
 // browsers are a run's emulated browsers.
 type browsers struct {
@@ -255,6 +290,33 @@ type browsers struct {
 	first   []string
 	nFirst  atomic.Int32 // len(first), read without the lock
 	firstMu sync.Mutex
+	// walk is the table's expectation; Walk adds the browsers' counts.
+	walk workload.WalkReport
+	// scale and active are the site's population, for the causes.
+	scale  int
+	active int64
+}
+
+// Walk is the table's stationary mix and what the browsers counted.
+func (b *browsers) Walk() workload.WalkReport {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var st browser.Stats
+	for _, br := range b.all {
+		st.Add(br.Stats())
+	}
+	w := b.walk
+	w.SorryBacks, w.NoIDBacks, w.Resets, w.Retries = st.SorryBacks, st.NoIDBacks, st.Resets, st.Retries
+	w.Pages, w.Images, w.ImageErrors, w.ImageBytes = st.Pages, st.Images, st.ImageErrors, st.ImageBytes
+	w.ImageTime, w.ImageMax = st.ImageTime, st.ImageMax
+	if !b.cfg.OneBasedIDs {
+		w.Causes = append(w.Causes, "ids are sent 0-based, as the original client sends them: category 0 and region 0 have no items, so 5% of the category searches and 6.5% of the region searches say Sorry and reset the session to Home at any --scale (--one-based-ids sends the database's ids)")
+	}
+	if st.Pages > 0 && st.SorryBacks > 0 {
+		w.Causes = append(w.Causes, fmt.Sprintf("%d pages said Sorry (%.1f%% of the pages) and %d backs found no history and reset the session to Home: at --scale %d the site has %d active items over 20 categories and 62 regions, so many searches find none (a larger --scale finds more)",
+			st.SorryBacks, 100*float64(st.SorryBacks)/float64(st.Pages), st.Resets, b.scale, b.active))
+	}
+	return w
 }
 
 // maxFirstFailures is how many failed requests a run keeps.

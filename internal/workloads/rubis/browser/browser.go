@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/workload"
@@ -46,8 +48,20 @@ type Config struct {
 	// value is the original's rubis.properties (DefaultPolicy).
 	Policy Policy
 	// SkipImages: do not fetch the <IMG SRC="…"> of each page, which the
-	// original does (every occurrence, no cache; errors ignored).
+	// original does (every occurrence, no cache; errors ignored). The
+	// images of a page are fetched after it, before the think time, as
+	// the original does, but timed apart (Stats): an interaction's
+	// latency is its page's alone.
 	SkipImages bool
+	// Tries of a page before it counts as failed, RetryPause apart: the
+	// original's callHTTPServer opens the URL up to 5 times, sleeping
+	// 1 s after each failure (no response, or a status Java's
+	// URL.openStream throws for: 400 and above). 0: 5; 1: no retry.
+	Tries      int
+	RetryPause time.Duration
+	// Ramps, when set, slow the think time down in the ramps as the
+	// original's slow-down factors do; nil: the same think throughout.
+	Ramps *Ramps
 	// OneBasedIDs: send category and region ids, and the user's id in
 	// forms, counting from 1 as the database does. The original sends the
 	// 0-based index it drew (so category 0 finds nothing and the user id
@@ -61,6 +75,80 @@ type Config struct {
 	// keep-alive connection per browser). Nil: each browser has its own,
 	// holding one persistent connection, as one emulated user would.
 	Transport http.RoundTripper
+}
+
+// The original's retries of a page (UserSession.callHTTPServer).
+const (
+	DefaultTries      = 5
+	DefaultRetryPause = time.Second
+)
+
+// Ramps are the run's phases as the original's ClientEmulator sets its
+// slow-down factor: every think time drawn in the up-ramp is multiplied
+// by UpFactor (rubis.properties: 2), in the down-ramp by DownFactor (3),
+// in the session run by 1. Times are since the run's first request,
+// which starts the clock; one Ramps serves all of a run's browsers.
+type Ramps struct {
+	Up, SteadyEnd        time.Duration
+	UpFactor, DownFactor float64
+	start                atomic.Int64 // UnixNano of the first request; 0: none yet
+}
+
+// factor is the slow-down factor at now.
+func (r *Ramps) factor(now time.Time) float64 {
+	if r == nil {
+		return 1
+	}
+	t := now.UnixNano()
+	start := r.start.Load()
+	if start == 0 && !r.start.CompareAndSwap(0, t) {
+		start = r.start.Load()
+	}
+	if start == 0 {
+		start = t
+	}
+	switch since := time.Duration(t - start); {
+	case since < r.Up:
+		return r.UpFactor
+	case since >= r.SteadyEnd:
+		return r.DownFactor
+	}
+	return 1
+}
+
+// Stats are what a browser counts besides its interactions: the images
+// it fetched, the original's retries and the moves its pages forced.
+type Stats struct {
+	// Images fetched (ImageErrors of them failed: no response or not
+	// 200), their bytes, and the time spent on them (their sum, and the
+	// longest one).
+	Images, ImageErrors, ImageBytes int64
+	ImageTime, ImageMax             time.Duration
+	// Pages received (error pages included); Retries are pages sent
+	// again after a failed try (Config.Tries).
+	Pages, Retries int64
+	// SorryBacks: a page said "Sorry" (nothing matched), so the next
+	// request went back through the history instead of where the walk
+	// drew; NoIDBacks: the page had no id for the drawn state (ViewItem,
+	// ViewUserInfo, PutBid), likewise.
+	SorryBacks, NoIDBacks int64
+	// Resets: a back found the history empty and went to Home, the
+	// session reset (UserSession's backToPreviousState() == -1).
+	Resets int64
+}
+
+// Add adds o to s.
+func (s *Stats) Add(o Stats) {
+	s.Images += o.Images
+	s.ImageErrors += o.ImageErrors
+	s.ImageBytes += o.ImageBytes
+	s.ImageTime += o.ImageTime
+	s.ImageMax = max(s.ImageMax, o.ImageMax)
+	s.Pages += o.Pages
+	s.Retries += o.Retries
+	s.SorryBacks += o.SorryBacks
+	s.NoIDBacks += o.NoIDBacks
+	s.Resets += o.Resets
 }
 
 // Policy is what the original's properties say of made-up data.
@@ -85,6 +173,8 @@ func (c Config) WithDefaults() Config {
 	c.Think = c.Think.WithDefaults()
 	c.MaxTransitions = cmp.Or(c.MaxTransitions, workload.DefaultMaxTransitions)
 	c.ItemsPerPage = cmp.Or(c.ItemsPerPage, 20)
+	c.Tries = cmp.Or(c.Tries, DefaultTries)
+	c.RetryPause = cmp.Or(c.RetryPause, DefaultRetryPause)
 	if c.Policy == (Policy{}) {
 		c.Policy = DefaultPolicy()
 	}
@@ -120,6 +210,12 @@ func (c Config) Validate() []error {
 	}
 	if len(c.Regions) == 0 {
 		bad("Regions: none")
+	}
+	if c.Tries < 0 || c.RetryPause < 0 {
+		bad("Tries %d, RetryPause %v: want ≥ 1 and ≥ 0 (0: %d and %v, the original's)", c.Tries, c.RetryPause, DefaultTries, DefaultRetryPause)
+	}
+	if r := c.Ramps; r != nil && (r.Up < 0 || r.SteadyEnd < r.Up || !(r.UpFactor >= 0) || !(r.DownFactor >= 0)) {
+		bad("Ramps up %v, steady end %v, factors %v and %v: want 0 ≤ Up ≤ SteadyEnd and factors ≥ 0", r.Up, r.SteadyEnd, r.UpFactor, r.DownFactor)
 	}
 	if c.ItemsPerPage < 0 {
 		bad("ItemsPerPage %d: want ≥ 1 (0: 20)", c.ItemsPerPage)
@@ -189,9 +285,11 @@ type Outcome struct {
 	ErrorPage bool
 	// Bytes of the page.
 	Bytes int
-	// Images fetched with the page, and how many of them failed (the
-	// original ignores those).
-	Images, ImageErrors int
+	// Images on the page: the browser fetches them before its next
+	// request (see Config.SkipImages and Stats).
+	Images int
+	// Tries the page took (1 when the first got it).
+	Tries int
 }
 
 // StatusError is a response other than 200 OK.
@@ -223,6 +321,12 @@ type Browser struct {
 	// lastItemID, lastUserID: the original falls back on the last id it
 	// extracted when a page has none (after a Back, say).
 	lastItemID, lastUserID int
+
+	stats Stats
+	// images: the last page's images are still to be fetched; ctx is
+	// the context of the request that got it.
+	images bool
+	ctx    context.Context
 
 	url   []byte // scratch for the request URL
 	query bool   // url has its '?'
@@ -265,13 +369,28 @@ func (b *Browser) Close() {
 
 // Next is the browser's next move: pause m.Think, then Do(ctx, m.State).
 // At a new session it draws the session's user.
+//
+// The last page's images are fetched first, as the original fetches them
+// after the page and before it thinks.
 func (b *Browser) Next() workload.MarkovMove {
+	if b.images {
+		b.fetchImages()
+	}
 	m := b.walk.Next(b.rng)
 	if m.NewSession {
 		b.user = b.rng.IntN(b.cfg.Users)
 	}
+	if m.EmptyBack {
+		b.stats.Resets++
+	}
+	if m.Think > 0 && b.cfg.Ramps != nil {
+		m.Think = time.Duration(float64(m.Think) * b.cfg.Ramps.factor(time.Now()))
+	}
 	return m
 }
+
+// Stats are the browser's counts so far; read them when it is idle.
+func (b *Browser) Stats() Stats { return b.stats }
 
 // Prepare builds the request of state, as Do would, and returns the state
 // it ends up requesting (the original goes back instead after a "Sorry"
@@ -312,51 +431,47 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 		b.prepared = -1
 	}
 	out := Outcome{State: state}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, string(b.url), nil)
-	if err != nil {
-		b.failed()
-		return out, fmt.Errorf("rubis browser: %w", err)
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.failed()
-		return out, fmt.Errorf("rubis browser: %s: %w", StateNames[state], err)
-	}
+	b.images = false
 	buf := bodies.Get().(*bytes.Buffer)
 	defer bodies.Put(buf)
-	buf.Reset()
-	_, err = buf.ReadFrom(resp.Body)
-	resp.Body.Close()
-	out.Status = resp.StatusCode
+	var err error
+	for {
+		out.Tries++
+		out.Status, err = b.get(ctx, buf)
+		if err == nil || out.Tries >= b.cfg.Tries || ctx.Err() != nil || errors.As(err, new(*readError)) {
+			break
+		}
+		// callHTTPServer: an URL that does not open is tried again, a
+		// second later; one that breaks while read is not.
+		b.stats.Retries++
+		if !sleep(ctx, b.cfg.RetryPause) {
+			break
+		}
+	}
 	if err != nil {
 		b.failed()
-		return out, fmt.Errorf("rubis browser: %s: reading the page: %w", StateNames[state], err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		// The request's path says which page failed (a wrong --target
-		// fails them all); its query is cut, a form can be 8 KB.
-		path := string(b.url[len(b.base):])
-		if len(path) > maxErrorPath {
-			path = path[:maxErrorPath] + "…"
+		if errors.As(err, new(*StatusError)) {
+			// The request's path says which page failed (a wrong --target
+			// fails them all); its query is cut, a form can be 8 KB.
+			path := string(b.url[len(b.base):])
+			if len(path) > maxErrorPath {
+				path = path[:maxErrorPath] + "…"
+			}
+			return out, fmt.Errorf("rubis browser: %s: GET %s: %w", StateNames[state], path, err)
 		}
-		b.failed()
-		return out, fmt.Errorf("rubis browser: %s: GET %s: %w", StateNames[state], path, &StatusError{resp.StatusCode})
+		return out, fmt.Errorf("rubis browser: %s: %w", StateNames[state], err)
 	}
 	b.page.parse(buf.Bytes(), !b.cfg.SkipImages)
 	b.hasPage = true
+	b.stats.Pages++
 	out.Bytes = b.page.size
 	out.ErrorPage = b.page.errorPage
+	out.Images = len(b.page.images)
 	if out.ErrorPage {
 		b.walk.Fail()
 	}
-	for _, src := range b.page.images {
-		out.Images++
-		if err := b.fetch(ctx, src); err != nil {
-			if ctx.Err() != nil {
-				return out, fmt.Errorf("rubis browser: %s: image: %w", StateNames[state], ctx.Err())
-			}
-			out.ImageErrors++
-		}
+	if out.Images > 0 {
+		b.images, b.ctx = true, ctx
 	}
 	return out, nil
 }
@@ -365,31 +480,94 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 // error repeats.
 const maxErrorPath = 120
 
+// readError: the response broke while it was read.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return "reading the page: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// get sends b.url once and reads a 200 OK's body into buf.
+func (b *Browser) get(ctx context.Context, buf *bytes.Buffer) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, string(b.url), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	buf.Reset()
+	_, err = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		return resp.StatusCode, &StatusError{resp.StatusCode}
+	case err != nil:
+		return resp.StatusCode, &readError{err}
+	}
+	return resp.StatusCode, nil
+}
+
+// sleep waits d unless ctx ends first; false when it did.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fetchImages downloads the last page's images, each once per
+// occurrence as the original does, and counts them.
+func (b *Browser) fetchImages() {
+	b.images = false
+	ctx := b.ctx
+	b.ctx = nil
+	for _, src := range b.page.images {
+		began := time.Now()
+		n, err := b.fetch(ctx, src)
+		d := time.Since(began)
+		b.stats.Images++
+		b.stats.ImageBytes += n
+		b.stats.ImageTime += d
+		b.stats.ImageMax = max(b.stats.ImageMax, d)
+		if err != nil {
+			b.stats.ImageErrors++
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+}
+
 func (b *Browser) failed() {
 	b.hasPage = false
 	b.walk.Fail()
 }
 
-// fetch downloads an image and throws it away.
-func (b *Browser) fetch(ctx context.Context, src string) error {
+// fetch downloads an image and throws it away: the bytes it read.
+func (b *Browser) fetch(ctx context.Context, src string) (int64, error) {
 	u := src
 	if strings.HasPrefix(src, "/") {
 		u = b.base + src
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
+	n, err := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err == nil && resp.StatusCode != http.StatusOK {
 		err = &StatusError{resp.StatusCode}
 	}
-	return err
+	return n, err
 }
 
 // StateNames are the states' names: the tables' ("StoreBuyBow" spelled

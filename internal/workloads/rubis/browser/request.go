@@ -11,12 +11,14 @@ func (b *Browser) request(state int) int {
 	for {
 		if b.hasPage && b.page.sorry {
 			// "Nothing matched the request, we have to go back."
+			b.stats.SorryBacks++
 			state = b.back()
 		}
 		switch state {
 		case ViewItem:
 			id := b.itemID()
 			if id < 0 {
+				b.stats.NoIDBacks++
 				state = b.back()
 				continue
 			}
@@ -24,6 +26,7 @@ func (b *Browser) request(state int) int {
 		case ViewUserInfo:
 			id := b.pageUserID()
 			if id < 0 {
+				b.stats.NoIDBacks++
 				state = b.back()
 				continue
 			}
@@ -31,6 +34,7 @@ func (b *Browser) request(state int) int {
 		case PutBid:
 			id := b.itemID()
 			if id < 0 {
+				b.stats.NoIDBacks++
 				state = b.back()
 				continue
 			}
@@ -45,7 +49,10 @@ func (b *Browser) request(state int) int {
 // back is the original's backToPreviousState inside computeURLFromState:
 // the popped state, or Home (reset) when there is no history.
 func (b *Browser) back() int {
-	s, _ := b.walk.GoBack()
+	s, ok := b.walk.GoBack()
+	if !ok {
+		b.stats.Resets++
+	}
 	return s
 }
 
