@@ -184,31 +184,47 @@ func WriteChecks(w io.Writer, checks []workload.Check) { writeVerdicts(w, "check
 // writeVerdicts prints a verdict line for the label, then one line per
 // check or rule.
 func writeVerdicts(w io.Writer, label string, checks []workload.Check) {
-	failed := 0
+	failed, unjudged := 0, 0
 	width := 0
 	for _, c := range checks {
 		width = max(width, len(c.Name))
-		if !c.Passed {
+		switch {
+		case !c.Passed:
 			failed++
+		case notJudged(c):
+			unjudged++
 		}
+	}
+	var aside string
+	if unjudged > 0 {
+		aside = fmt.Sprintf(" (%d not judged)", unjudged)
 	}
 	switch {
 	case len(checks) == 0:
 		fmt.Fprintln(w, label+": none")
 		return
 	case failed == 0:
-		fmt.Fprintf(w, "%s: all %d passed\n", label, len(checks))
+		fmt.Fprintf(w, "%s: all %d passed%s\n", label, len(checks), aside)
 	default:
-		fmt.Fprintf(w, "%s: %d of %d FAILED\n", label, failed, len(checks))
+		fmt.Fprintf(w, "%s: %d of %d FAILED%s\n", label, failed, len(checks), aside)
 	}
 	for _, c := range checks {
 		mark := "ok  "
-		if !c.Passed {
+		switch {
+		case !c.Passed:
 			mark = "FAIL"
+		case notJudged(c):
+			// A rule the run was too short to judge did not pass either:
+			// it was not applied.
+			mark = "skip"
 		}
 		fmt.Fprintf(w, "  %s %-*s  %s\n", mark, width, c.Name, c.Detail)
 	}
 }
+
+// notJudged tells a rule that was passed over (a run too short to judge
+// it) from one that held.
+func notJudged(c workload.Check) bool { return strings.HasPrefix(c.Detail, "not judged") }
 
 // terminals says who drove the run: "100 clients", or the workload's own
 // setup and groups ("Ir 5, PO dispatch sync: 25 order-entry, 15

@@ -212,3 +212,20 @@ func TestSummaryPlacement(t *testing.T) {
 		t.Errorf("an unplaced run's environment %s mentions placement", data)
 	}
 }
+
+// A rule a run was too short to judge is marked skip, not ok, and the
+// verdict line counts it apart (the ECperf README example printed "ok"
+// beside "not judged").
+func TestSummaryMarksRulesNotJudged(t *testing.T) {
+	var b strings.Builder
+	writeVerdicts(&b, "validity", []workload.Check{
+		{Name: "response times", Passed: true, Detail: "90th percentiles within limits"},
+		{Name: "mix OrderStatus", Passed: true, Detail: "not judged: 21.28% of 343"},
+	})
+	want := "validity: all 2 passed (1 not judged)\n" +
+		"  ok   response times   90th percentiles within limits\n" +
+		"  skip mix OrderStatus  not judged: 21.28% of 343\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
