@@ -111,7 +111,7 @@ func TestServeChecksTheConnectionLimitForEveryServerThread(t *testing.T) {
 	for _, dsn := range []func(testing.TB) string{storetest.Postgres, storetest.MySQL} {
 		db := dsn(t)
 		code, _, stderr := runAllCLI(t, "serve", "stockonline", "-f", file, "--db", db, "--server-threads", "1000", "--listen", "127.0.0.1:0")
-		if code != ExitUsage || !strings.Contains(stderr, "--server-threads 1000 needs 1001 database connections") {
+		if code != ExitUsage || !strings.Contains(stderr, "--server-threads 1000 needs 1002 database connections") {
 			t.Errorf("serve on %s: exit %d, %s", db, code, stderr)
 		}
 	}
