@@ -404,6 +404,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		}
 	}
 	outcome := outcomeOf(err)
+	measured := r.phases.measured(intended)
 	t.shard.Record(metrics.Sample{
 		Op:       step.Op,
 		Outcome:  outcome,
@@ -414,10 +415,13 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Service:  service,
 		Backoff:  backoff,
 		Split:    r.queued,
-		Measured: r.phases.measured(intended),
+		Measured: measured,
 		Finished: r.phases.measured(finished),
 		Aborts:   aborts,
 	})
+	if outcome.Failed() && measured {
+		t.shard.RecordFailure(step.Op, FailureClass(err), err.Error)
+	}
 	return outcome.Failed(), !stopping
 }
 

@@ -189,6 +189,10 @@ type Operation struct {
 	// retries: queue + service + backoff add up to the latency.
 	Backoff      *metrics.Latency `json:"backoff_ms,omitempty"`
 	ErrorLatency *metrics.Latency `json:"error_latency_ms,omitempty"`
+	// Failures are Errors and InDoubt by class (disk_full,
+	// connection_lost, constraint, timeout, http_404, …), each with the
+	// message of its first; absent when none failed.
+	Failures metrics.Failures `json:"failures,omitempty"`
 }
 
 // Terminals is one group of identical terminals.
@@ -412,6 +416,7 @@ func Build(in Inputs) *Result {
 		if o.Failed() > 0 {
 			e := roundLatency(o.ErrorLatency.Summary())
 			op.ErrorLatency = &e
+			op.Failures = o.Failures
 		}
 		r.Operations[o.Name] = op
 		r.Summary.Operations += op.Count
