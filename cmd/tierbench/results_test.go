@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +55,44 @@ func TestDiskFullRunSaysWhy(t *testing.T) {
 	}
 	if s := p.Stdout(); !strings.Contains(s, "failures by class") || !strings.Contains(s, "disk_full") {
 		t.Errorf("the summary names no disk_full failures:\n%s", s)
+	}
+}
+
+// --out on a filesystem with room for an empty file but not the result:
+// the run goes ahead (the up-front check passes), its result is written
+// whole to a fallback file in the temporary directory, whose path is
+// printed; nothing partial is left where --out pointed; exit 3.
+func TestOutOnAFullFilesystemFallsBack(t *testing.T) {
+	bin := testsvc.Binary(t)
+	fs := testsvc.SmallFS(t, 8<<10)
+	tmp := t.TempDir()
+	p := testsvc.StartEnv(t, []string{"TMPDIR=" + tmp}, bin, "run", "stockonline", "--clients", "2", "--iterations", "1", "--out", filepath.Join(fs, "r.json"))
+	code, err := p.Wait(2 * time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 3 {
+		t.Errorf("exit code %d, want 3 (infrastructure: the result could not be written where asked)", code)
+	}
+	if entries, _ := os.ReadDir(fs); len(entries) != 0 {
+		t.Errorf("left in the full filesystem: %v, want nothing", entries)
+	}
+	m := regexp.MustCompile(`(?m)^result: (.+)$`).FindStringSubmatch(p.Stdout())
+	if m == nil || filepath.Dir(m[1]) != tmp {
+		t.Fatalf("no \"result: %s/…\" line in the output:\n%s", tmp, p.Stdout())
+	}
+	if !strings.Contains(p.Stderr(), "no space left on device; it was written to "+m[1]+" instead") {
+		t.Errorf("stderr does not say why and where:\n%s", p.Stderr())
+	}
+	r, err := result.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Operations == 0 || len(r.Checks) != 5 {
+		t.Errorf("fallback result: %d operations, %d checks; want the whole run", r.Summary.Operations, len(r.Checks))
+	}
+	rep := testsvc.Start(t, bin, "report", "--no-html", m[1])
+	if code, err := rep.Wait(time.Minute); err != nil || code != 0 {
+		t.Errorf("report of the fallback result: exit %d, %v:\n%s", code, err, rep.Stderr())
 	}
 }

@@ -95,10 +95,13 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 	}
 	// Whatever happened, what was measured is shown and kept.
 	result.WriteSummary(out, res)
-	if werr := resFile.write(res); werr != nil {
+	written, werr := resFile.write(res, env.Stderr)
+	if written {
+		fmt.Fprintf(out, "result: %s\n", resFile.path)
+	}
+	if werr != nil {
 		return infra(errors.Join(err, werr))
 	}
-	fmt.Fprintf(out, "result: %s\n", resFile.path)
 	if err != nil {
 		return infra(err)
 	}
@@ -151,7 +154,40 @@ func reserveResult(cfg config.Run) (*resultFile, error) {
 	}
 }
 
-func (f *resultFile) write(r *result.Result) error { return r.WriteFile(f.path) }
+// write writes r whole to its file. Where that fails (a full disk), the
+// reserved empty file goes, and r is written to a fallback file in the
+// temporary directory or the home directory, which f.path then names;
+// the error says both. As a last resort r goes to stderr: a run is never
+// lost. written: a file holds r.
+func (f *resultFile) write(r *result.Result, stderr io.Writer) (written bool, err error) {
+	if err = r.WriteFile(f.path); err == nil {
+		return true, nil
+	}
+	f.discard()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is a temporary file's: the cause says it all
+	}
+	name := fmt.Sprintf("tierbench-%s-%s-%d.json", r.Workload, time.Now().Format("20060102-150405"), os.Getpid())
+	home, _ := os.UserHomeDir()
+	for _, dir := range []string{os.TempDir(), home} {
+		if dir == "" {
+			continue
+		}
+		fallback := filepath.Join(dir, name)
+		if r.WriteFile(fallback) == nil {
+			err = fmt.Errorf("the result could not be written to %s: %w; it was written to %s instead", f.path, err, fallback)
+			f.path = fallback
+			return true, err
+		}
+	}
+	b, merr := r.MarshalFile()
+	if merr == nil {
+		fmt.Fprintf(stderr, "tierbench: the result could not be written to %s nor to a fallback file; here it is:\n", f.path)
+		stderr.Write(b)
+	}
+	return false, fmt.Errorf("the result could not be written to %s: %w, nor to a fallback file (it is on stderr)", f.path, err)
+}
 
 // discard removes a reserved file no result was written to.
 func (f *resultFile) discard() {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/atomicfile"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
@@ -481,7 +482,9 @@ func (r *Result) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	// Whole or not at all: a full disk must not leave a truncated
+	// result that report then refuses.
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
