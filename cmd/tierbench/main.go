@@ -54,15 +54,27 @@ func run() int {
 
 	// The first interrupt stops the command gracefully (a run lets the
 	// operations under way finish and checks the database; the emulator
-	// finishes its requests); a second one kills the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	unwatch := context.AfterFunc(ctx, func() {
-		stop()
+	// finishes its requests). A second one stops a run or drive at once,
+	// keeping what it measured, and kills any other command; a third
+	// kills the process.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	abort := cli.NewAbort()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
 		fmt.Fprintln(os.Stderr, "\ntierbench: interrupted: finishing the work under way, then stopping (interrupt again to abort)")
-	})
-	defer func() {
-		unwatch() // before stop, whose cancellation is not an interrupt
-		stop()
+		cancel()
+		sig := <-sigs
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		if abort.Fire() {
+			fmt.Fprintln(os.Stderr, "tierbench: interrupted again: stopping now, keeping what was measured (interrupt once more to kill)")
+			return
+		}
+		// As the default handler would have: the signal kills.
+		syscall.Kill(os.Getpid(), sig.(syscall.Signal))
 	}()
 
 	return cli.Main(ctx, cli.Env{
@@ -73,6 +85,7 @@ func run() int {
 		Backends:         backends,
 		Workloads:        workloads,
 		Version:          buildVersion(),
+		Abort:            abort,
 	})
 }
 

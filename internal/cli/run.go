@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -86,9 +87,41 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 			}
 		}
 	}
-	res, err := do(&run)
+	// A second interrupt does not wait for the run: its result is what
+	// was measured until then.
+	var partial atomic.Pointer[func() *result.Result]
+	run.Abortable = func(p func() *result.Result) { partial.Store(&p) }
+	aborted := env.Abort.take()
+	type ended struct {
+		res *result.Result
+		err error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		res, err := do(&run)
+		done <- ended{res, err}
+	}()
+	var res *result.Result
+	select {
+	case e := <-done:
+		res, err = e.res, e.err
+	case <-aborted:
+		select {
+		case e := <-done: // ended meanwhile: the whole result
+			res, err = e.res, e.err
+		default:
+			if p := partial.Load(); p != nil {
+				res = (*p)()
+			}
+			err = nil
+		}
+	}
 	progress.stop()
 	defer mf.finish(ctx, live)
+	if res == nil && aborted != nil && isClosed(aborted) {
+		resFile.discard()
+		return &exitError{code: ExitFailed, err: errors.New("interrupted twice before anything was measured: no result")}
+	}
 	if res == nil {
 		resFile.discard()
 		return infra(err)
@@ -109,6 +142,15 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", res.Verdict())}
 	}
 	return nil
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // resultFile is where a run's result goes, made sure of before the run.

@@ -139,6 +139,9 @@ type Summary struct {
 	// InterruptedDuring is the phase an interrupt stopped: load, start,
 	// run, drain, checks.
 	InterruptedDuring string `json:"interrupted_during,omitempty"`
+	// Aborted: a second interrupt stopped the run at once; the operations
+	// under way then are not in the figures and the checks did not finish.
+	Aborted bool `json:"aborted,omitempty"`
 	// Unchecked says why a run has no consistency checks (a drive-only
 	// run does not reach the site's database); empty when it has them.
 	Unchecked string `json:"unchecked,omitempty"`

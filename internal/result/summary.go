@@ -139,6 +139,8 @@ func WriteSummary(w io.Writer, r *Result) {
 			at = fmt.Sprintf(" %.1f s into the run", *f.AtS)
 		}
 		fmt.Fprintf(w, "FAILED during %s%s: %s\n  %s\n", f.Phase, at, f.Error, f.Effect)
+	} else if r.Summary.Aborted {
+		fmt.Fprintf(w, "aborted during %s by a second interrupt: the figures hold what had finished by then\n", r.Summary.InterruptedDuring)
 	} else if r.Summary.Interrupted {
 		fmt.Fprintln(w, "interrupted: operations under way were allowed to finish; the checks below cover them")
 	}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/failpoint"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/testsvc"
+)
+
+// A second interrupt 0.3 s after the first stops a run at once, even one
+// stuck where no interrupt reaches (its checks hang): the result file, by
+// --out and under the default name, is complete, marked interrupted and
+// aborted, holds what was measured, and report reads it; exit 1.
+func TestSecondInterruptKeepsTheResult(t *testing.T) {
+	bin := testsvc.Binary(t)
+	for _, tt := range []struct {
+		name          string
+		first, second syscall.Signal
+		defaultName   bool
+	}{
+		{"SIGINT+SIGINT --out", syscall.SIGINT, syscall.SIGINT, false},
+		{"SIGTERM+SIGINT --out", syscall.SIGTERM, syscall.SIGINT, false},
+		{"SIGINT+SIGINT default name", syscall.SIGINT, syscall.SIGINT, true},
+		{"SIGTERM+SIGINT default name", syscall.SIGTERM, syscall.SIGINT, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := []string{"run", "stockonline", "--db", "sqlite:" + filepath.Join(dir, "db.sqlite"),
+				"--clients", "4", "--duration", "60s", "--ramp-up", "1s", "--think-time", "10ms"}
+			out := filepath.Join(dir, "result.json")
+			if !tt.defaultName {
+				args = append(args, "--out", out)
+			}
+			p := testsvc.StartIn(t, dir, []string{failpoint.Env + "=run=print,checks=hang"}, bin, args...)
+			if err := p.WaitFor("failpoint run", 2*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second) // into the steady state; it synchronises nothing
+			if err := p.Signal(tt.first); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			if err := p.Signal(tt.second); err != nil {
+				t.Fatal(err)
+			}
+			code, err := p.Wait(prompt)
+			if err != nil {
+				t.Fatalf("after the second interrupt: %v", err)
+			}
+			if code != 1 {
+				t.Errorf("exit code %d, want 1 (interrupted)", code)
+			}
+			if tt.defaultName {
+				files, _ := filepath.Glob(filepath.Join(dir, "results", "stockonline-*.json"))
+				if len(files) != 1 {
+					t.Fatalf("result files %v, want one under results/", files)
+				}
+				out = files[0]
+			}
+			r, err := result.ReadFile(out)
+			if err != nil {
+				st, _ := os.Stat(out)
+				t.Fatalf("result (%v): %v", st, err)
+			}
+			s := r.Summary
+			if !s.Interrupted || !s.Aborted || s.Passed || s.Operations == 0 || len(r.Checks) != 0 || s.Unchecked == "" {
+				t.Errorf("summary: interrupted %v during %q, aborted %v, passed %v, %d operations, %d checks, unchecked %q; want an aborted, interrupted run with operations and no checks",
+					s.Interrupted, s.InterruptedDuring, s.Aborted, s.Passed, s.Operations, len(r.Checks), s.Unchecked)
+			}
+			rep := testsvc.Start(t, bin, "report", "--no-html", out)
+			if code, err := rep.Wait(time.Minute); err != nil || code != 0 {
+				t.Errorf("report: exit %d, %v:\n%s", code, err, rep.Stderr())
+			}
+		})
+	}
+}
