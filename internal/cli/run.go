@@ -120,7 +120,7 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 	defer mf.finish(ctx, live)
 	if res == nil && aborted != nil && isClosed(aborted) {
 		resFile.discard()
-		return &exitError{code: ExitFailed, err: errors.New("interrupted twice before anything was measured: no result")}
+		return &exitError{code: ExitFailed, err: errors.New("interrupted twice before a result could be built: none was written")}
 	}
 	if res == nil {
 		resFile.discard()
