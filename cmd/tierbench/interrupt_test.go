@@ -80,3 +80,34 @@ func TestSecondInterruptKeepsTheResult(t *testing.T) {
 		})
 	}
 }
+
+// drive takes the second interrupt as run does: a drive of a served
+// Stock-Online whose checks (over its --db) hang.
+func TestSecondInterruptKeepsTheDriveResult(t *testing.T) {
+	bin := testsvc.Binary(t)
+	url, dsn := servedStockOnline(t, bin)
+	out := filepath.Join(t.TempDir(), "drive.json")
+	p := testsvc.StartEnv(t, []string{failpoint.Env + "=run=print,checks=hang"}, bin, "drive", "stockonline", "--target", url, "--db", dsn,
+		"--clients", "4", "--duration", "60s", "--ramp-up", "1s", "--out", out)
+	if err := p.WaitFor("failpoint run", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	p.Signal(syscall.SIGINT)
+	time.Sleep(300 * time.Millisecond)
+	p.Signal(syscall.SIGINT)
+	code, err := p.Wait(prompt)
+	if err != nil {
+		t.Fatalf("after the second interrupt: %v", err)
+	}
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Summary; !s.Interrupted || !s.Aborted || s.Operations == 0 || r.Environment.Target != url {
+		t.Errorf("drive result: interrupted %v, aborted %v, %d operations, target %q", s.Interrupted, s.Aborted, s.Operations, r.Environment.Target)
+	}
+}
