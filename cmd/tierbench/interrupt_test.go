@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/testsvc"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
 )
 
 // A second interrupt 0.3 s after the first stops a run at once, even one
@@ -109,5 +110,40 @@ func TestSecondInterruptKeepsTheDriveResult(t *testing.T) {
 	}
 	if s := r.Summary; !s.Interrupted || !s.Aborted || s.Operations == 0 || r.Environment.Target != url {
 		t.Errorf("drive result: interrupted %v, aborted %v, %d operations, target %q", s.Interrupted, s.Aborted, s.Operations, r.Environment.Target)
+	}
+}
+
+// A drive over agents whose coordinator's checks hang: the second
+// interrupt keeps the merged result, checks not run.
+func TestSecondInterruptKeepsTheAgentsResult(t *testing.T) {
+	bin := testsvc.Binary(t)
+	nats := testsvc.NATS(t)
+	target, dsn := servedStockOnline(t, bin)
+	startAgents(t, bin, nats.URL(), "abort", 2)
+	out := filepath.Join(t.TempDir(), "drive.json")
+	p := testsvc.StartEnv(t, []string{failpoint.Env + "=checks=hang"}, bin, "drive", "stockonline", "--target", target, "--agents", "2",
+		"--broker", nats.URL(), "--clients", "4", "--iterations", "2", "--db", dsn, "--out", out)
+	if err := p.WaitFor("failpoint checks: hanging", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	p.Signal(syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	p.Signal(syscall.SIGINT)
+	code, err := p.Wait(prompt)
+	if err != nil {
+		t.Fatalf("after the second interrupt: %v", err)
+	}
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(4 * 2 * stockonline.Mix().PerIteration())
+	s := r.Summary
+	if got := s.Operations + s.Errors + s.InDoubt; got != want || !s.Aborted || s.InterruptedDuring != "checks" || len(r.Agents) != 2 || len(r.Checks) != 0 {
+		t.Errorf("merged result: %d operations (want %d), aborted %v during %q, %d agents, %d checks; want all operations, aborted during checks, 2 agents, no checks",
+			got, want, s.Aborted, s.InterruptedDuring, len(r.Agents), len(r.Checks))
 	}
 }
