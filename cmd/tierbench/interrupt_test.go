@@ -43,20 +43,7 @@ func TestSecondInterruptKeepsTheResult(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(2 * time.Second) // into the steady state; it synchronises nothing
-			if err := p.Signal(tt.first); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(300 * time.Millisecond)
-			if err := p.Signal(tt.second); err != nil {
-				t.Fatal(err)
-			}
-			code, err := p.Wait(prompt)
-			if err != nil {
-				t.Fatalf("after the second interrupt: %v", err)
-			}
-			if code != 1 {
-				t.Errorf("exit code %d, want 1 (interrupted)", code)
-			}
+			interruptTwice(t, p, tt.first, tt.second)
 			if tt.defaultName {
 				files, _ := filepath.Glob(filepath.Join(dir, "results", "stockonline-*.json"))
 				if len(files) != 1 {
@@ -82,6 +69,26 @@ func TestSecondInterruptKeepsTheResult(t *testing.T) {
 	}
 }
 
+// interruptTwice sends first, then second 0.3 s later, and expects the
+// process to exit 1 (interrupted) promptly.
+func interruptTwice(t *testing.T, p *testsvc.Proc, first, second syscall.Signal) {
+	t.Helper()
+	if err := p.Signal(first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := p.Signal(second); err != nil {
+		t.Fatal(err)
+	}
+	code, err := p.Wait(prompt)
+	if err != nil {
+		t.Fatalf("after the second interrupt: %v", err)
+	}
+	if code != 1 {
+		t.Errorf("exit code %d, want 1 (interrupted)", code)
+	}
+}
+
 // drive takes the second interrupt as run does: a drive of a served
 // Stock-Online whose checks (over its --db) hang.
 func TestSecondInterruptKeepsTheDriveResult(t *testing.T) {
@@ -94,16 +101,7 @@ func TestSecondInterruptKeepsTheDriveResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
-	p.Signal(syscall.SIGINT)
-	time.Sleep(300 * time.Millisecond)
-	p.Signal(syscall.SIGINT)
-	code, err := p.Wait(prompt)
-	if err != nil {
-		t.Fatalf("after the second interrupt: %v", err)
-	}
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
+	interruptTwice(t, p, syscall.SIGINT, syscall.SIGINT)
 	r, err := result.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -126,16 +124,7 @@ func TestSecondInterruptKeepsTheAgentsResult(t *testing.T) {
 	if err := p.WaitFor("failpoint checks: hanging", 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	p.Signal(syscall.SIGTERM)
-	time.Sleep(300 * time.Millisecond)
-	p.Signal(syscall.SIGINT)
-	code, err := p.Wait(prompt)
-	if err != nil {
-		t.Fatalf("after the second interrupt: %v", err)
-	}
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
+	interruptTwice(t, p, syscall.SIGTERM, syscall.SIGINT)
 	r, err := result.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
