@@ -41,28 +41,62 @@ func TestConstraintViolationIsClassified(t *testing.T) {
 	})
 }
 
-// SQLite on a full filesystem fails with SQLITE_FULL, classified as a
-// full disk.
-func TestSQLiteDiskFullIsClassified(t *testing.T) {
-	dir := testsvc.SmallFS(t, 256<<10)
-	ctx := context.Background()
-	db := storetest.Open(t, "sqlite:"+filepath.Join(dir, "full.db"), store.Options{Threads: 1})
-	if err := db.ExecScript(ctx, "CREATE TABLE f (id BIGINT PRIMARY KEY, pad VARCHAR(1000) NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
-	insert := prepare(t, db, "INSERT INTO f (id, pad) VALUES (?, ?)")
-	pad := strings.Repeat("x", 1000)
-	var err error
-	for i := 0; i < 10000 && err == nil; i++ {
-		_, err = db.Exec(ctx, insert, i, pad)
-	}
-	if !errors.Is(err, store.ErrDiskFull) {
-		t.Fatalf("insert into a database on a full filesystem: %v, want ErrDiskFull", err)
-	}
-	if got := driver.FailureClass(err); got != "disk_full" {
-		t.Errorf("failure class %q, want disk_full", got)
+// A write to a full filesystem is classified as a full disk on every
+// backend: SQLite's SQLITE_FULL, PostgreSQL's 53100 (a tablespace there),
+// MariaDB's 1114 (a table's DATA DIRECTORY there). The servers are
+// private: the shared ones are left alone.
+func TestDiskFullIsClassified(t *testing.T) {
+	const table = "CREATE TABLE f (id BIGINT PRIMARY KEY, pad VARCHAR(1000) NOT NULL)"
+	for _, b := range []struct {
+		name string
+		// setup opens a database whose table f fills the small filesystem.
+		setup func(t *testing.T) (dsn string, ddl []string)
+	}{
+		{"sqlite", func(t *testing.T) (string, []string) {
+			return "sqlite:" + filepath.Join(testsvc.SmallFS(t, 256<<10), "full.db"), []string{table}
+		}},
+		{"postgres", func(t *testing.T) (string, []string) {
+			pg := testsvc.Postgres(t)
+			dir := testsvc.SmallFSFor(t, 512<<10, "postgres")
+			return pg.DSN(), []string{"CREATE TABLESPACE small LOCATION '" + dir + "'", table + " TABLESPACE small"}
+		}},
+		{"mariadb", func(t *testing.T) (string, []string) {
+			m := testsvc.MariaDB(t)
+			dir := testsvc.SmallFSFor(t, 1<<20, "mysql")
+			return m.DSN(), []string{table + " DATA DIRECTORY = '" + dir + "'"}
+		}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			dsn, ddl := b.setup(t)
+			db := storetest.Open(t, dsn, store.Options{Threads: 1})
+			for _, d := range ddl {
+				if err := db.ExecScript(context.Background(), d); err != nil {
+					t.Fatalf("%s: %v", d, err)
+				}
+			}
+			err := insertUntilFull(db, prepare(t, db, "INSERT INTO f (id, pad) VALUES (?, ?)"))
+			t.Logf("insert on a full filesystem: %v", err)
+			if !errors.Is(err, store.ErrDiskFull) {
+				t.Fatalf("insert on a full filesystem: %v, want ErrDiskFull", err)
+			}
+			if got := driver.FailureClass(err); got != "disk_full" {
+				t.Errorf("failure class %q, want disk_full", got)
+			}
+		})
 	}
 	if got := driver.FailureClass(fmt.Errorf("write: %w", store.Classified(store.ErrInDoubt, store.ErrDiskFull))); got != "in_doubt" {
 		t.Errorf("a commit in doubt on a full disk: class %q, want in_doubt", got)
 	}
+}
+
+// insertUntilFull inserts rows of 1 KB until an insert fails (10 MB at
+// most), and returns its error.
+func insertUntilFull(db *store.DB, insert *store.Stmt) error {
+	pad := strings.Repeat("x", 1000)
+	for i := range 10000 {
+		if _, err := db.Exec(context.Background(), insert, i, pad); err != nil {
+			return err
+		}
+	}
+	return nil
 }

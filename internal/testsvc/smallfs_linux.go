@@ -14,7 +14,26 @@ import (
 func SmallFS(t testing.TB, size int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
+	mountSmall(t, dir, fmt.Sprintf("size=%d,mode=0755", size))
+	return dir
+}
+
+// SmallFSFor is SmallFS owned by OS user owner (a private server's: a
+// tablespace there fills up), mounted where that user can reach it.
+func SmallFSFor(t testing.TB, size int, owner string) string {
+	t.Helper()
+	cred := runAs(t, owner)
+	if cred == nil {
+		unavailable(t, "a filesystem of OS user %s needs root", owner)
+	}
+	dir := serverDir(t, "tierbench-smallfs-", nil)
+	mountSmall(t, dir, fmt.Sprintf("size=%d,mode=0700,uid=%d,gid=%d", size, cred.Uid, cred.Gid))
+	return dir
+}
+
+func mountSmall(t testing.TB, dir, opts string) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
 		unavailable(t, "a full filesystem needs a tmpfs mount: %v", err)
 	}
 	t.Cleanup(func() {
@@ -23,7 +42,6 @@ func SmallFS(t testing.TB, size int) string {
 			t.Errorf("testsvc: unmount %s: %v", dir, err)
 		}
 	})
-	return dir
 }
 
 // Fill writes to a file in dir until the filesystem is full.

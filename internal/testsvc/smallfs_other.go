@@ -13,3 +13,6 @@ func SmallFS(t testing.TB, size int) string {
 
 // Fill is SmallFS's companion; unused where SmallFS skips.
 func Fill(t testing.TB, dir string) {}
+
+// SmallFSFor skips, as SmallFS does.
+func SmallFSFor(t testing.TB, size int, owner string) string { return SmallFS(t, size) }
