@@ -102,6 +102,7 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 		done <- ended{res, err}
 	}()
 	var res *result.Result
+	cut := false // by the abort, the run still going
 	select {
 	case e := <-done:
 		res, err = e.res, e.err
@@ -110,15 +111,15 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 		case e := <-done: // ended meanwhile: the whole result
 			res, err = e.res, e.err
 		default:
+			cut, err = true, nil
 			if p := partial.Load(); p != nil {
 				res = (*p)()
 			}
-			err = nil
 		}
 	}
 	progress.stop()
 	defer mf.finish(ctx, live)
-	if res == nil && aborted != nil && isClosed(aborted) {
+	if res == nil && cut {
 		resFile.discard()
 		return &exitError{code: ExitFailed, err: errors.New("interrupted twice before a result could be built: none was written")}
 	}
@@ -142,15 +143,6 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 		return &exitError{code: ExitFailed, err: fmt.Errorf("%s (see above)", res.Verdict())}
 	}
 	return nil
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // resultFile is where a run's result goes, made sure of before the run.
