@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -134,5 +135,23 @@ func TestSecondInterruptKeepsTheAgentsResult(t *testing.T) {
 	if got := s.Operations + s.Errors + s.InDoubt; got != want || !s.Aborted || s.InterruptedDuring != "checks" || len(r.Agents) != 2 || len(r.Checks) != 0 {
 		t.Errorf("merged result: %d operations (want %d), aborted %v during %q, %d agents, %d checks; want all operations, aborted during checks, 2 agents, no checks",
 			got, want, s.Aborted, s.InterruptedDuring, len(r.Agents), len(r.Checks))
+	}
+}
+
+// A command that has nothing to keep (report, blocked opening a FIFO no
+// one writes) is ended by the second interrupt, as before.
+func TestSecondInterruptEndsOtherCommands(t *testing.T) {
+	bin := testsvc.Binary(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testsvc.Start(t, bin, "report", fifo)
+	time.Sleep(time.Second) // blocked in open by then; it synchronises nothing
+	p.Signal(syscall.SIGINT)
+	time.Sleep(300 * time.Millisecond)
+	p.Signal(syscall.SIGINT)
+	if code, err := p.Wait(5 * time.Second); code == 0 || (err != nil && !strings.Contains(err.Error(), "killed by interrupt")) {
+		t.Errorf("report after two interrupts: exit %d, %v; want it ended by the interrupt", code, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
 	"github.com/tierbench/tierbench/internal/store"
@@ -68,13 +69,23 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "\ntierbench: interrupted: finishing the work under way, then stopping (interrupt again to abort)")
 		cancel()
 		sig := <-sigs
-		signal.Reset(os.Interrupt, syscall.SIGTERM)
 		if abort.Fire() {
 			fmt.Fprintln(os.Stderr, "tierbench: interrupted again: stopping now, keeping what was measured (interrupt once more to kill)")
-			return
+			sig = <-sigs
 		}
-		// As the default handler would have: the signal kills.
-		syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+		// As the default handler would have: the signal kills. Reset
+		// restores the disposition tierbench started with, which is
+		// "ignore" for a background job of a script: exit all the same.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		if self, err := os.FindProcess(os.Getpid()); err == nil {
+			self.Signal(sig)
+		}
+		time.Sleep(100 * time.Millisecond)
+		code := 128 + 2 // SIGINT's, as a shell reports it
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		os.Exit(code)
 	}()
 
 	return cli.Main(ctx, cli.Env{
