@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/cli"
 	"github.com/tierbench/tierbench/internal/store"
@@ -54,15 +55,37 @@ func run() int {
 
 	// The first interrupt stops the command gracefully (a run lets the
 	// operations under way finish and checks the database; the emulator
-	// finishes its requests); a second one kills the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	unwatch := context.AfterFunc(ctx, func() {
-		stop()
+	// finishes its requests). A second one stops a run or drive at once,
+	// keeping what it measured, and kills any other command; a third
+	// kills the process.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	abort := cli.NewAbort()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
 		fmt.Fprintln(os.Stderr, "\ntierbench: interrupted: finishing the work under way, then stopping (interrupt again to abort)")
-	})
-	defer func() {
-		unwatch() // before stop, whose cancellation is not an interrupt
-		stop()
+		cancel()
+		sig := <-sigs
+		if abort.Fire() {
+			fmt.Fprintln(os.Stderr, "tierbench: interrupted again: stopping now, keeping what was measured (interrupt once more to kill)")
+			sig = <-sigs
+		}
+		// As the default handler would have: the signal kills. Reset
+		// restores the disposition tierbench started with, which is
+		// "ignore" for a background job of a script: exit all the same.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		if self, err := os.FindProcess(os.Getpid()); err == nil {
+			self.Signal(sig)
+		}
+		time.Sleep(100 * time.Millisecond)
+		code := 128 + 2 // SIGINT's, as a shell reports it
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		os.Exit(code)
 	}()
 
 	return cli.Main(ctx, cli.Env{
@@ -73,6 +96,7 @@ func run() int {
 		Backends:         backends,
 		Workloads:        workloads,
 		Version:          buildVersion(),
+		Abort:            abort,
 	})
 }
 

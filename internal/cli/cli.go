@@ -13,6 +13,8 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,6 +42,37 @@ type Env struct {
 	Backends         *store.Backends
 	Workloads        *workload.Registry
 	Version          string
+	// Abort is the process's second interrupt; nil: none comes.
+	Abort *Abort
+}
+
+// Abort is a second interrupt. A command that can stop at once and still
+// keep what it measured (run, drive) takes it; for the others the second
+// interrupt kills the process.
+type Abort struct {
+	once  sync.Once
+	ch    chan struct{}
+	taken atomic.Bool
+}
+
+// NewAbort is an abort not yet fired.
+func NewAbort() *Abort { return &Abort{ch: make(chan struct{})} }
+
+// Fire aborts, reporting whether a command takes the abort (otherwise the
+// caller ends the process).
+func (a *Abort) Fire() bool {
+	a.once.Do(func() { close(a.ch) })
+	return a.taken.Load()
+}
+
+// take says the command handles the abort, and returns the channel that
+// the abort closes (nil, never closed, for no Abort).
+func (a *Abort) take() <-chan struct{} {
+	if a == nil {
+		return nil
+	}
+	a.taken.Store(true)
+	return a.ch
 }
 
 // exitError carries an exit code other than 2 out of a command.

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/internal/atomicfile"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/report"
 )
@@ -59,7 +59,7 @@ The HTML page is one file with no scripts and nothing fetched from the network.`
 				if htmlPath == "" {
 					htmlPath = in.DefaultHTML()
 				}
-				if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
+				if err := atomicfile.Write(htmlPath, page.Bytes(), 0o644); err != nil {
 					return config.Usage(fmt.Errorf("--html %s: the report cannot be written there: %v", htmlPath, errors.Unwrap(err)))
 				}
 				fmt.Fprintf(out, "\nHTML report: %s\n", htmlPath)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,19 +91,55 @@ func measure(ctx context.Context, env *Env, out io.Writer, r *runner.Runner, cfg
 			}
 		}
 	}
-	res, err := do(&run)
+	// A second interrupt does not wait for the run: its result is what
+	// was measured until then.
+	var partial atomic.Pointer[func() *result.Result]
+	run.Abortable = func(p func() *result.Result) { partial.Store(&p) }
+	aborted := env.Abort.take()
+	type ended struct {
+		res *result.Result
+		err error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		res, err := do(&run)
+		done <- ended{res, err}
+	}()
+	var res *result.Result
+	cut := false // by the abort, the run still going
+	select {
+	case e := <-done:
+		res, err = e.res, e.err
+	case <-aborted:
+		select {
+		case e := <-done: // ended meanwhile: the whole result
+			res, err = e.res, e.err
+		default:
+			cut, err = true, nil
+			if p := partial.Load(); p != nil {
+				res = (*p)()
+			}
+		}
+	}
 	progress.stop()
 	defer mf.finish(ctx, live)
+	if res == nil && cut {
+		resFile.discard()
+		return &exitError{code: ExitFailed, err: errors.New("interrupted twice before a result could be built: none was written")}
+	}
 	if res == nil {
 		resFile.discard()
 		return infra(err)
 	}
 	// Whatever happened, what was measured is shown and kept.
 	result.WriteSummary(out, res)
-	if werr := resFile.write(res); werr != nil {
+	written, werr := resFile.write(res, env.Stderr)
+	if written {
+		fmt.Fprintf(out, "result: %s\n", resFile.path)
+	}
+	if werr != nil {
 		return infra(errors.Join(err, werr))
 	}
-	fmt.Fprintf(out, "result: %s\n", resFile.path)
 	if err != nil {
 		return infra(err)
 	}
@@ -155,7 +192,40 @@ func reserveResult(cfg config.Run) (*resultFile, error) {
 	}
 }
 
-func (f *resultFile) write(r *result.Result) error { return r.WriteFile(f.path) }
+// write writes r whole to its file. Where that fails (a full disk), the
+// reserved empty file goes, and r is written to a fallback file in the
+// temporary directory or the home directory, which f.path then names;
+// the error says both. As a last resort r goes to stderr: a run is never
+// lost. written: a file holds r.
+func (f *resultFile) write(r *result.Result, stderr io.Writer) (written bool, err error) {
+	if err = r.WriteFile(f.path); err == nil {
+		return true, nil
+	}
+	f.discard()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is a temporary file's: the cause says it all
+	}
+	name := fmt.Sprintf("tierbench-%s-%s-%d.json", r.Workload, time.Now().Format("20060102-150405"), os.Getpid())
+	home, _ := os.UserHomeDir()
+	for _, dir := range []string{os.TempDir(), home} {
+		if dir == "" {
+			continue
+		}
+		fallback := filepath.Join(dir, name)
+		if r.WriteFile(fallback) == nil {
+			err = fmt.Errorf("the result could not be written to %s: %w; it was written to %s instead", f.path, err, fallback)
+			f.path = fallback
+			return true, err
+		}
+	}
+	b, merr := r.MarshalFile()
+	if merr == nil {
+		fmt.Fprintf(stderr, "tierbench: the result could not be written to %s nor to a fallback file; here it is:\n", f.path)
+		stderr.Write(b)
+	}
+	return false, fmt.Errorf("the result could not be written to %s: %w, nor to a fallback file (it is on stderr)", f.path, err)
+}
 
 // discard removes a reserved file no result was written to.
 func (f *resultFile) discard() {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tierbench/tierbench/internal/atomicfile"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/report"
 	"github.com/tierbench/tierbench/internal/result"
@@ -93,7 +94,7 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 			// from the directory's own copy of the file.
 			spec, err := os.ReadFile(args[0])
 			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, report.SweepFile), spec, 0o644)
+				err = atomicfile.Write(filepath.Join(dir, report.SweepFile), spec, 0o644)
 			}
 			if err != nil {
 				return infra(err)

@@ -41,7 +41,14 @@ type Config struct {
 	// StartAt, when set, is when the run starts (agents start together);
 	// a run ready after it starts at once.
 	StartAt time.Time
+	// Began, when set, is told when the terminals start: the time the
+	// report's Started will hold, for a caller that must build a result
+	// before Run returns (a second interrupt).
+	Began func(time.Time)
 }
+
+// Window is the steady state of a run of c that has gone on for end.
+func (c Config) Window(end time.Duration) time.Duration { return newPhases(c).window(end) }
 
 // Share is part Part (from 0) of Parts even parts of a run's terminals:
 // the contiguous range of terminal numbers [Part·N/Parts, (Part+1)·N/Parts)
@@ -198,6 +205,9 @@ func Run(ctx context.Context, cfg Config, groups []workload.Group, target Target
 		}
 	}
 	r.started = time.Now()
+	if cfg.Began != nil {
+		cfg.Began(r.started)
+	}
 	var wg sync.WaitGroup
 	for _, t := range terminals {
 		wg.Go(func() { r.terminal(ctx, t) })
@@ -404,6 +414,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		}
 	}
 	outcome := outcomeOf(err)
+	measured := r.phases.measured(intended)
 	t.shard.Record(metrics.Sample{
 		Op:       step.Op,
 		Outcome:  outcome,
@@ -414,10 +425,13 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 		Service:  service,
 		Backoff:  backoff,
 		Split:    r.queued,
-		Measured: r.phases.measured(intended),
+		Measured: measured,
 		Finished: r.phases.measured(finished),
 		Aborts:   aborts,
 	})
+	if outcome.Failed() && measured {
+		t.shard.RecordFailure(step.Op, FailureClass(err), err.Error)
+	}
 	return outcome.Failed(), !stopping
 }
 

@@ -5,7 +5,8 @@
 //
 // Actions: print (write "failpoint NAME" to stderr and go on), pause (write
 // "failpoint NAME: paused" and wait until the context ends: an interrupt),
-// kill (SIGKILL the process at once, as a crash would). Without the
+// hang (write "failpoint NAME: hanging" and block for good, as a call no
+// interrupt reaches would), kill (SIGKILL the process at once, as a crash would). Without the
 // variable, Hit costs one environment lookup. Nothing but fault tests sets
 // it; it depends on nothing of tierbench's.
 package failpoint
@@ -37,6 +38,9 @@ func Hit(ctx context.Context, name string) {
 		case "pause":
 			fmt.Fprintf(os.Stderr, "failpoint %s: paused\n", name)
 			<-ctx.Done()
+		case "hang":
+			fmt.Fprintf(os.Stderr, "failpoint %s: hanging\n", name)
+			select {}
 		case "kill":
 			fmt.Fprintf(os.Stderr, "failpoint %s: killing the process\n", name)
 			p, _ := os.FindProcess(os.Getpid())

@@ -112,6 +112,9 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
 }
 
+// HTTPStatus lets a result count the failure under its status.
+func (e *StatusError) HTTPStatus() int { return e.Status }
+
 // maxAnswer bounds what Call reads of an answer.
 const maxAnswer = 16 << 20
 

@@ -197,6 +197,8 @@ type opRecord struct {
 	// so that the hot path records nothing for them.
 	backoff      *Histogram
 	errorLatency *Histogram // allocated on the first failure
+	// failures are the steady state's failures by class (RecordFailure).
+	failures Failures
 }
 
 func newShard(ops int, s *series) *Shard {

@@ -21,6 +21,9 @@ type OpStats struct {
 	// ErrorLatency covers failed operations (errors and in doubt), kept
 	// apart so failures do not skew the latency of completed ones.
 	ErrorLatency *Histogram
+	// Failures are the errors and commits in doubt by class, with a
+	// sample message each; nil when there were none.
+	Failures Failures
 }
 
 // Count of completed transactions (successes and business exceptions).
@@ -81,6 +84,7 @@ func (x *OpStats) add(o OpStats) {
 	x.Retries += o.Retries
 	x.Completed += o.Completed
 	x.Aborts.Add(o.Aborts)
+	x.Failures.Merge(o.Failures)
 	x.Latency.Merge(o.Latency)
 	x.Queue.Merge(o.Queue)
 	x.Service.Merge(o.Service)
@@ -98,6 +102,7 @@ func (o *opRecord) mergeInto(dst *OpStats) {
 	dst.Retries += o.retries
 	dst.Completed += o.completed
 	dst.Aborts.Add(o.aborts)
+	dst.Failures.Merge(o.failures)
 	for _, x := range []struct{ dst, src *Histogram }{
 		{dst.Latency, o.latency}, {dst.Queue, o.queue}, {dst.Service, o.service}, {dst.Backoff, o.backoff}, {dst.ErrorLatency, o.errorLatency},
 	} {

@@ -79,7 +79,7 @@ const FailureDomain = "tierbench.store"
 
 // failureClasses are the store's classes a caller acts on, by their names
 // on the wire: an abort it may retry (store.Retryable), a commit it counts
-// as in doubt, a database that did nothing.
+// as in doubt, a database that did nothing; and those its result names.
 var failureClasses = []struct {
 	class  error
 	reason string
@@ -90,6 +90,11 @@ var failureClasses = []struct {
 	{store.ErrInDoubt, "IN_DOUBT"},
 	{store.ErrUnreachable, "UNREACHABLE"},
 	{store.ErrConnectionLost, "CONNECTION_LOST"},
+	// Not acted on, but named in the caller's result (its failures by
+	// class) as in process.
+	{store.ErrDiskFull, "DISK_FULL"},
+	{store.ErrUniqueViolation, "UNIQUE_VIOLATION"},
+	{store.ErrConstraint, "CONSTRAINT"},
 }
 
 // FailureClass reads the failure of a call: answered, when the bean sent

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/tierbench/tierbench/internal/atomicfile"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 )
@@ -104,14 +105,7 @@ func writeCSVFiles(dir string, runs []*Run) ([]string, error) {
 			name += "-" + strconv.Itoa(seen[name])
 		}
 		path := filepath.Join(dir, name+".csv")
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, err
-		}
-		err = WriteSeriesCSV(f, r.Result)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err := atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error { return WriteSeriesCSV(w, r.Result) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -322,3 +322,23 @@ func TestHourLongReportLoadTime(t *testing.T) {
 	t.Logf("two 1-hour runs compared: written in %v, %d KB; Chromium load event after %.0f ms (navigation %v)",
 		compareRender.Round(time.Millisecond), compareInfo.Size()>>10, loadMs, wall.Round(time.Millisecond))
 }
+
+// The page names why operations failed: each class, its count and its
+// first message.
+func TestSingleRunPageNamesTheFailures(t *testing.T) {
+	r := twoOps(0).build()
+	op := r.Operations["Write"]
+	op.Errors = 7
+	op.Failures = metrics.Failures{"disk_full": {Count: 7, Sample: "database or disk is full (13)"}}
+	r.Operations["Write"] = op
+	run := writeRun(t, t.TempDir(), "a", r)
+	var page bytes.Buffer
+	if err := (&Input{Runs: []*Run{run}}).WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, cell := range []string{`<td class="text">Write</td><td class="text">disk_full</td><td>7</td><td class="text">database or disk is full (13)</td>`} {
+		if !strings.Contains(page.String(), cell) {
+			t.Errorf("the page lacks %s", cell)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -126,6 +127,16 @@ func summarySection(r *result.Result) section {
 	}
 	if len(checks.Rows) > 0 {
 		sec.Tables = append(sec.Tables, checks)
+	}
+	failures := table{Class: "failures", Header: []string{"operation", "failed with", "count", "first message"}}
+	for _, name := range r.OperationOrder {
+		f := r.Operations[name].Failures
+		for _, class := range slices.Sorted(maps.Keys(f)) {
+			failures.Rows = append(failures.Rows, []string{name, class, count(f[class].Count), f[class].Sample})
+		}
+	}
+	if len(failures.Rows) > 0 {
+		sec.Tables = append(sec.Tables, failures)
 	}
 	if v := r.Validity; v != nil {
 		rules := table{Class: "validity", Header: []string{"validity rule", "outcome", "detail"}}

@@ -120,6 +120,7 @@ func (r *Result) Snapshot() (metrics.Snapshot, error) {
 		if op.Aborts != nil {
 			o.Aborts = *op.Aborts
 		}
+		o.Failures.Merge(op.Failures)
 		var err error
 		for _, x := range []struct {
 			dst  **metrics.Histogram

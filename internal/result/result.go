@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/atomicfile"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/inputfile"
@@ -143,6 +143,9 @@ type Summary struct {
 	// InterruptedDuring is the phase an interrupt stopped: load, start,
 	// run, drain, checks.
 	InterruptedDuring string `json:"interrupted_during,omitempty"`
+	// Aborted: a second interrupt stopped the run at once; the operations
+	// under way then are not in the figures and the checks did not finish.
+	Aborted bool `json:"aborted,omitempty"`
 	// Unchecked says why a run has no consistency checks (a drive-only
 	// run does not reach the site's database); empty when it has them.
 	Unchecked string `json:"unchecked,omitempty"`
@@ -194,6 +197,10 @@ type Operation struct {
 	// retries: queue + service + backoff add up to the latency.
 	Backoff      *metrics.Latency `json:"backoff_ms,omitempty"`
 	ErrorLatency *metrics.Latency `json:"error_latency_ms,omitempty"`
+	// Failures are Errors and InDoubt by class (disk_full,
+	// connection_lost, constraint, timeout, http_404, …), each with the
+	// message of its first; absent when none failed.
+	Failures metrics.Failures `json:"failures,omitempty"`
 }
 
 // Terminals is one group of identical terminals.
@@ -419,6 +426,7 @@ func Build(in Inputs) *Result {
 		if o.Failed() > 0 {
 			e := roundLatency(o.ErrorLatency.Summary())
 			op.ErrorLatency = &e
+			op.Failures = o.Failures
 		}
 		r.Operations[o.Name] = op
 		r.Summary.Operations += op.Count
@@ -500,7 +508,9 @@ func (r *Result) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	// Whole or not at all: a full disk must not leave a truncated
+	// result that report then refuses.
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

@@ -1,8 +1,11 @@
 package result
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/workload"
@@ -89,6 +92,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "failed: %d errors, %d in doubt: %.3g%% of the operations due in the steady state, %s --max-error-rate %g%% (failures are not in the rate above)\n",
 			s.Errors, s.InDoubt, s.ErrorRatePct, verdict, s.MaxErrorRatePct)
 	}
+	writeFailures(w, r)
 	if s := r.Summary; s.Completed < s.Operations*99/100 {
 		fmt.Fprintf(w, "behind schedule: %d transactions were due in the steady state, %d finished in it; the rest finished late (their lateness is in the latencies)\n",
 			s.Operations, s.Completed)
@@ -136,6 +140,8 @@ func WriteSummary(w io.Writer, r *Result) {
 			at = fmt.Sprintf(" %.1f s into the run", *f.AtS)
 		}
 		fmt.Fprintf(w, "FAILED during %s%s: %s\n  %s\n", f.Phase, at, f.Error, f.Effect)
+	} else if r.Summary.Aborted {
+		fmt.Fprintf(w, "aborted during %s by a second interrupt: the figures hold what had finished by then\n", r.Summary.InterruptedDuring)
 	} else if r.Summary.Interrupted {
 		fmt.Fprintln(w, "interrupted: operations under way were allowed to finish; the checks below cover them")
 	}
@@ -246,4 +252,31 @@ func terminals(r *Result) string {
 		s = r.Setup + ": " + s
 	}
 	return s
+}
+
+// writeFailures prints why operations failed: per operation, each class
+// of failure with its count and the message of its first.
+func writeFailures(w io.Writer, r *Result) {
+	head := false
+	for _, name := range r.OperationOrder {
+		f := r.Operations[name].Failures
+		if len(f) == 0 {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(w, "failures by class (count, first message):")
+			head = true
+		}
+		classes := slices.Sorted(maps.Keys(f))
+		slices.SortStableFunc(classes, func(a, b string) int { return cmp.Compare(f[b].Count, f[a].Count) })
+		for _, class := range classes {
+			c := f[class]
+			fmt.Fprintf(w, "  %-22s %-18s %9d  %s\n", name, class, c.Count, oneLine(c.Sample))
+		}
+	}
+}
+
+// oneLine keeps a sample message on its line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

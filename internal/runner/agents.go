@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/agent"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/driver"
+	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
@@ -146,6 +147,15 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	if res == nil || checker == nil {
 		return res, err
 	}
+	if r.Abortable != nil {
+		// Copied now: the checks' outcome goes into res, not into it.
+		aborted := *res
+		aborted.Summary.Interrupted, aborted.Summary.Aborted, aborted.Summary.Passed = true, true, false
+		aborted.Summary.InterruptedDuring = phaseChecks
+		aborted.Summary.Unchecked = "a second interrupt stopped the drive during its checks, before they finished"
+		r.Abortable(func() *result.Result { return &aborted })
+	}
+	failpoint.Hit(ctx, "checks")
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()
 	done := workload.Outcomes{Succeeded: snap.Succeeded, InDoubt: snap.InDoubt}

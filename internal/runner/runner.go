@@ -52,6 +52,11 @@ type Runner struct {
 	// tiers (the private PostgreSQL server of --placement); nil:
 	// discarded.
 	Notes io.Writer
+	// Abortable, when set, is given once a run or drive has begun (its
+	// database open, its target reached) a function that returns the
+	// result as far as the run got, callable while it goes on: a second
+	// interrupt keeps what was measured without waiting for the run.
+	Abortable func(partial func() *result.Result)
 }
 
 // Progress lets a caller watch a run.
@@ -209,7 +214,11 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		}
 	}
 	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || cfg.Tiers > 1, placed: place}
-	return s.run(ctx, w, entities)
+	first := phaseLoad
+	if cfg.NoLoad {
+		first = phaseStart
+	}
+	return s.begin(first).run(ctx, w, entities)
 }
 
 // state is one run under way: what a result needs, gathered as the run
@@ -260,6 +269,10 @@ type state struct {
 	placed *placed
 	// cpu is the CPU time of the steady state (resources.go).
 	cpu *result.ResourceInputs
+
+	// mu guards progress, which partial reads while the run goes on.
+	mu       sync.Mutex
+	progress reached
 }
 
 func (s *state) run(ctx context.Context, w workload.Workload, entities map[string]container.Settings) (*result.Result, error) {
@@ -272,6 +285,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 				"nothing was measured; the database is incomplete (load it again, or run without --no-load)")
 		}
 		s.loaded = &rep
+		s.reach(func(p *reached) { p.loaded, p.phase = &rep, phaseStart })
 	}
 	dir, err := os.MkdirTemp("", "tierbench-run-")
 	if err != nil {
@@ -326,6 +340,7 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		Share:         s.share,
 		StartAt:       s.startAt,
 	}
+	dcfg.Began = func(t time.Time) { s.reach(func(p *reached) { p.began, p.phase = t, phaseRun }) }
 	s.groups = groupsOf(run, cfg, info)
 	var stage atomic.Value // a string: what the run does once the driver is done
 	from, to := s.share.Range(driver.Clients(s.groups))
@@ -334,6 +349,12 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	if db != nil {
 		s.before = db.Stats()
 	}
+	s.reach(func(p *reached) {
+		p.groups, p.rec, p.before, p.dcfg, p.remote = s.groups, s.rec, s.before, dcfg, len(s.procs) > 0
+		if er, ok := run.(workload.EntityRun); ok {
+			p.entities = er.EntityStats
+		}
+	})
 	if s.r.Started != nil {
 		p := Progress{Began: time.Now(), Completed: s.rec.Completed, Duration: dcfg.Duration, Stage: func() string {
 			st, _ := stage.Load().(string)
@@ -401,6 +422,7 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	}
 	snap := s.rec.Snapshot()
 	s.snap = &snap
+	s.reach(func(p *reached) { p.rep, p.snap, p.phase = s.rep, &snap, phaseDrain })
 	if lost != nil {
 		s.rep.Interrupted = false // not the user's doing: a failure
 		return s.fail(ctx, phaseRun, lost.err, lost.effect(s))
@@ -425,6 +447,7 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		s.interruptedIn = phaseDrain
 	}
 	stage.Store("checking the database")
+	s.reach(func(p *reached) { p.phase = phaseChecks })
 	failpoint.Hit(ctx, "checks")
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CheckTimeout)
 	defer cancel()

@@ -489,6 +489,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	defer conn.Close()
 	cfg.Protocol = string(protocol)
 	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB, share: o.Share, startAt: o.StartAt}
+	s.begin(phaseStart)
 	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
 		probe: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)

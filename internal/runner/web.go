@@ -233,6 +233,7 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 		return nil, err
 	}
 	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: base, share: o.Share, startAt: o.StartAt}
+	s.begin(phaseStart)
 	run, err := web.Browsers(ctx, base, workload.RunParams{Scale: cfg.Scale, Config: cfg})
 	if err != nil {
 		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")

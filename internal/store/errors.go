@@ -27,6 +27,12 @@ var (
 	// ErrStale: a queued statement expected to change a number of rows
 	// changed another (the row was changed or removed meanwhile).
 	ErrStale = errors.New("stale row")
+	// ErrDiskFull: the database could not write for want of space (SQLite
+	// SQLITE_FULL, PostgreSQL 53100, MariaDB 1021/1114, ENOSPC).
+	ErrDiskFull = errors.New("disk full")
+	// ErrConstraint: a constraint other than a unique key refused the
+	// statement (not null, foreign key, check).
+	ErrConstraint = errors.New("constraint violation")
 )
 
 // Error is a database error translated into one of the classes above; the

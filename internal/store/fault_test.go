@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/testsvc"
@@ -170,6 +171,9 @@ func TestFaultCommitInDoubt(t *testing.T) {
 			if !errors.Is(cerr, store.ErrInDoubt) {
 				t.Fatalf("Commit with the server killed while COMMIT was out: %v; want ErrInDoubt", cerr)
 			}
+			if c := driver.FailureClass(cerr); c != "in_doubt" {
+				t.Errorf("failure class %q, want in_doubt", c)
+			}
 			if errors.Is(cerr, store.ErrConnectionLost) || store.Retryable(cerr) {
 				t.Errorf("an in-doubt commit must be neither ErrConnectionLost nor retryable: %v", cerr)
 			}
@@ -222,6 +226,9 @@ func TestFaultConnectionLostBeforeCommit(t *testing.T) {
 			_, err = tx1.Exec(ctx, f.insert, 21)
 			if !errors.Is(err, store.ErrConnectionLost) {
 				t.Errorf("statement after the server died mid-transaction: %v; want ErrConnectionLost", err)
+			}
+			if c := driver.FailureClass(err); c != "connection_lost" {
+				t.Errorf("failure class %q, want connection_lost", c)
 			}
 			tx1.Rollback(ctx)
 			st := f.db.Stats().Sub(before)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/internal/atomicfile"
 	"github.com/tierbench/tierbench/internal/result"
 )
 
@@ -365,21 +365,14 @@ func WriteTable(w io.Writer, outs []Outcome) {
 func Report(w io.Writer, dir string, outs []Outcome) error {
 	var tables strings.Builder
 	for _, group := range byExperiment(outs) {
-		f, err := os.Create(filepath.Join(dir, group[0].Point.Experiment.Name+".csv"))
-		if err != nil {
-			return err
-		}
-		err = WriteCSV(f, group)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err := atomicfile.WriteFunc(filepath.Join(dir, group[0].Point.Experiment.Name+".csv"), 0o644, func(w io.Writer) error { return WriteCSV(w, group) })
 		if err != nil {
 			return err
 		}
 		WriteTable(&tables, group)
 		tables.WriteString("\n")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tables.txt"), []byte(tables.String()), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "tables.txt"), []byte(tables.String()), 0o644); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, tables.String())

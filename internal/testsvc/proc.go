@@ -60,9 +60,16 @@ func Start(t testing.TB, bin string, args ...string) *Proc {
 // e.g. a failpoint.
 func StartEnv(t testing.TB, env []string, bin string, args ...string) *Proc {
 	t.Helper()
+	return StartIn(t, "", env, bin, args...)
+}
+
+// StartIn is StartEnv in the working directory dir ("": the test's).
+func StartIn(t testing.TB, dir string, env []string, bin string, args ...string) *Proc {
+	t.Helper()
 	p := &Proc{changed: make(chan struct{}), done: make(chan struct{})}
 	p.stdout.p, p.stderr.p = p, p
 	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir = dir
 	if env != nil {
 		p.cmd.Env = append(os.Environ(), env...)
 	}

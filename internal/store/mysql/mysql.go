@@ -177,6 +177,18 @@ const (
 	errLockNowait     = 3572
 	errServerShutdown = 1053
 	errConnKilled     = 1927
+	// ER_DISK_FULL, ER_RECORD_FILE_FULL ("The table is full"), and
+	// ER_GET_ERRNO carrying ENOSPC (28) from the storage engine.
+	errDiskFull       = 1021
+	errRecordFileFull = 1114
+	errGetErrno       = 1030
+	// Constraints other than unique keys: a null in a NOT NULL column,
+	// foreign keys (parent, child), CHECK (MySQL's, MariaDB's).
+	errBadNull         = 1048
+	errRowIsReferenced = 1451
+	errNoReferencedRow = 1452
+	errCheckMySQL      = 3819
+	errCheckMariaDB    = 4025
 )
 
 func (b *Backend) Classify(err error) error {
@@ -196,6 +208,14 @@ func (b *Backend) Classify(err error) error {
 			return store.Classified(store.ErrUniqueViolation, err)
 		case errServerShutdown, errConnKilled:
 			return store.Classified(store.ErrConnectionLost, err)
+		case errDiskFull, errRecordFileFull:
+			return store.Classified(store.ErrDiskFull, err)
+		case errGetErrno:
+			if strings.Contains(me.Message, "error 28 ") || strings.HasSuffix(me.Message, "error 28") {
+				return store.Classified(store.ErrDiskFull, err)
+			}
+		case errBadNull, errRowIsReferenced, errNoReferencedRow, errCheckMySQL, errCheckMariaDB:
+			return store.Classified(store.ErrConstraint, err)
 		}
 		return err
 	}

@@ -453,6 +453,10 @@ const (
 	codeUniqueViolation      = "23505"
 	codeAdminShutdown        = "57P01"
 	codeCrashShutdown        = "57P02"
+	codeDiskFull             = "53100"
+	// Class 23, integrity constraint violation, of which 23505 is the
+	// unique one.
+	classConstraint = "23"
 )
 
 func (b *Backend) Classify(err error) error {
@@ -472,6 +476,11 @@ func (b *Backend) Classify(err error) error {
 			return store.Classified(store.ErrUniqueViolation, err)
 		case codeAdminShutdown, codeCrashShutdown:
 			return store.Classified(store.ErrConnectionLost, err)
+		case codeDiskFull:
+			return store.Classified(store.ErrDiskFull, err)
+		}
+		if strings.HasPrefix(pe.Code, classConstraint) {
+			return store.Classified(store.ErrConstraint, err)
 		}
 		return err
 	}

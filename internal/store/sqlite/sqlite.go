@@ -232,6 +232,10 @@ func (b *Backend) Classify(err error) error {
 		return store.Classified(store.ErrLockTimeout, err)
 	case code == sqlite3.SQLITE_CONSTRAINT_UNIQUE, code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return store.Classified(store.ErrUniqueViolation, err)
+	case code&0xff == sqlite3.SQLITE_CONSTRAINT:
+		return store.Classified(store.ErrConstraint, err)
+	case code&0xff == sqlite3.SQLITE_FULL:
+		return store.Classified(store.ErrDiskFull, err)
 	}
 	return err
 }

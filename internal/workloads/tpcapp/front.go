@@ -358,6 +358,10 @@ type FrontError struct {
 
 func (e *FrontError) Error() string { return e.Msg }
 
+// HTTPStatus lets a result count the failure under the status it came
+// with (none below 400: a fault in a 200 answer is counted as other).
+func (e *FrontError) HTTPStatus() int { return e.Status }
+
 // Is lets errors.Is find the kinds the driver and the callers tell apart.
 func (e *FrontError) Is(target error) bool {
 	switch e.Kind {
