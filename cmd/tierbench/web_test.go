@@ -221,4 +221,10 @@ func TestDriveStopsWhenEveryRequestFails(t *testing.T) {
 	if s := r.Summary; s.Errors == 0 || s.Passed {
 		t.Errorf("%d errors, passed %v; want errors, not passed", s.Errors, s.Passed)
 	}
+	// The failures keep their class, the status, and a sample naming the
+	// request.
+	home := r.Operations["Home"]
+	if c, ok := home.Failures["http_404"]; !ok || c.Count != home.Errors || !strings.Contains(c.Sample, "GET /PHP/index.html: HTTP 404 Not Found") {
+		t.Errorf("Home's failures %+v (%d errors), want all of them http_404 with a sample naming the request", home.Failures, home.Errors)
+	}
 }

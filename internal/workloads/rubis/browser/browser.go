@@ -299,6 +299,9 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
 }
 
+// HTTPStatus lets a result count the failure under its status (http_404).
+func (e *StatusError) HTTPStatus() int { return e.Code }
+
 // Browser is one emulated browser: its walk, its user, the last page it
 // got and its connection. A browser is used by one goroutine.
 type Browser struct {
