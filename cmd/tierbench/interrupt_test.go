@@ -138,20 +138,22 @@ func TestSecondInterruptKeepsTheAgentsResult(t *testing.T) {
 	}
 }
 
-// A command that has nothing to keep (report, blocked opening a FIFO no
-// one writes) is ended by the second interrupt, as before.
+// A command that does not take the abort (a sweep, here stuck in a
+// point's checks) is ended by the second interrupt, as before. (It was
+// report blocked opening a FIFO, which report now refuses at once.)
 func TestSecondInterruptEndsOtherCommands(t *testing.T) {
 	bin := testsvc.Binary(t)
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	p := testsvc.StartEnv(t, []string{failpoint.Env + "=checks=hang"}, bin, "sweep", filepath.Join("..", "..", "experiments", "brebner-ran.yaml"),
+		"--experiment", "experiment-1", "--clients", "2", "--iterations", "1", "--out-dir", t.TempDir(), "--quiet")
+	if err := p.WaitFor("failpoint checks: hanging", 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	p := testsvc.Start(t, bin, "report", fifo)
-	time.Sleep(time.Second) // blocked in open by then; it synchronises nothing
 	p.Signal(syscall.SIGINT)
-	time.Sleep(300 * time.Millisecond)
+	if _, err := p.Wait(300 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "still running") {
+		t.Fatalf("the sweep, stuck in its checks, ended at the first interrupt (%v); the test shows nothing", err)
+	}
 	p.Signal(syscall.SIGINT)
 	if code, err := p.Wait(5 * time.Second); code == 0 || (err != nil && !strings.Contains(err.Error(), "killed by interrupt")) {
-		t.Errorf("report after two interrupts: exit %d, %v; want it ended by the interrupt", code, err)
+		t.Errorf("sweep after two interrupts: exit %d, %v; want it ended by the interrupt", code, err)
 	}
 }
