@@ -52,14 +52,30 @@ func serveStockOnline(t *testing.T, bin, dsn string) (url string) {
 // completed operations.
 func agentsCompleted(t *testing.T, url string) int64 {
 	t.Helper()
+	body := scrape(t, url)
+	if !strings.Contains(body, "tierbench_agents_operation_latency_seconds_bucket") {
+		t.Error("no tierbench_agents_operation_latency_seconds in the coordinator's metrics")
+	}
+	return completedIn(t, body)
+}
+
+// scrape is the text of a metrics page.
+func scrape(t *testing.T, url string) string {
+	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// completedIn sums the agents' completed operations on a metrics page.
+func completedIn(t *testing.T, body string) int64 {
+	t.Helper()
 	var sum int64
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "tierbench_agents_operations_total{") && strings.Contains(line, `outcome="completed"`) {
 			f := strings.Fields(line)
 			n, err := strconv.ParseFloat(f[len(f)-1], 64)
@@ -68,9 +84,6 @@ func agentsCompleted(t *testing.T, url string) int64 {
 			}
 			sum += int64(n)
 		}
-	}
-	if !strings.Contains(string(body), "tierbench_agents_operation_latency_seconds_bucket") {
-		t.Error("no tierbench_agents_operation_latency_seconds in the coordinator's metrics")
 	}
 	return sum
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,5 +156,53 @@ func TestSecondInterruptEndsOtherCommands(t *testing.T) {
 	p.Signal(syscall.SIGINT)
 	if code, err := p.Wait(5 * time.Second); code == 0 || (err != nil && !strings.Contains(err.Error(), "killed by interrupt")) {
 		t.Errorf("sweep after two interrupts: exit %d, %v; want it ended by the interrupt", code, err)
+	}
+}
+
+// A second interrupt while the agents still drive, their results not yet
+// merged (here they are stopped, SIGSTOP, so they answer nothing), keeps
+// what their per-second reports said: a complete result, aborted during
+// the run, with every agent named and as many operations as the
+// coordinator's live metrics counted.
+func TestSecondInterruptKeepsTheAgentsLiveResult(t *testing.T) {
+	bin := testsvc.Binary(t)
+	nats := testsvc.NATS(t)
+	target, _ := servedStockOnline(t, bin)
+	agents := startAgents(t, bin, nats.URL(), "live", 2)
+	out := filepath.Join(t.TempDir(), "drive.json")
+	p := testsvc.Start(t, bin, "drive", "stockonline", "--target", target, "--agents", "2", "--broker", nats.URL(),
+		"--clients", "4", "--duration", "2m", "--out", out, "--metrics-listen", "127.0.0.1:0")
+	if err := p.WaitFor("metrics: http", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	url := regexp.MustCompile(`metrics: (http://\S+)`).FindStringSubmatch(p.Stderr())[1]
+	var live int64
+	for deadline := time.Now().Add(time.Minute); live == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the agents reported no operation in a minute")
+		}
+		time.Sleep(200 * time.Millisecond) // polling the coordinator's metrics
+		live = completedIn(t, scrape(t, url))
+	}
+	for _, a := range agents {
+		a.Signal(syscall.SIGSTOP)
+		t.Cleanup(func() { a.Signal(syscall.SIGCONT) })
+	}
+	live = completedIn(t, scrape(t, url)) // nothing arrives from stopped agents
+	interruptTwice(t, p, syscall.SIGINT, syscall.SIGINT)
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	if !s.Aborted || s.InterruptedDuring != "run" || len(r.Agents) != 2 || len(r.Checks) != 0 || !strings.Contains(s.Unchecked, "per-second reports") {
+		t.Errorf("result: aborted %v during %q, %d agents, %d checks, unchecked %q; want aborted during run, 2 agents, no checks, saying where its figures come from",
+			s.Aborted, s.InterruptedDuring, len(r.Agents), len(r.Checks), s.Unchecked)
+	}
+	if s.Operations < live || s.Operations == 0 {
+		t.Errorf("result: %d operations; the coordinator's live metrics had counted %d before the agents stopped", s.Operations, live)
+	}
+	if code, err := testsvc.Start(t, bin, "report", out).Wait(time.Minute); code != 0 || err != nil {
+		t.Errorf("report on the kept result: exit %d, %v", code, err)
 	}
 }

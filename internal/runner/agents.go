@@ -139,6 +139,9 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 		r.Started(Progress{Began: startAt, Duration: time.Duration(cfg.Duration), Completed: func() (int64, int64) { return ops.Load(), errs.Load() },
 			Agents: func() []agent.LiveOp { return live.Ops(w.Info().Operations) }})
 	}
+	if r.Abortable != nil {
+		r.Abortable(func() *result.Result { return liveResult(r, cfg, w.Info(), target, startAt, agents, live) })
+	}
 	reports, err := agent.Drive(ctx, nc, task, agents, startAt, func(o, e int64) { ops.Store(o); errs.Store(e) }, live)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
@@ -405,4 +408,42 @@ func AgentHello(name, version string) agent.Hello {
 		return '-'
 	}, name)
 	return agent.Hello{ID: id, Host: host, PID: os.Getpid(), CPUs: runtime.NumCPU(), Version: version}
+}
+
+// liveResult is the drive as its agents' per-second reports told it so
+// far, for a second interrupt that comes before their results merge (an
+// agent that no longer answers holds the merge up to its loss): each
+// operation's completed and failed count and the completed ones' latency
+// over the whole drive until then (ramps included, at the reports' one
+// significant digit, business exceptions among the successes), the agents
+// named, the checks not run.
+func liveResult(r *Runner, cfg config.Run, info workload.Info, target string, startAt time.Time, agents []agent.Agent, live *agent.Live) *result.Result {
+	reported := live.Ops(info.Operations)
+	snap := metrics.Snapshot{Succeeded: make([]int64, len(info.Operations)), InDoubt: make([]int64, len(info.Operations))}
+	for i, name := range info.Operations {
+		op := metrics.OpStats{Name: name, Latency: metrics.NewHistogram(), Queue: metrics.NewHistogram(), Service: metrics.NewHistogram(),
+			Backoff: metrics.NewHistogram(), ErrorLatency: metrics.NewHistogram()}
+		if i < len(reported) {
+			op.Successes, op.Completed, op.Errors = reported[i].Completed, reported[i].Completed, reported[i].Failed
+			if reported[i].Latency != nil {
+				op.Latency.Merge(reported[i].Latency)
+			}
+			snap.Succeeded[i] = reported[i].Completed
+		}
+		snap.Ops = append(snap.Ops, op)
+	}
+	elapsed := max(time.Since(startAt), 0)
+	res := result.Build(result.Inputs{
+		Version: r.Version, Config: cfg, Info: info, Environment: environment(nil, target), Started: startAt,
+		Elapsed: elapsed, Window: elapsed, Interrupted: true, InterruptedIn: phaseRun, Snapshot: snap,
+	})
+	for i, a := range agents {
+		from, to := (&driver.Share{Part: i, Parts: len(agents)}).Range(cfg.Clients)
+		res.Agents = append(res.Agents, result.Agent{ID: a.ID, Host: a.Host, PID: a.PID, Part: i + 1, Parts: len(agents), Terminals: to - from,
+			ClockOffsetMs: ms(a.Offset), ClockRTTMs: ms(a.RTT), Status: result.AgentOK})
+	}
+	res.Summary.Aborted = true
+	res.Summary.Unchecked = "a second interrupt stopped the drive while its agents drove: the figures are their per-second reports until then " +
+		"(ramps included, latency to one significant digit, business exceptions among the successes), and the checks did not run"
+	return res
 }
