@@ -222,9 +222,19 @@ func TestPlacementServerFailsToStart(t *testing.T) {
 	available(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// A parent of its own: other packages' tests start servers under the
+	// shared temporary directory at the same time. Open to the postgres
+	// user, who runs the server.
+	parent, err := os.MkdirTemp("", "placement-fails-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// CPU 4096 is no CPU: taskset refuses it.
-	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "tierbench-pg-*"))
-	srv, err := Start(ctx, "", CPUSet{4096})
+	srv, err := Start(ctx, parent, CPUSet{4096})
 	if err == nil {
 		srv.Stop()
 		t.Fatal("a server on CPU 4096 started")
@@ -232,8 +242,7 @@ func TestPlacementServerFailsToStart(t *testing.T) {
 	if !strings.Contains(err.Error(), "its log ends:") {
 		t.Errorf("error %q does not quote the log", err)
 	}
-	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "tierbench-pg-*"))
-	if len(after) > len(before) {
-		t.Errorf("directories left: before %v, after %v", before, after)
+	if left, _ := filepath.Glob(filepath.Join(parent, "*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
