@@ -30,6 +30,10 @@ type MariaDBServer struct {
 // is killed when the test ends. Without the binaries the test skips.
 func MariaDB(t testing.TB, args ...string) *MariaDBServer {
 	t.Helper()
+	if testing.Short() {
+		// make test-race: a private server's fault tests are make test's.
+		t.Skipf("-short (make test-race): the private %s server's tests are make test's", "MariaDB")
+	}
 	install := lookPath("mariadb-install-db", "mysql_install_db")
 	bin := lookPath("/usr/sbin/mariadbd", "mariadbd", "/usr/sbin/mysqld", "mysqld")
 	if install == "" || bin == "" {

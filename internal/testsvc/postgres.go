@@ -31,6 +31,10 @@ type PG struct {
 // (/usr/lib/postgresql/*/bin or PATH) the test skips.
 func Postgres(t testing.TB) *PG {
 	t.Helper()
+	if testing.Short() {
+		// make test-race: a private server's fault tests are make test's.
+		t.Skipf("-short (make test-race): the private %s server's tests are make test's", "PostgreSQL")
+	}
 	bin := postgresBin()
 	if bin == "" {
 		unavailable(t, "PostgreSQL server binaries (initdb, postgres) not found under /usr/lib/postgresql/*/bin or on PATH")

@@ -57,9 +57,21 @@ func SQLite(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 }
 
+// skipServersWhenShort skips a test's server backends under -short, which
+// make test-race gives: the race detector watches tierbench's goroutines,
+// the same whichever database answers, so it runs each test on SQLite
+// alone, and make test runs every backend.
+func skipServersWhenShort(t testing.TB, server string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short (make test-race): %s's run is make test's", server)
+	}
+}
+
 // Postgres returns a DSN whose search_path is a fresh schema.
 func Postgres(t testing.TB) string {
 	t.Helper()
+	skipServersWhenShort(t, "PostgreSQL")
 	base := env("TIERBENCH_TEST_POSTGRES", DefaultPostgres)
 	admin := adminDB(t, base)
 	schema := uniqueName()
@@ -78,6 +90,7 @@ func Postgres(t testing.TB) string {
 // MySQL returns a DSN of a fresh database.
 func MySQL(t testing.TB) string {
 	t.Helper()
+	skipServersWhenShort(t, "MariaDB")
 	base := env("TIERBENCH_TEST_MYSQL", DefaultMySQL)
 	admin := adminDB(t, base)
 	name := uniqueName()
