@@ -20,15 +20,6 @@ func findCountsOf(s container.Stats) findCounts {
 	return findCounts{s.Finds, s.CacheHits, s.TxHits, s.Loads, s.NotFound}
 }
 
-// checkOutcomes fails t unless every find has exactly one outcome.
-func checkOutcomes(t *testing.T, what string, s container.Stats) {
-	t.Helper()
-	if sum := s.CacheHits + s.TxHits + s.Loads + s.NotFound; sum != s.Finds {
-		t.Errorf("%s: %d finds, but %d cache hits + %d tx hits + %d loads + %d not found = %d",
-			what, s.Finds, s.CacheHits, s.TxHits, s.Loads, s.NotFound, sum)
-	}
-}
-
 type combination struct {
 	opt  container.CommitOption
 	conc container.Concurrency
@@ -99,7 +90,6 @@ func TestEveryFindHasExactlyOneOutcome(t *testing.T) {
 							t.Fatal(err)
 						}
 						st := f.h.Stats()
-						checkOutcomes(t, what, st)
 						if got := findCountsOf(st); got != want {
 							t.Errorf("%s:\n got  %+v\n want %+v", what, got, want)
 						}
@@ -207,7 +197,6 @@ func TestFindCutShortByALockTimeoutIsNoFind(t *testing.T) {
 					tx.Rollback()
 				}
 				st := f.h.Stats()
-				checkOutcomes(t, "after two finds that timed out", st)
 				if got, want := findCountsOf(st), (findCounts{finds: 1, loads: 1}); got != want || st.LockTimeouts != 2 {
 					t.Errorf("got %+v and %d lock timeouts; want %+v (the holder's find) and 2", got, st.LockTimeouts, want)
 				}
@@ -269,7 +258,6 @@ func TestFinderRowRemovedWhileWaitingIsNotFound(t *testing.T) {
 					t.Fatalf("finder: %v, %v; want [1 2 4 5]: 3 was removed while it waited", got.keys, got.err)
 				}
 				st := f.h.Stats()
-				checkOutcomes(t, "after the finder", st)
 				// The remover's find of 3, then the finder's five rows: 1
 				// and 2 loaded, 3 gone, 4 and 5 loaded.
 				if got, want := findCountsOf(st), (findCounts{finds: 6, loads: 5, notFound: 1}); got != want {
@@ -406,7 +394,6 @@ func TestFindOutcomesAddUpUnderConcurrency(t *testing.T) {
 					}
 					wg.Wait()
 					st := f.h.Stats()
-					checkOutcomes(t, "after the threads", st)
 					if st.Finds < finds || st.Finds > finds+unsure {
 						t.Errorf("%d finds counted; the threads made %d (and up to %d more in finder calls that failed part way)", st.Finds, finds, unsure)
 					}

@@ -414,7 +414,7 @@ func (h *Home) Stats() Stats {
 		t[n] -= h.base[n]
 	}
 	return Stats{
-		Finds: t[finds], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
+		Finds: t[hits] + t[txHits] + t[loads] + t[missing], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
 		Creates: t[creates], Removes: t[removes], Instantiations: h.st.instantiations,
 		Activations: t[activations], Passivations: h.st.passivations, Discards: h.st.discards,
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),

@@ -7,7 +7,7 @@ import "sync/atomic"
 // A find is one identity resolved to an instance: a Find by key, or one
 // row (BMP: one key) a finder returned, so a finder call that returns N
 // rows is N finds, and one that returns none is none. Each find is exactly
-// one of
+// one of its outcomes, which are what is counted; Finds is their sum:
 //
 //	Finds = CacheHits + TxHits + Loads + NotFound
 //
@@ -72,8 +72,7 @@ func (s Stats) HitRate() float64 {
 type counter uint8
 
 const (
-	finds counter = iota
-	hits
+	hits counter = iota
 	txHits
 	loads
 	missing

@@ -206,17 +206,6 @@ func (tx *Tx) holds(h *Home, key Key) bool {
 	return false
 }
 
-// lockToFind takes the exclusive lock on key for a find already counted;
-// a find the lock cuts short (timeout, deadlock) is withdrawn, as it is no
-// find (see Stats).
-func (tx *Tx) lockToFind(h *Home, key Key) error {
-	err := tx.lock(h, key)
-	if err != nil {
-		tx.count(h, finds, -1)
-	}
-	return err
-}
-
 // lock takes the exclusive lock on key, once per transaction.
 func (tx *Tx) lock(h *Home, key Key) error {
 	if tx.holds(h, key) {
@@ -275,9 +264,8 @@ func (tx *Tx) drop(i *Instance) {
 }
 
 // Find returns the instance with the key, ErrNotFound if there is none.
-// It counts one find and its outcome (see Stats).
+// It counts the outcome of its find (see Stats).
 func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
-	tx.count(h, finds, 1)
 	if i := tx.enlistedOf(h, key); i != nil {
 		tx.count(h, txHits, 1)
 		return i, nil
@@ -294,7 +282,7 @@ func (tx *Tx) Find(h *Home, key Key) (*Instance, error) {
 			return tx.loadUnlessFresh(h, i, fresh, true)
 		}
 		s.mu.Unlock()
-		if err := tx.lockToFind(h, key); err != nil {
+		if err := tx.lock(h, key); err != nil {
 			return nil, err
 		}
 	}
@@ -309,8 +297,8 @@ func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
 }
 
 // loadUnlessFresh loads i, just taken, unless its data is fresh, and
-// counts the outcome of its find, already counted: a cache hit, a load,
-// not found, or, on any other error, the find withdrawn.
+// counts the outcome of its find: a cache hit, a load or not found (any
+// other error is no find).
 func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance, error) {
 	if fresh {
 		tx.count(h, hits, 1)
@@ -320,8 +308,6 @@ func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance
 		tx.drop(i)
 		if errors.Is(err, ErrNotFound) {
 			tx.count(h, missing, 1)
-		} else {
-			tx.count(h, finds, -1)
 		}
 		return nil, err
 	}
@@ -449,13 +435,10 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 	}
 	width := h.width()
 	// Each row is a find of its instance, as BMP's keys are, and the call
-	// itself none, so that the hits the rows score stay a share of the
-	// finds and every find has one outcome (see Stats).
-	tx.count(h, finds, int64(len(tx.keys)))
+	// itself none: fromRow counts each row's outcome (see Stats).
 	for n, k := range tx.keys {
 		i, err := tx.fromRow(h, k, tx.rows[n*width:(n+1)*width], seen)
 		if err != nil {
-			tx.count(h, finds, -int64(len(tx.keys)-n-1)) // the rows not reached
 			return buf, err
 		}
 		if i != nil {
@@ -469,17 +452,15 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 // query, or the finder cache), each on its own, appending them to buf; a
 // key whose row is gone since is passed over.
 func (tx *Tx) resolveKeys(h *Home, keys []Key, buf []*Instance) ([]*Instance, error) {
-	// Each key is found on its own, so that the hits it may score stay a
-	// share of the finds.
-	tx.count(h, finds, int64(len(keys)))
-	for n, k := range keys {
+	// Each key is found on its own, its outcome counted as Find counts it.
+	for _, k := range keys {
 		i := tx.enlistedOf(h, k)
 		if i != nil {
 			tx.count(h, txHits, 1) // as Find counts it
 		} else {
 			var err error
 			if h.s.Concurrency == Exclusive {
-				err = tx.lockToFind(h, k)
+				err = tx.lock(h, k)
 			}
 			if err == nil {
 				i, err = tx.takeAndLoad(h, k, false)
@@ -488,7 +469,6 @@ func (tx *Tx) resolveKeys(h *Home, keys []Key, buf []*Instance) ([]*Instance, er
 				continue // removed since the finder ran
 			}
 			if err != nil {
-				tx.count(h, finds, -int64(len(keys)-n-1)) // the keys not reached
 				return buf, err
 			}
 		}
@@ -565,7 +545,7 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 		return i, nil
 	}
 	if h.s.Concurrency == Exclusive {
-		if err := tx.lockToFind(h, k); err != nil {
+		if err := tx.lock(h, k); err != nil {
 			return nil, err
 		}
 		// The row was read before the lock was held: if a write to the

@@ -25,7 +25,7 @@ import (
 // rows (Stock-Online's QueryByCode, RUBiS's bids, ECperf's BOM, TPC-App's
 // order lines) and a missing key no outcome (Stock-Online's first BuyStock
 // of a holding).
-func TestEveryWorkloadsFindsAddUp(t *testing.T) {
+func TestEveryWorkloadsFindsUnderOptionCHitNoCache(t *testing.T) {
 	w, err := workload.NewRegistry(stockonline.New(), ecperf.New(), rubis.New(), tpcapp.New())
 	if err != nil {
 		t.Fatal(err)
@@ -69,25 +69,27 @@ func TestEveryWorkloadsFindsAddUp(t *testing.T) {
 					if len(res.EntityOrder) == 0 || res.Summary.Operations == 0 {
 						t.Fatalf("%d entity types, %d operations: the run used no container", len(res.EntityOrder), res.Summary.Operations)
 					}
-					checkFinds(t, res)
+					checkFinds(t, res, s.option)
 				})
 			}
 		}
 	})
 }
 
-// checkFinds fails t for each entity type of res whose finds are not
-// exactly its cache hits, tx hits, loads and not-founds, or that found
-// nothing while the run found some.
-func checkFinds(t *testing.T, res *result.Result) {
+// checkFinds fails t when the run found nothing through the container,
+// or, under option C, which keeps no data between transactions, when a
+// find is counted as served from the ready cache (a find served from the
+// transaction's own instance was, before tx hits were counted apart).
+// That every find has one outcome holds by construction: Finds is their
+// sum (container.Stats).
+func checkFinds(t *testing.T, res *result.Result, option string) {
 	t.Helper()
 	var all int64
 	for _, name := range res.EntityOrder {
 		e := res.Container[name]
 		all += e.Finds
-		if sum := e.CacheHits + e.TxHits + e.Loads + e.NotFound; sum != e.Finds {
-			t.Errorf("%s: %d finds, but %d cache hits + %d tx hits + %d loads + %d not found = %d",
-				name, e.Finds, e.CacheHits, e.TxHits, e.Loads, e.NotFound, sum)
+		if option == "C" && e.CacheHits != 0 {
+			t.Errorf("%s: %d cache hits under option C, which keeps no data (tx hits %d, loads %d)", name, e.CacheHits, e.TxHits, e.Loads)
 		}
 	}
 	if all == 0 {
