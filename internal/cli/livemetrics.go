@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/server"
 )
@@ -50,7 +50,7 @@ func (m *metricsFlags) start(stderr io.Writer, workloadName string) (*livemetric
 	}
 	var token string
 	if m.tokenFile != "" {
-		b, err := os.ReadFile(m.tokenFile)
+		b, err := inputfile.Read(context.Background(), m.tokenFile, "a token file", 64<<10)
 		if err != nil {
 			return nil, config.Usage(fmt.Errorf("--metrics-token-file: %v", err))
 		}

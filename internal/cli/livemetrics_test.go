@@ -183,7 +183,8 @@ func TestMetricsListenBadInput(t *testing.T) {
 		{[]string{"--metrics-linger", "5s"}, "needs --metrics-listen"},
 		{[]string{"--metrics-listen", "0.0.0.0:0"}, "--metrics-listen 0.0.0.0:0 reaches other hosts"},
 		{[]string{"--metrics-listen", "[::]:0"}, "give --metrics-token-file FILE"},
-		{[]string{"--metrics-listen", "127.0.0.1:0", "--metrics-token-file", "/nonexistent/token"}, "--metrics-token-file: open /nonexistent/token"},
+		{[]string{"--metrics-listen", "127.0.0.1:0", "--metrics-token-file", "/nonexistent/token"}, "--metrics-token-file: stat /nonexistent/token"},
+		{[]string{"--metrics-listen", "127.0.0.1:0", "--metrics-token-file", "/dev/zero"}, "--metrics-token-file: /dev/zero is not a regular file"},
 	} {
 		args := append([]string{"run", "stockonline", "--iterations", "1", "--clients", "1"}, tc.args...)
 		code, _, stderr := runCLI(t, args...)
