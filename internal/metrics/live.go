@@ -31,7 +31,7 @@ func Outcomes() []Outcome { return []Outcome{Success, Business, Error, InDoubt} 
 func (r *Recorder) Live() Live {
 	l := Live{Ops: make([]LiveOp, len(r.ops))}
 	for i, name := range r.ops {
-		l.Ops[i] = LiveOp{OpStats: newOpStats(name)}
+		l.Ops[i] = LiveOp{OpStats: NewOpStats(name)}
 	}
 	for _, sh := range r.shards {
 		sh.mu.Lock()

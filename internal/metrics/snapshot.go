@@ -62,13 +62,15 @@ type Snapshot struct {
 	Succeeded, InDoubt []int64
 }
 
-func newOpStats(name string) OpStats {
+// NewOpStats is an operation with nothing recorded, its histograms
+// allocated.
+func NewOpStats(name string) OpStats {
 	return OpStats{Name: name, Latency: NewHistogram(), Queue: NewHistogram(), Service: NewHistogram(), Backoff: NewHistogram(), ErrorLatency: NewHistogram()}
 }
 
 // Total merges all operations into one.
 func (s Snapshot) Total() OpStats {
-	t := newOpStats("total")
+	t := NewOpStats("total")
 	for _, o := range s.Ops {
 		t.add(o)
 	}
@@ -129,7 +131,7 @@ func (o OpStats) ByOutcome(x Outcome) int64 {
 func (r *Recorder) Snapshot() Snapshot {
 	snap := Snapshot{Ops: make([]OpStats, len(r.ops)), Succeeded: make([]int64, len(r.ops)), InDoubt: make([]int64, len(r.ops))}
 	for i, name := range r.ops {
-		snap.Ops[i] = newOpStats(name)
+		snap.Ops[i] = NewOpStats(name)
 	}
 	for _, sh := range r.shards {
 		sh.mu.Lock()

@@ -421,8 +421,7 @@ func liveResult(r *Runner, cfg config.Run, info workload.Info, target string, st
 	reported := live.Ops(info.Operations)
 	snap := metrics.Snapshot{Succeeded: make([]int64, len(info.Operations)), InDoubt: make([]int64, len(info.Operations))}
 	for i, name := range info.Operations {
-		op := metrics.OpStats{Name: name, Latency: metrics.NewHistogram(), Queue: metrics.NewHistogram(), Service: metrics.NewHistogram(),
-			Backoff: metrics.NewHistogram(), ErrorLatency: metrics.NewHistogram()}
+		op := metrics.NewOpStats(name)
 		if i < len(reported) {
 			op.Successes, op.Completed, op.Errors = reported[i].Completed, reported[i].Completed, reported[i].Failed
 			if reported[i].Latency != nil {
