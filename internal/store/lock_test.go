@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,12 +104,15 @@ func TestDatabaseLockIsPerDatabase(t *testing.T) {
 	})
 }
 
-// A fresh temporary SQLite file is the process's own: it takes no lock.
+// A fresh temporary SQLite file is the process's own: it takes no lock,
+// so no lock file stands beside it (nor beside any other temporary one:
+// none takes a lock).
 func TestTemporarySQLiteTakesNoLock(t *testing.T) {
-	for range 2 {
-		if _, err := openLocked(t, "sqlite", "run stockonline", store.LockExclusive); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := openLocked(t, "sqlite", "run stockonline", store.LockExclusive); err != nil {
+		t.Fatal(err)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(os.TempDir(), "tierbench-sqlite-*", "*.lock")); len(locks) > 0 {
+		t.Errorf("lock files beside temporary databases: %v", locks)
 	}
 }
 
