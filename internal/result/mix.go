@@ -109,7 +109,7 @@ func buildMix(w *workload.WalkReport, snap metrics.Snapshot, window time.Duratio
 			excess, failing, failDev, failAllowed = e, o.Name, dev, allowed
 		}
 	}
-	if w.Images > 0 || w.ImageErrors > 0 {
+	if w.Images > 0 { // a failed image is one of them
 		im := &Images{Requests: w.Images, Failed: w.ImageErrors, Bytes: w.ImageBytes,
 			MeanMs: round(w.ImageTime.Seconds()*1000/float64(w.Images), 3), MaxMs: round(w.ImageMax.Seconds()*1000, 3)}
 		if w.Pages > 0 {
