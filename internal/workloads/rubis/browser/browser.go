@@ -326,10 +326,9 @@ type Browser struct {
 	lastItemID, lastUserID int
 
 	stats Stats
-	// images: the last page's images are still to be fetched; ctx is
-	// the context of the request that got it.
-	images bool
-	ctx    context.Context
+	// pending, when set, is the context of the request that got a page
+	// whose images are still to be fetched.
+	pending context.Context
 
 	url   []byte // scratch for the request URL
 	query bool   // url has its '?'
@@ -376,7 +375,7 @@ func (b *Browser) Close() {
 // The last page's images are fetched first, as the original fetches them
 // after the page and before it thinks.
 func (b *Browser) Next() workload.MarkovMove {
-	if b.images {
+	if b.pending != nil {
 		b.fetchImages()
 	}
 	m := b.walk.Next(b.rng)
@@ -434,7 +433,7 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 		b.prepared = -1
 	}
 	out := Outcome{State: state}
-	b.images = false
+	b.pending = nil
 	buf := bodies.Get().(*bytes.Buffer)
 	defer bodies.Put(buf)
 	var err error
@@ -474,7 +473,7 @@ func (b *Browser) Do(ctx context.Context, state int) (Outcome, error) {
 		b.walk.Fail()
 	}
 	if out.Images > 0 {
-		b.images, b.ctx = true, ctx
+		b.pending = ctx
 	}
 	return out, nil
 }
@@ -526,9 +525,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // fetchImages downloads the last page's images, each once per
 // occurrence as the original does, and counts them.
 func (b *Browser) fetchImages() {
-	b.images = false
-	ctx := b.ctx
-	b.ctx = nil
+	ctx := b.pending
+	b.pending = nil
 	for _, src := range b.page.images {
 		began := time.Now()
 		n, err := b.fetch(ctx, src)
