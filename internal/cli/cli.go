@@ -142,7 +142,15 @@ and writes versioned JSON results.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(flagProblem(err)) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if other := otherWorkloadsFlag(env, cmd, err); other != nil {
+			return config.Usage(other)
+		}
+		return config.Usage(flagProblem(err))
+	})
+	// run RUBiS is run rubis, as the workloads' names are taken in any
+	// case (Registry.Get).
+	cobra.EnableCaseInsensitive = true
 	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version, TierLog: env.Stderr, Notes: env.Stderr}
 	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newServeCmd(env, r), newDriveCmd(env, r), newEmulatorCmd(), newModelCmd(env), newReportCmd(env), newAgentCmd(env, r))
 	return root

@@ -12,6 +12,10 @@ import (
 )
 
 func newDriveCmd(env *Env, r *runner.Runner) *cobra.Command {
+	return workloadCommands(env, func() (*cobra.Command, *runFlags) { return newDriveCmdFor(env, r) })
+}
+
+func newDriveCmdFor(env *Env, r *runner.Runner) (*cobra.Command, *runFlags) {
 	f := &runFlags{own: []string{"broker"}}
 	var target string
 	var o runner.DriveOptions
@@ -72,5 +76,5 @@ is served, so the drive checks no database.`,
 	fs.Var(&checkDB, "db", "Stock-Online: the database behind the business tier, to check after the run: "+store.DSNForms)
 	addMetricsFlags(fs, &mf, true)
 	addAgentFlags(fs, &ao)
-	return cmd
+	return cmd, f
 }

@@ -27,6 +27,9 @@ type runFlags struct {
 	own []string
 	// notes say what config changed of what was asked, for stderr.
 	notes []string
+	// options are the workload's options as its flags set them (see
+	// workloadCommands); nil before they are bound.
+	options func() any
 }
 
 // addFileFlag binds -f; every command's flags begin with it.
@@ -56,35 +59,19 @@ func addConnectionFlags(fs *pflag.FlagSet, f *runFlags) {
 	addFileFlag(fs, f)
 	addPopulationFlags(fs, f)
 	addDatabaseFlags(fs, f)
-	fs.IntVar(&f.values.IR, "ir", 0, "ECperf's injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules)")
-	v := &f.values
-	fs.StringVar(&v.ItemImages, "item-images", "", "TPC-App: where item images live: in-row (in the item row), file (a file the row names, read only by ProductDetail), none (default in-row)")
-	fs.StringVar(&v.ItemsPerCategory, "items-per-category", "", "RUBiS: how the active items are dealt to the categories: original (the counts of the kit's ebay_simple_categories.txt, scaled: Collectibles 23%, Photo 0.5%) or even (default original)")
-	fs.IntVar(&v.ImageKB, "image-kb", 0, "TPC-App: size of each item's image in KiB (default 100, the seed's)")
-	fs.StringVar(&v.ImageDir, "image-dir", "", "TPC-App: directory of the image files under --item-images file (default: one per database under the system's temporary directory)")
-	fs.StringVar(&v.Indexes, "indexes", "", "TPC-App: spec (primary keys and the address lookup) or tuned (also the seed's four: item(subject, pub_date), orders(customer), order_line(order), order_line(item)) (default spec)")
 }
 
 // addTierFlags binds the middle tier's flags: what `serve` runs with too.
 func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	v := &f.values
-	fs.IntVar(&v.ServerThreads, "server-threads", 0, "transactions the middle tier runs at once; more clients queue (default: the workload's, 10 for stockonline)")
-	fs.Var(&v.Persistence, "persistence", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL) (default: the workload's; cmp, direct for rubis)")
+	fs.IntVar(&v.ServerThreads, "server-threads", 0, "transactions the middle tier runs at once; more clients queue")
+	fs.Var(&v.Persistence, "persistence", "persistence strategy: cmp, bmp, bmp-checked (the entity container), direct (hand-written SQL)")
 	fs.Var(&v.CommitOption, "commit-option", "entity container commit option: A (cache data), B (cache identity), C (pool), D (A with --refresh-interval) (default C)")
 	fs.Var(&v.Cache, "cache", "ready cache size per entity type: N, or P% of the type's rows, followed as they grow or shrink (default 0)")
 	fs.Var(&v.Pool, "pool", "pool size per entity type: N or P% (default 20%)")
 	fs.Var(&v.Concurrency, "concurrency", "entity concurrency: database, exclusive, optimistic, readonly (default exclusive under commit option A or D, database under B or C)")
 	fs.DurationVar((*time.Duration)(&v.RefreshInterval), "refresh-interval", 0, "how long commit option D trusts cached data (default 10s)")
 	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
-	fs.StringVar(&v.Style, "style", "", "RUBiS: how the middle tier is built: servlets (SQL in the web tier), session (session beans on a business tier, SQL), entity (the web tier calls entity beans on a business tier field by field), facade (session facade over entity beans on a business tier), local (facade and entity beans in the web tier's process) (default: servlets under --persistence direct, local under cmp or bmp)")
-	fs.StringVar(&v.Protocol, "protocol", "", "how a tier calls the next one over a process boundary (RUBiS's web tier its business tier under --style session, facade or entity; Stock-Online's clients its session bean under --tiers 2): http (HTTP/1.1, JSON) or grpc (HTTP/2, protobuf) (default http)")
-	fs.StringVar(&v.Broker, "broker", "", "ECperf queue dispatch and TPC-App's shipping queue: NATS URL, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)")
-	fs.StringVar(&v.POV, "pov", "", "TPC-App: URL of a purchase order verification service started with 'tierbench emulator pov' (default: one in-process)")
-	fs.StringVar(&v.PGE, "pge", "", "TPC-App: URL of a payment gateway started with 'tierbench emulator pge' (default: one in-process)")
-	fs.StringVar(&v.ICE, "ice", "", "TPC-App: URL of an inventory control service started with 'tierbench emulator ice' (default: one in-process)")
-	fs.StringVar(&v.PartnerDelay, "partner-delay", "", "TPC-App: response time of the in-process partners: none, fixed:D, uniform:MIN-MAX, negexp:MEAN (default fixed:500ms, the seed's)")
-	fs.Float64Var(&v.PartnerFailRate, "partner-fail-rate", 0, "TPC-App: share of calls the in-process partners answer 503, in [0, 1] (default 0)")
-	fs.IntVar(&v.ShippingAgents, "shipping-agents", 0, "TPC-App: agents shipping orders off the shipping queue at once, each a database session (default 2)")
 	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout")
 }
 
@@ -92,22 +79,14 @@ func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 // and what the result must meet; `run` and `drive` share them.
 func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	v := &f.values
-	fs.IntVar(&v.Clients, "clients", 0, "concurrent clients (default: the workload's, 100 for stockonline)")
-	fs.IntVar(&v.Iterations, "iterations", 0, "iterations of the mix per client (default: the workload's, 10 for stockonline)")
+	fs.IntVar(&v.Clients, "clients", 0, "concurrent clients")
+	fs.IntVar(&v.Iterations, "iterations", 0, "iterations of the mix per client")
 	fs.DurationVar((*time.Duration)(&v.Duration), "duration", 0, "run for this long instead of a number of iterations (e.g. 30s)")
 	fs.DurationVar((*time.Duration)(&v.RampUp), "ramp-up", 0, "leading time not measured")
 	fs.DurationVar((*time.Duration)(&v.RampDown), "ramp-down", 0, "trailing time not measured (needs --duration)")
 	fs.Var(&v.MaxErrorRate, "max-error-rate", "the run fails (exit 1) when more than this share of its operations end in an error or in doubt (default 1%)")
 	fs.StringVar(&v.Out, "out", "", "result file (default results/WORKLOAD-TIME.json)")
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
-	fs.StringVar(&v.Mix, "mix", "", "RUBiS: the original client's transition table: bidding (default_transitions, with writes) or browsing (read only), or the path of a table file in the original's format (default bidding); TPC-App: spec (the reference's mix, the default) or weights OP=N,… (methods not named get none); Stock-Online: table-2 (the paper's deck of 43, the default) or counts OP=N,… of one iteration's deck (BuyStock and SellStock paired, so equal), e.g. UpdateAccount=1 to measure one transaction alone")
-	fs.Float64Var(&v.ThinkScale, "think-scale", 0, "RUBiS: multiply the browsers' think time, negative exponential of mean 7 s (default 1; 0.01 for short runs, 0 for none)")
-	fs.BoolVar(&v.SkipImages, "skip-images", false, "RUBiS: the browsers fetch none of the pages' <IMG SRC> (default: every one, after its page, counted apart from the interactions, as the original client)")
-	fs.BoolVar(&v.OneBasedIDs, "one-based-ids", false, "RUBiS: send category, region and user ids as the database numbers them (default: the original client's 0-based draw, so category 0 finds nothing)")
-	fs.IntVar(&v.PageTries, "page-tries", 0, "RUBiS: tries of a page that fails (no response, or HTTP 400 and above) before it counts as an error, 1 s apart (default 5, the original client's)")
-	fs.BoolVar(&v.NoRampSlowdown, "no-ramp-slowdown", false, "RUBiS: the same think time in the ramps (default: ×2 in the up-ramp and ×3 in the down-ramp, the original client's slow-down factors)")
-	fs.StringVar(&v.Front, "front", "", "TPC-App: how the businesses call the web service: soap (SOAP 1.1, the specification's) or json (default soap)")
-	fs.StringVar(&v.SessionLength, "session-length", "", "TPC-App: requests per business session: negexp:MEAN (truncated to 1..120), uniform:MIN-MAX, fixed:N, or a file of the cumulative distribution (length and cumulative probability per line) (default negexp:20)")
 }
 
 func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
@@ -117,18 +96,8 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	v := &f.values
 	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
 	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
-	fs.BoolVar(&v.Warmup, "warmup", false, "warm the container's caches before the run by reading the warmed types (Stock-Online: Account, Item, Holding)")
-	fs.IntVar(&v.Tiers, "tiers", 0, "processes the run spans: 1 (everything here), 2 (the middle tier in a child process: RUBiS's site, Stock-Online's session bean), 3 (RUBiS: web and business tier each in a child process; --style session, facade or entity) (default 1)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.Placement, "placement", "", "run on a private PostgreSQL server started for the run, with tierbench and the server pinned to CPUs: mixed (both on the first half of the CPUs: one machine) or dual (tierbench on the first half, the server on the second: two machines); needs PostgreSQL's server programs and taskset; no --db (default: none, the database --db names)")
-	fs.StringVar(&v.PODispatch, "po-dispatch", "", "ECperf: how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender) (default sync)")
-	fs.StringVar(&v.Emulator, "emulator", "", "ECperf: URL of a Supplier Emulator started with 'tierbench emulator' (default: one in-process)")
-	fs.DurationVar((*time.Duration)(&v.EmulatorDelay), "emulator-delay", 0, "ECperf: how long the in-process emulator takes to answer a PO, the partner's network and processing (default 0)")
-	fs.StringVar(&v.Receiver, "receiver", "", "ECperf: HOST:PORT the emulator delivers parts back to (default 127.0.0.1:0, any free port)")
-	fs.Float64Var(&v.CycleScale, "cycle-scale", 0, "ECperf: multiply the kit's cycle times, station delays and polling intervals (default 1; 0.1 for short runs)")
-	fs.DurationVar((*time.Duration)(&v.LeadTimeUnit), "lead-time-unit", 0, "ECperf: one unit of a supplier's lead time (default 5s × --cycle-scale); each PO carries it, so an emulator started alone (--emulator) uses the run's")
-	fs.IntVar(&v.POSenders, "po-senders", 0, "ECperf: agents sending POs at once under poller and queue dispatch, each a database session (default 16)")
-	fs.BoolVar(&v.UnsortedAccess, "unsorted-access", false, "ECperf: touch order lines and inventory in the original unsorted order, which deadlocks, instead of key order")
 }
 
 // config is the workload's defaults, overlaid with the -f file, overlaid
@@ -160,11 +129,11 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 	if info.Mix.Kind == wl.Chosen && slices.Contains(set, "think-time") {
 		return cfg, config.Usage(fmt.Errorf("--think-time does not apply to %s: its clients think as the reference's do (see --think-scale)", workload))
 	}
-	if err := config.CheckKeys(workload, set); err != nil {
+	if err := config.CheckKeys(set); err != nil {
 		return cfg, config.Usage(err)
 	}
-	if slices.Contains(set, "ir") && f.values.IR < 1 {
-		return cfg, config.Usage(fmt.Errorf("--ir %d: must be at least 1 (the injection rate)", f.values.IR))
+	if f.options != nil {
+		f.values.Options = f.options()
 	}
 	cfg.Overlay(&f.values, set)
 	f.scaleRamps(&cfg, info.Defaults, set)
@@ -177,7 +146,7 @@ func (f *runFlags) config(r *runner.Runner, workload string) (config.Run, error)
 			cfg.RampUp = 0
 		}
 	}
-	cfg.Normalize()
+	wl.OptionsOf(cfg).Resolve(&cfg)
 	return cfg, nil
 }
 

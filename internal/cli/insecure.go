@@ -12,11 +12,12 @@ import (
 // unless --insecure: it takes deliveries, which write the database, from
 // whoever posts them, and an emulator on another host needs it there.
 func (m *metricsFlags) guardReceiver(ctx context.Context, cfg config.Run, stderr io.Writer) error {
-	if cfg.Receiver == "" {
+	receiver := cfg.Value("receiver")
+	if receiver == "" {
 		return nil
 	}
 	const what = "the delivery receiver (deliveries write the database)"
-	if err := server.Guard(ctx, "--receiver", cfg.Receiver, what, "", m.insecure, stderr); err != nil {
+	if err := server.Guard(ctx, "--receiver", receiver, what, "", m.insecure, stderr); err != nil {
 		return config.Usage(err)
 	}
 	return nil

@@ -12,6 +12,10 @@ import (
 )
 
 func newLoadCmd(env *Env, r *runner.Runner) *cobra.Command {
+	return workloadCommands(env, func() (*cobra.Command, *runFlags) { return newLoadCmdFor(env, r) })
+}
+
+func newLoadCmdFor(env *Env, r *runner.Runner) (*cobra.Command, *runFlags) {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "load WORKLOAD",
@@ -47,5 +51,5 @@ func newLoadCmd(env *Env, r *runner.Runner) *cobra.Command {
 		},
 	}
 	addConnectionFlags(cmd.Flags(), f)
-	return cmd
+	return cmd, f
 }

@@ -20,6 +20,10 @@ import (
 )
 
 func newRunCmd(env *Env, r *runner.Runner) *cobra.Command {
+	return workloadCommands(env, func() (*cobra.Command, *runFlags) { return newRunCmdFor(env, r) })
+}
+
+func newRunCmdFor(env *Env, r *runner.Runner) (*cobra.Command, *runFlags) {
 	f := &runFlags{}
 	var cpuProfile, memProfile string
 	var mf metricsFlags
@@ -62,7 +66,7 @@ result file (tierbench/result/v1 JSON).`,
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command to this file (for tuning tierbench itself)")
 	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a Go allocation profile of the whole command to this file (for tuning tierbench itself)")
 	addMetricsFlags(cmd.Flags(), &mf, true)
-	return cmd
+	return cmd, f
 }
 
 // measure performs a run (run or drive) with a progress line, prints its

@@ -14,6 +14,10 @@ import (
 )
 
 func newServeCmd(env *Env, r *runner.Runner) *cobra.Command {
+	return workloadCommands(env, func() (*cobra.Command, *runFlags) { return newServeCmdFor(env, r) })
+}
+
+func newServeCmdFor(env *Env, r *runner.Runner) (*cobra.Command, *runFlags) {
 	f := &runFlags{}
 	o := runner.ServeOptions{Listen: "127.0.0.1:8080"}
 	var mf metricsFlags
@@ -71,7 +75,7 @@ for pages and web services, which take no token, without --insecure (which warns
 	}
 	addServeFlags(cmd.Flags(), f, &o)
 	addMetricsFlags(cmd.Flags(), &mf, false)
-	return cmd
+	return cmd, f
 }
 
 // addServeFlags binds serve's flags: the database, the middle tier's,
@@ -83,7 +87,6 @@ func addServeFlags(fs *pflag.FlagSet, f *runFlags, o *runner.ServeOptions) {
 	fs.StringVar(&o.Listen, "listen", o.Listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one)")
 	fs.StringVar(&o.Tier, "tier", "", "serve one tier alone: business, or web (RUBiS) (default: the whole middle tier; Stock-Online's is its business tier)")
 	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT or grpc://HOST:PORT (its scheme is the protocol)")
-	fs.BoolVar(&f.values.Warmup, "warmup", false, "Stock-Online: warm the container's caches before serving (the warmed types: Account, Item, Holding)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the business tier requires and the web tier sends")
 }
 

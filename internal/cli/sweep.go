@@ -20,6 +20,7 @@ import (
 
 func newSweepCmd(env *Env, r *runner.Runner) *cobra.Command {
 	f := &runFlags{}
+	var options rawOptions
 	var dir string
 	var repetitions int
 	var only []string
@@ -63,7 +64,10 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 					set = append(set, fl.Name)
 				}
 			})
-			points, err := file.Points(base, func(c *config.Run) { c.Overlay(&f.values, set) })
+			points, err := file.Points(base, func(c *config.Run) error {
+				c.Overlay(&f.values, set)
+				return options.set(c, set)
+			})
 			if err != nil {
 				return config.Usage(err)
 			}
@@ -134,6 +138,7 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 		},
 	}
 	addRunFlags(cmd.Flags(), f)
+	options = bindRawOptions(env, cmd.Flags())
 	cmd.Flags().MarkHidden("file")
 	cmd.Flags().MarkHidden("out")
 	cmd.Flags().StringVar(&dir, "out-dir", "", "directory for the results (default results/sweep-NAME-TIME)")

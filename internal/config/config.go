@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -21,7 +19,6 @@ import (
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/placement"
-	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 )
 
@@ -59,7 +56,6 @@ type Run struct {
 	RefreshInterval Duration              `yaml:"refresh-interval" json:"refresh-interval"`
 	LockTimeout     Duration              `yaml:"lock-timeout" json:"lock-timeout"`
 	Entity          []container.Setting   `yaml:"entity" json:"entity"`
-	Warmup          bool                  `yaml:"warmup" json:"warmup"`
 	NoLoad          bool                  `yaml:"no-load" json:"no-load"`
 	Out             string                `yaml:"out" json:"out"`
 	Quiet           bool                  `yaml:"quiet" json:"quiet"`
@@ -70,133 +66,28 @@ type Run struct {
 	// machines of the same size).
 	Placement string `yaml:"placement" json:"placement,omitempty"`
 
-	// ECperf's settings (the other workloads ignore them).
-	// IR is the injection rate, ECperf's name for the scale: when set it
-	// is the scale.
-	IR int `yaml:"ir" json:"ir,omitempty"`
-	// PODispatch is how ScheduleWorkOrder's purchase orders reach the
-	// Supplier Emulator: sync, poller or queue.
-	PODispatch string `yaml:"po-dispatch" json:"po-dispatch,omitempty"`
-	// Broker is the NATS URL for --po-dispatch queue; empty: an embedded
-	// server.
-	Broker string `yaml:"broker" json:"broker,omitempty"`
-	// Emulator is the Supplier Emulator's URL; empty: one in-process.
-	Emulator string `yaml:"emulator" json:"emulator,omitempty"`
-	// EmulatorDelay is how long the in-process emulator takes to answer a
-	// PO: the partner's network and processing, which sync holds locks
-	// across.
-	EmulatorDelay Duration `yaml:"emulator-delay" json:"emulator-delay,omitempty"`
-	// Receiver is the address the deliveries come back to.
-	Receiver string `yaml:"receiver" json:"receiver,omitempty"`
-	// CycleScale multiplies the kit's cycle times, station delays and
-	// polling intervals (1 = the kit's; 0.1 for short runs).
-	CycleScale float64 `yaml:"cycle-scale" json:"cycle-scale,omitempty"`
-	// LeadTimeUnit is one unit of a supplier's lead time (default 5 s ×
-	// cycle-scale).
-	LeadTimeUnit Duration `yaml:"lead-time-unit" json:"lead-time-unit,omitempty"`
-	// UnsortedAccess touches entities in the original, unsorted order
-	// (the deadlocks of the paper) instead of key order.
-	UnsortedAccess bool `yaml:"unsorted-access" json:"unsorted-access,omitempty"`
-	// Mix is RUBiS's transition table: bidding, browsing, or the path of
-	// a table in the original client's format; TPC-App's method mix: spec
-	// or weights, OP=N,… (the workload checks it).
-	Mix string `yaml:"mix" json:"mix,omitempty"`
-	// ThinkScale multiplies RUBiS's think times (mean 7 s): below 1 for
-	// short runs, 0 for none.
-	ThinkScale float64 `yaml:"think-scale" json:"think-scale,omitempty"`
-	// ItemsPerCategory is how RUBiS's load deals the active items to the
-	// categories: original (the counts of the kit's
-	// ebay_simple_categories.txt, scaled; empty means it) or even.
-	ItemsPerCategory string `yaml:"items-per-category" json:"items-per-category,omitempty"`
-	// The RUBiS client's behaviours; the zero values are the original's.
-	// SkipImages: the browsers fetch no <IMG SRC> (the original fetches
-	// every one of each page). OneBasedIDs: category, region and user ids
-	// sent as the database numbers them (the original sends its 0-based
-	// draw). PageTries: tries of a page before it fails, 1 s apart (0:
-	// the original's 5). NoRampSlowdown: the same think time in the ramps
-	// (the original's is ×2 in the up-ramp, ×3 in the down-ramp).
-	SkipImages     bool `yaml:"skip-images" json:"skip-images,omitempty"`
-	OneBasedIDs    bool `yaml:"one-based-ids" json:"one-based-ids,omitempty"`
-	PageTries      int  `yaml:"page-tries" json:"page-tries,omitempty"`
-	NoRampSlowdown bool `yaml:"no-ramp-slowdown" json:"no-ramp-slowdown,omitempty"`
-
-	// Style is how the middle tier is built (RUBiS: servlets, session,
-	// facade, local, entity; see Styles); empty: by --persistence, direct
-	// = servlets, the container = local.
-	Style string `yaml:"style" json:"style,omitempty"`
-	// Protocol carries the calls between the web and the business tier:
-	// http or grpc (internal/remote).
-	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
-	// Tiers is how many processes a run spans: 1, everything in the run's
-	// process; 2, the middle tier in a child process apart from the
-	// driver; 3, the web and the business tier each in a child of its
-	// own (a style with a remote boundary). 0: 1.
-	Tiers int `yaml:"tiers" json:"tiers,omitempty"`
-	// persistenceGiven: a flag or the -f file set Persistence, so a style
-	// on the container does not replace it (Normalize).
-	persistenceGiven bool
-
-	// POSenders is the pool of agents that send POs under poller and
-	// queue dispatch (the message-driven beans): at most this many sends
-	// are under way at once, each a database session.
-	POSenders int `yaml:"po-senders" json:"po-senders,omitempty"`
-
-	// TPC-App. ItemImages is where item images live: in-row (in the item
-	// row, the seed's first runs), file (a file the row names, under
-	// ImageDir), none. ImageKB is each image's size.
-	ItemImages string `yaml:"item-images" json:"item-images,omitempty"`
-	ImageKB    int    `yaml:"image-kb" json:"image-kb,omitempty"`
-	// ImageDir holds the image files of --item-images file (default: a
-	// directory per database under the system's temporary directory).
-	ImageDir string `yaml:"image-dir" json:"image-dir,omitempty"`
-	// Indexes: spec (primary keys and the address lookup) or tuned (the
-	// seed's four indexes besides).
-	Indexes string `yaml:"indexes" json:"indexes,omitempty"`
-	// POV, PGE and ICE are the external partners' URLs; empty: one
-	// in-process each, answering after PartnerDelay, failing
-	// PartnerFailRate of their calls.
-	POV             string  `yaml:"pov" json:"pov,omitempty"`
-	PGE             string  `yaml:"pge" json:"pge,omitempty"`
-	ICE             string  `yaml:"ice" json:"ice,omitempty"`
-	PartnerDelay    string  `yaml:"partner-delay" json:"partner-delay,omitempty"`
-	PartnerFailRate float64 `yaml:"partner-fail-rate" json:"partner-fail-rate,omitempty"`
-	// SessionLength is the distribution of an emulated business's session
-	// length in requests (TPC-App: 1..120).
-	SessionLength string `yaml:"session-length" json:"session-length,omitempty"`
-	// Front is how TPC-App's businesses speak to its web service: soap
-	// (SOAP 1.1, the specification's) or json.
-	Front string `yaml:"front" json:"front,omitempty"`
-	// ShippingAgents ship orders off the shipping queue at once, each a
-	// database session.
-	ShippingAgents int `yaml:"shipping-agents" json:"shipping-agents,omitempty"`
+	// Options are the workload's own settings (its options.go): a struct
+	// value whose fields are tagged with their keys as Run's are. config
+	// reads them from -f files and sweeps, overlays the flags on them and
+	// writes them beside Run's keys, without knowing them (decision 0019);
+	// nil for a workload without options.
+	Options any `yaml:"-" json:"-"`
+	// given are the keys a flag or the -f file set (ECperf's --ir 0 is
+	// refused, RUBiS's --style leaves a --persistence given); appended to
+	// as a fresh slice, so that copies of a Run do not share it.
+	given []string
+	// raw is the JSON the Run was read from, for DecodeOptions.
+	raw []byte
 }
 
-// Styles are the values of --style: the implementation styles of Cecchet
-// et al. (OOPSLA 2002).
-var Styles = []string{"servlets", "session", "facade", "local", "entity"}
+// Given: the user set key (a flag or the -f file), rather than leaving
+// the default.
+func (r *Run) Given(key string) bool { return slices.Contains(r.given, key) }
 
-// RemoteStyles are the styles with a remote boundary between the web and
-// the business tier.
-var RemoteStyles = []string{"session", "facade", "entity"}
-
-// PODispatchModes are the values of --po-dispatch.
-var PODispatchModes = []string{"sync", "poller", "queue"}
-
-// Normalize applies the settings that stand for others: --ir is the scale.
-func (r *Run) Normalize() {
-	if r.IR > 0 {
-		r.Scale = r.IR
-	}
-	// A style on the container without a persistence of the user's runs
-	// on CMP, the seed's entity beans.
-	if r.Style != "" && !directStyle(r.Style) && !r.persistenceGiven && !r.Persistence.Container() {
-		r.Persistence = container.CMP
-	}
+// give records keys as given.
+func (r *Run) give(keys ...string) {
+	r.given = append(slices.Clip(r.given), keys...)
 }
-
-// directStyle: the style's business logic is SQL written by hand, not
-// the entity container.
-func directStyle(style string) bool { return style == "servlets" || style == "session" }
 
 // Defaults a workload brings: its reference's run settings.
 type Defaults struct {
@@ -208,45 +99,27 @@ type Defaults struct {
 	// Persistence, when set, replaces the container's CMP as the default
 	// (RUBiS: the PHP version's direct SQL, the seed's baseline).
 	Persistence container.Persistence
-	// Mix, when set, replaces RUBiS's bidding as --mix's default (TPC-App:
-	// spec, the reference's mix; Stock-Online: table-2).
-	Mix string
 }
 
 // New is the default configuration of a workload.
 func New(workload string, d Defaults) Run {
 	return Run{
-		Workload:       workload,
-		DB:             store.DSN{Dialect: store.SQLite, Temp: true},
-		Scale:          1,
-		Clients:        d.Clients,
-		ServerThreads:  d.ServerThreads,
-		Iterations:     d.Iterations,
-		Duration:       Duration(d.Duration),
-		RampUp:         Duration(d.RampUp),
-		RampDown:       Duration(d.RampDown),
-		PODispatch:     "sync",
-		Mix:            cmp.Or(d.Mix, "bidding"),
-		Protocol:       "http",
-		Tiers:          1,
-		ThinkScale:     1,
-		POSenders:      16,
-		ItemImages:     "in-row",
-		ImageKB:        100,
-		Indexes:        "spec",
-		PartnerDelay:   "fixed:500ms",
-		SessionLength:  "negexp:20",
-		ShippingAgents: 2,
-		Front:          "soap",
-		CycleScale:     1,
-		Receiver:       "127.0.0.1:0",
-		Seed:           1,
-		Retries:        5,
-		MaxErrorRate:   1,
-		Persistence:    cmp.Or(d.Persistence, container.CMP),
-		Isolation:      store.ReadCommitted,
-		CommitOption:   container.OptionC,
-		Pool:           container.Size{Percent: 20, Relative: true},
+		Workload:      workload,
+		DB:            store.DSN{Dialect: store.SQLite, Temp: true},
+		Scale:         1,
+		Clients:       d.Clients,
+		ServerThreads: d.ServerThreads,
+		Iterations:    d.Iterations,
+		Duration:      Duration(d.Duration),
+		RampUp:        Duration(d.RampUp),
+		RampDown:      Duration(d.RampDown),
+		Seed:          1,
+		Retries:       5,
+		MaxErrorRate:  1,
+		Persistence:   cmp.Or(d.Persistence, container.CMP),
+		Isolation:     store.ReadCommitted,
+		CommitOption:  container.OptionC,
+		Pool:          container.Size{Percent: 20, Relative: true},
 		// Concurrency is left empty: each entity type's follows its commit
 		// option (container.Resolve).
 		RefreshInterval: Duration(10 * time.Second),
@@ -296,14 +169,15 @@ func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
 	if root.Kind != yaml.MappingNode {
 		return fail("line %d: want keys and their values (clients: 20), one per line", root.Line)
 	}
-	fields := fieldsByKey(reflect.ValueOf(r).Elem())
+	fields, commit := r.keyed()
+	defer commit()
 	// The keys first: a misspelt one is the likelier mistake, and would
 	// explain a refused value.
 	seen := make(map[string]int)
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i]
 		if _, ok := fields[k.Value]; k.Kind != yaml.ScalarNode || !ok {
-			return fail("line %d: unknown key %s (keys are the flag names: %s)", k.Line, k.Value, strings.Join(Keys(), ", "))
+			return fail("line %d: unknown key %s (keys are the flag names%s: %s)", k.Line, k.Value, r.ofWorkload(), strings.Join(r.Keys(), ", "))
 		}
 		if line, dup := seen[k.Value]; dup {
 			return fail("line %d: %s given again (first on line %d)", k.Line, k.Value, line)
@@ -322,9 +196,7 @@ func (r *Run) setKeys(root *yaml.Node, fail func(string, ...any) error) error {
 			return fail("line %d: %s: YAML tag %s refused; write the value alone (%s: VALUE)", n.Line, k.Value, n.Tag, k.Value)
 		}
 		field := fields[k.Value]
-		if k.Value == "persistence" {
-			r.persistenceGiven = true
-		}
+		r.give(k.Value)
 		if n := v; (n.Kind == yaml.ScalarNode && n.Tag == "!!null") || (n.Kind == yaml.AliasNode && n.Alias != nil && n.Alias.Tag == "!!null") {
 			return fail("line %d: %s has no value (leave the key out to keep the default)", k.Line, k.Value)
 		}
@@ -353,16 +225,6 @@ func tagged(n *yaml.Node) *yaml.Node {
 		}
 	}
 	return nil
-}
-
-// fieldsByKey maps the configuration keys to r's fields.
-func fieldsByKey(r reflect.Value) map[string]reflect.Value {
-	t := r.Type()
-	out := make(map[string]reflect.Value, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		out[t.Field(i).Tag.Get("yaml")] = r.Field(i)
-	}
-	return out
 }
 
 // kindName says what a field's values look like.
@@ -408,33 +270,6 @@ func yamlProblem(err error) string {
 	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
-// Keys lists the configuration keys.
-func Keys() []string {
-	t := reflect.TypeOf(Run{})
-	keys := make([]string, 0, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		keys = append(keys, t.Field(i).Tag.Get("yaml"))
-	}
-	return keys
-}
-
-// Overlay copies from src the fields named by keys (flag names, which are
-// the YAML keys): the flags a user set override the file and the defaults.
-func (r *Run) Overlay(src *Run, keys []string) {
-	dst, from := reflect.ValueOf(r).Elem(), reflect.ValueOf(src).Elem()
-	t := dst.Type()
-	for _, key := range keys {
-		for i := 0; i < t.NumField(); i++ {
-			if t.Field(i).Tag.Get("yaml") == key {
-				dst.Field(i).Set(from.Field(i))
-			}
-		}
-		if key == "persistence" {
-			r.persistenceGiven = true
-		}
-	}
-}
-
 // Validate returns every problem, each naming the field, the value and
 // what is allowed. persistence lists what the workload implements.
 func (r *Run) Validate(persistence []container.Persistence) []error {
@@ -460,7 +295,7 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	for _, d := range []struct {
 		flag  string
 		value Duration
-	}{{"ramp-up", r.RampUp}, {"ramp-down", r.RampDown}, {"think-time", r.ThinkTime}, {"lead-time-unit", r.LeadTimeUnit}, {"emulator-delay", r.EmulatorDelay}} {
+	}{{"ramp-up", r.RampUp}, {"ramp-down", r.RampDown}, {"think-time", r.ThinkTime}} {
 		if d.value < 0 {
 			bad("--%s %v: must not be negative", d.flag, d.value)
 		}
@@ -489,110 +324,17 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if err := r.validatePlacement(); err != nil {
 		errs = append(errs, err)
 	}
-	if r.Warmup && !r.Persistence.Container() {
-		bad("--warmup warms the entity container's caches, and --persistence direct has none: use cmp, bmp or bmp-checked, or drop --warmup")
-	}
-	if r.IR < 0 {
-		bad("--ir %d: must be at least 1 (the injection rate)", r.IR)
-	}
-	if !slices.Contains(PODispatchModes, r.PODispatch) {
-		bad("--po-dispatch %q: allowed: %s", r.PODispatch, strings.Join(PODispatchModes, ", "))
-	}
-	if r.Broker != "" && !strings.HasPrefix(r.Broker, "nats://") && !strings.HasPrefix(r.Broker, "tls://") {
-		bad("--broker %q: want nats://HOST:PORT (or empty for the embedded server)", r.Broker)
-	}
-	if r.Emulator != "" && !strings.HasPrefix(r.Emulator, "http://") && !strings.HasPrefix(r.Emulator, "https://") {
-		bad("--emulator %q: want http://HOST:PORT (or empty for the in-process emulator)", r.Emulator)
-	}
-	if r.POSenders < 1 {
-		bad("--po-senders %d: must be at least 1", r.POSenders)
-	}
-	if err := r.validateReceiver(); err != nil {
-		errs = append(errs, err)
-	}
-	if r.ItemsPerCategory != "" && r.ItemsPerCategory != "original" && r.ItemsPerCategory != "even" {
-		bad("--items-per-category %q: want original (the kit's ebay_simple_categories.txt counts, scaled) or even", r.ItemsPerCategory)
-	}
-	if r.PageTries < 0 || r.PageTries > 100 {
-		bad("--page-tries %d: must be from 1 to 100 (0: the original's 5)", r.PageTries)
-	}
-	if !(r.ThinkScale >= 0 && r.ThinkScale <= 100) {
-		bad("--think-scale %v: must be from 0 to 100 (1 = the original's 7 s mean, 0 = no think time)", r.ThinkScale)
-	}
-	if err := r.validateStyle(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := remote.ParseProtocol(r.Protocol); err != nil {
-		bad("--%v", err)
-	}
-	if err := r.validateTiers(); err != nil {
-		errs = append(errs, err)
-	}
-	if !(r.CycleScale > 0 && r.CycleScale <= 100) {
-		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", r.CycleScale)
-	}
 	return errs
 }
 
-// workloadKeys are the configuration keys only some workloads read; given
-// to another workload they would be ignored, so they are refused.
-var workloadKeys = map[string][]string{
-	"ir": {"ecperf"}, "po-dispatch": {"ecperf"}, "broker": {"ecperf", "tpcapp"}, "emulator": {"ecperf"},
-	"emulator-delay": {"ecperf"}, "receiver": {"ecperf"}, "cycle-scale": {"ecperf"},
-	"lead-time-unit": {"ecperf"}, "unsorted-access": {"ecperf"}, "po-senders": {"ecperf"},
-	"warmup": {"stockonline"}, "mix": {"rubis", "stockonline", "tpcapp"}, "think-scale": {"rubis"}, "items-per-category": {"rubis"},
-	"skip-images": {"rubis"}, "one-based-ids": {"rubis"}, "page-tries": {"rubis"}, "no-ramp-slowdown": {"rubis"},
-	"style": {"rubis"}, "protocol": {"rubis", "stockonline"}, "tiers": {"rubis", "stockonline"},
-	"item-images": {"tpcapp"}, "image-kb": {"tpcapp"}, "image-dir": {"tpcapp"}, "indexes": {"tpcapp"},
-	"pov": {"tpcapp"}, "pge": {"tpcapp"}, "ice": {"tpcapp"}, "partner-delay": {"tpcapp"},
-	"partner-fail-rate": {"tpcapp"}, "session-length": {"tpcapp"}, "shipping-agents": {"tpcapp"}, "front": {"tpcapp"},
-}
-
-// CheckKeys refuses keys (flags given, or keys of the -f file) that the
-// workload would ignore, and keys that contradict each other.
-func CheckKeys(workload string, keys []string) error {
-	for _, k := range keys {
-		if only, ok := workloadKeys[k]; ok && !slices.Contains(only, workload) {
-			return fmt.Errorf("--%s applies to %s only, not %s", k, strings.Join(only, ", "), workload)
-		}
-	}
+// CheckKeys refuses keys (flags given, or keys of the -f file) that
+// contradict each other.
+func CheckKeys(keys []string) error {
 	if slices.Contains(keys, "placement") && slices.Contains(keys, "db") {
 		return errPlacementDB
 	}
 	if slices.Contains(keys, "duration") && slices.Contains(keys, "iterations") {
 		return errors.New("--duration and --iterations both given: a run is bounded by one of them")
-	}
-	return nil
-}
-
-// StyleOf is the run's style: --style, or the one --persistence implies.
-func (r *Run) StyleOf() string {
-	switch {
-	case r.Style != "":
-		return r.Style
-	case r.Persistence.Container():
-		return "local"
-	}
-	return "servlets"
-}
-
-// validateStyle: a style names where the business logic runs and over
-// what, so it fixes the persistence's kind: SQL written by hand (servlets,
-// session) or the entity container (facade, local, entity).
-func (r *Run) validateStyle() error {
-	if r.Style == "" {
-		return nil
-	}
-	if !slices.Contains(Styles, r.Style) {
-		return fmt.Errorf("--style %q: allowed: %s", r.Style, strings.Join(Styles, ", "))
-	}
-	direct := directStyle(r.Style)
-	if direct == r.Persistence.Container() {
-		want := "direct"
-		if !direct {
-			want = "cmp or bmp"
-		}
-		return fmt.Errorf("--style %s runs on --persistence %s, not %s", r.Style, want, r.Persistence)
 	}
 	return nil
 }
@@ -624,53 +366,6 @@ func (r *Run) validatePlacement() error {
 
 // errPlacementDB refuses a --db beside --placement.
 var errPlacementDB = errors.New("--placement starts its own PostgreSQL server for the run; leave --db unset")
-
-// validateTiers: a run spans at most the tiers its workload has, and a
-// third process needs a business tier apart from the web tier.
-func (r *Run) validateTiers() error {
-	switch {
-	case r.Tiers < 1 || r.Tiers > 3:
-		return fmt.Errorf("--tiers %d: allowed: 1 (everything in this process), 2 (the middle tier in a process of its own), 3 (web and business tier each in its own; RUBiS with --style session, facade or entity)", r.Tiers)
-	case r.Tiers == 3 && r.Workload != "rubis":
-		return fmt.Errorf("--tiers 3: %s has no web tier; its clients call the business tier, so --tiers 2 puts that in a process of its own", r.Workload)
-	case r.Tiers == 3 && !slices.Contains(RemoteStyles, r.StyleOf()):
-		return fmt.Errorf("--tiers 3 puts the web and the business tier in processes of their own, but --style %s has no business tier apart from the web tier; use --style %s, or --tiers 2", r.StyleOf(), strings.Join(RemoteStyles, ", "))
-	}
-	return nil
-}
-
-// validateReceiver checks that the emulator can reach the receiver: the
-// receiver's address is given to the emulator in every PO, so it must name
-// one interface of this host (not a wildcard), and one the emulator's host
-// can reach (not loopback, when the emulator is elsewhere).
-func (r *Run) validateReceiver() error {
-	if r.Receiver == "" {
-		return nil
-	}
-	host, port, err := net.SplitHostPort(r.Receiver)
-	if err != nil || port == "" {
-		return fmt.Errorf("--receiver %q: want HOST:PORT (PORT 0: any free port)", r.Receiver)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		return fmt.Errorf("--receiver %q: the emulator is sent this address to deliver to, so it must name this host as the emulator sees it (e.g. 10.0.0.5:8100 or driver-host:8100), not every interface", r.Receiver)
-	}
-	if r.Emulator == "" || !loopback(host) {
-		return nil
-	}
-	u, err := url.Parse(r.Emulator)
-	if err == nil && !loopback(u.Hostname()) {
-		return fmt.Errorf("--receiver %q is reachable only from this host, but --emulator %s is on another: give --receiver an address of this host that %s can reach (e.g. driver-host:8100)", r.Receiver, r.Emulator, u.Hostname())
-	}
-	return nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // Container is the run's container settings before any type's own.
 func (r *Run) Container() container.Settings {

@@ -377,9 +377,7 @@ func Build(in Inputs) *Result {
 	for _, g := range in.Groups {
 		r.Terminals = append(r.Terminals, Terminals{Group: g.Name, Count: g.Clients})
 	}
-	if in.Info.Setup != nil {
-		r.Setup = in.Info.Setup(in.Config)
-	}
+	r.Setup = workload.OptionsOf(in.Config).Setup(in.Config)
 	for _, e := range in.Entities {
 		s := e.Settings
 		r.Container[e.Name] = EntityStats{

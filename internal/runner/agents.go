@@ -73,7 +73,9 @@ func (r *Runner) AgentExec(ctx context.Context, t agent.Task, started func(agent
 // results merge into one, exactly. The result names each agent; a lost or
 // failed agent fails the drive (exit 3) unless ao.Tolerate.
 func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string, o DriveOptions, ao AgentOptions) (*result.Result, error) {
-	cfg.Normalize()
+	if err := r.resolve(&cfg); err != nil {
+		return nil, err
+	}
 	if err := refusePlacement(cfg, "drive"); err != nil {
 		return nil, err
 	}
@@ -113,7 +115,7 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 			return nil, err
 		}
 		defer db.Close()
-		if checker, err = served.Checker(ctx, db, workload.RunParams{Scale: cfg.Scale, Config: cfg, Threads: cfg.ServerThreads}); err != nil {
+		if checker, err = served.Checker(ctx, db, params(cfg)); err != nil {
 			return nil, fmt.Errorf("read %s's database before the drive: %w", cfg.Workload, err)
 		}
 	}

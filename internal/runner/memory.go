@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,19 +44,19 @@ func fitsMemory(cfg config.Run, info workload.Info) error {
 		return nil
 	}
 	clients, flag := int64(cfg.Clients), fmt.Sprintf("--clients %d", cfg.Clients)
+	opts := workload.OptionsOf(cfg)
 	if info.Grouped {
-		if info.Footprint == nil {
+		f := opts.Footprint(cfg)
+		if f.Terminals == 0 {
 			return nil
 		}
-		clients = info.Footprint(cfg).Terminals
-		flag = fmt.Sprintf("--%s %d (%d terminals)", scaleFlag(cfg), cfg.Scale, clients)
+		clients = f.Terminals
+		flag = fmt.Sprintf("--%s %d (%d terminals)", scaleFlag(f), cfg.Scale, clients)
 	}
 	perClient := int64(bytesPerClient)
 	deck := int64(0)
-	if info.MixOf != nil {
-		if m, err := info.MixOf(cfg); err == nil && m.Kind == workload.Deck {
-			deck = int64(m.Size())
-		}
+	if m, err := opts.MixOf(); err == nil && m != nil && m.Kind == workload.Deck {
+		deck = int64(m.Size())
 	}
 	perClient += deck * bytesPerStep
 	need := float64(clients) * float64(perClient)
@@ -64,25 +65,23 @@ func fitsMemory(cfg config.Run, info workload.Info) error {
 	}
 	if deck > 1000 {
 		return config.Usage(fmt.Errorf("--mix %s deals %d operations an iteration to each of %d clients: about %.1f GiB (%d KiB a client), but this machine has %.1f GiB available: use smaller counts or fewer clients",
-			cfg.Mix, deck, clients, need/(1<<30), perClient>>10, gib(available)))
+			cfg.Value("mix"), deck, clients, need/(1<<30), perClient>>10, gib(available)))
 	}
 	return config.Usage(fmt.Errorf("%s needs about %.1f GiB (%d KiB a client), but this machine has %.1f GiB available: use fewer clients, or spread them over several driver hosts",
 		flag, need/(1<<30), perClient>>10, gib(available)))
 }
 
 // scaleFlag is the flag that set the scale: ECperf's --ir, or --scale.
-func scaleFlag(cfg config.Run) string {
-	if cfg.IR > 0 {
-		return "ir"
-	}
-	return "scale"
+func scaleFlag(f workload.Footprint) string {
+	return cmp.Or(f.ScaleFlag, "scale")
 }
 
 // fitsOnDisk refuses a load of a fresh SQLite file (the default, or
 // --db sqlite:PATH) larger than the free space of its file system; a
 // server's disk cannot be seen from here.
 func fitsOnDisk(cfg config.Run, info workload.Info) error {
-	if cfg.NoLoad || cfg.DB.Dialect != store.SQLite || info.Footprint == nil {
+	f := workload.OptionsOf(cfg).Footprint(cfg)
+	if cfg.NoLoad || cfg.DB.Dialect != store.SQLite || f.DBBytes == 0 {
 		return nil
 	}
 	dir := os.TempDir()
@@ -94,12 +93,12 @@ func fitsOnDisk(cfg config.Run, info workload.Info) error {
 		return nil
 	}
 	free := int64(fs.Bavail) * fs.Bsize
-	need := info.Footprint(cfg).DBBytes
+	need := f.DBBytes
 	if need <= free {
 		return nil
 	}
 	return config.Usage(fmt.Errorf("--%s %d loads about %.1f GiB, but %s has %.1f GiB free: use a smaller scale, or --db elsewhere",
-		scaleFlag(cfg), cfg.Scale, gib(need), dir, gib(free)))
+		scaleFlag(f), cfg.Scale, gib(need), dir, gib(free)))
 }
 
 func gib(b int64) float64 { return float64(b) / (1 << 30) }

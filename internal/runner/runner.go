@@ -102,12 +102,16 @@ func (r *Runner) Config(name string) (config.Run, workload.Info, error) {
 		return config.Run{}, workload.Info{}, config.Usage(err)
 	}
 	info := w.Info()
-	return config.New(name, info.Defaults), info, nil
+	cfg := config.New(info.Name, info.Defaults)
+	cfg.Options = info.Options
+	return cfg, info, nil
 }
 
 // Load creates the schema and populates it.
 func (r *Runner) Load(ctx context.Context, cfg config.Run) (workload.LoadReport, string, error) {
-	cfg.Normalize()
+	if err := r.resolve(&cfg); err != nil {
+		return workload.LoadReport{}, "", err
+	}
 	if err := refusePlacement(cfg, "load"); err != nil {
 		return workload.LoadReport{}, "", err
 	}
@@ -133,7 +137,7 @@ func load(ctx context.Context, db *store.DB, w workload.Workload, cfg config.Run
 	if err := clearMarker(ctx, db, cfg.Workload); err != nil {
 		return workload.LoadReport{}, err
 	}
-	rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed, Config: cfg})
+	rep, err := w.Load(ctx, db, workload.LoadParams{Scale: cfg.Scale, Seed: cfg.Seed, Common: common(cfg), Options: workload.OptionsOf(cfg)})
 	if err != nil {
 		return rep, fmt.Errorf("%w; the database is incomplete (a run with --no-load refuses it)", err)
 	}
@@ -159,7 +163,10 @@ const (
 // result means nothing ran: bad configuration, or a database that could
 // not be opened.
 func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error) {
-	cfg.Normalize()
+	if err := r.resolve(&cfg); err != nil {
+		return nil, err
+	}
+	tiers := tieringOf(cfg).Tiers
 	w, err := r.validated(cfg)
 	if err != nil {
 		return nil, err
@@ -193,7 +200,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		// before the server stops.
 		defer place.stop()
 	}
-	if cfg.Tiers > 1 && cfg.DB.Temp {
+	if tiers > 1 && cfg.DB.Temp {
 		// The tiers are other processes: the fresh database is a file
 		// they can open too.
 		dir, err := os.MkdirTemp("", "tierbench-tiers-")
@@ -203,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		defer os.RemoveAll(dir)
 		cfg.DB = store.DSN{Dialect: store.SQLite, Path: filepath.Join(dir, cfg.Workload+".db")}
 	}
-	db, err := r.open(ctx, cfg, w, cfg.Tiers > 1, useRun)
+	db, err := r.open(ctx, cfg, w, tiers > 1, useRun)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +220,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
-	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || cfg.Tiers > 1, placed: place}
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || tiers > 1, placed: place}
 	first := phaseLoad
 	if cfg.NoLoad {
 		first = phaseStart
@@ -293,13 +300,12 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	}
 	defer os.RemoveAll(dir)
 	var run workload.Run
-	if cfg.Tiers > 1 {
+	if tieringOf(cfg).Tiers > 1 {
 		run, err = s.startTiers(ctx, w, dir)
 	} else {
-		run, err = w.Start(ctx, db, workload.RunParams{
-			Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Warmup: cfg.Warmup,
-			Config: cfg, Dir: dir, Threads: cfg.ServerThreads, Listen: listenLoopback,
-		})
+		p := params(cfg)
+		p.Persistence, p.Entities, p.Dir, p.Listen = cfg.Persistence, entities, dir, listenLoopback
+		run, err = w.Start(ctx, db, p)
 	}
 	if err != nil {
 		return s.fail(ctx, phaseStart, fmt.Errorf("start %s: %w", info.Name, err), "nothing was measured")
@@ -578,12 +584,8 @@ func groupsOf(run workload.Run, cfg config.Run, info workload.Info) []workload.G
 	if cfg.ThinkTime > 0 {
 		pacing = workload.Pacing{Kind: workload.Think, Mean: time.Duration(cfg.ThinkTime)}
 	}
-	mix := info.Mix
-	if info.MixOf != nil {
-		if m, err := info.MixOf(cfg); err == nil { // Validate refused the run otherwise
-			mix = m
-		}
-	}
+	// Validate refused the run if the options' mix did not parse.
+	mix, _ := workload.MixOf(info, workload.OptionsOf(cfg))
 	return []workload.Group{{Name: "clients", Clients: cfg.Clients, Mix: mix, Pacing: pacing}}
 }
 
@@ -621,6 +623,35 @@ func entityNames(info workload.Info) string {
 	return strings.Join(names, ", ")
 }
 
+// resolve readies cfg's options: decoded from the JSON cfg was read from
+// (a coordinator's task) when it carries none, then applied to the
+// common settings they stand for (ECperf's --ir is the scale).
+func (r *Runner) resolve(cfg *config.Run) error {
+	if cfg.Options == nil {
+		w, err := r.Workloads.Get(cfg.Workload)
+		if err != nil {
+			return config.Usage(err)
+		}
+		if err := cfg.DecodeOptions(w.Info().Options); err != nil {
+			return config.Usage(err)
+		}
+	}
+	workload.OptionsOf(*cfg).Resolve(cfg)
+	return nil
+}
+
+// common is cfg without its workload's options, which RunParams carry
+// apart.
+func common(cfg config.Run) config.Run {
+	cfg.Options = nil
+	return cfg
+}
+
+// params are the RunParams every kind of process gives its workload.
+func params(cfg config.Run) workload.RunParams {
+	return workload.RunParams{Scale: cfg.Scale, Common: common(cfg), Options: workload.OptionsOf(cfg), Threads: cfg.ServerThreads}
+}
+
 // Validate checks a configuration without running it: flags, values and
 // the container settings of every entity type.
 func (r *Runner) Validate(cfg config.Run) error {
@@ -641,9 +672,7 @@ func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 	}
 	info := w.Info()
 	errs := cfg.Validate(info.Persistence)
-	if info.Validate != nil {
-		errs = append(errs, info.Validate(cfg)...)
-	}
+	errs = append(errs, workload.OptionsOf(cfg).Validate(cfg)...)
 	if len(errs) > 0 {
 		return nil, config.Usage(errors.Join(errs...))
 	}
@@ -655,10 +684,7 @@ func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 // serves whoever comes), plus the workload's agents'.
 func threads(cfg config.Run, w workload.Workload) int {
 	info := w.Info()
-	agents := 0
-	if info.AgentThreads != nil {
-		agents = info.AgentThreads(cfg)
-	}
+	agents := workload.OptionsOf(cfg).AgentThreads()
 	if info.Grouped || isWeb(w) {
 		return cfg.ServerThreads + agents
 	}
@@ -677,7 +703,7 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 	pool, others := n, 0
 	if checksOnly {
 		pool = 1
-		if cfg.Tiers > 1 {
+		if tieringOf(cfg).Tiers > 1 {
 			// The run's own tiers open their pools on the same server,
 			// and each a connection that finds the run's lock.
 			others = n + 2
@@ -738,8 +764,8 @@ func fitsConnectionLimit(ctx context.Context, db *store.DB, cfg config.Run, info
 		return nil
 	}
 	parts := "one per server thread"
-	if info.AgentThreads != nil {
-		parts += fmt.Sprintf(" + %d for the workload's agents", info.AgentThreads(cfg))
+	if agents := workload.OptionsOf(cfg).AgentThreads(); agents > 0 {
+		parts += fmt.Sprintf(" + %d for the workload's agents", agents)
 	}
 	parts += ", one shared, and one holding the database's lock"
 	if others > 0 {

@@ -120,7 +120,7 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	if err := r.guardListen(ctx, o, "the "+cfg.Workload+" business tier", true); err != nil {
 		return err
 	}
-	protocol, err := remote.ParseProtocol(cfg.Protocol)
+	protocol, err := remote.ParseProtocol(tieringOf(cfg).Protocol)
 	if err != nil {
 		return config.Usage(fmt.Errorf("--%w", err))
 	}
@@ -143,7 +143,7 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {
-		ready(Serving{Tier: TierBusiness, What: cfg.Workload + " business tier", URL: remote.URL(protocol, ln.Addr().String()), Scale: cfg.Scale, Style: cfg.StyleOf(), Protocol: string(protocol)})
+		ready(Serving{Tier: TierBusiness, What: cfg.Workload + " business tier", URL: remote.URL(protocol, ln.Addr().String()), Scale: cfg.Scale, Style: styleOf(cfg), Protocol: string(protocol)})
 	}
 	select {
 	case <-ctx.Done():
@@ -177,15 +177,15 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 		return err
 	}
 	defer conn.Close()
-	cfg.Protocol = string(protocol)
-	front, err := web.WebTier(ctx, conn, workload.RunParams{Config: cfg, Threads: cfg.ServerThreads, Scale: cfg.Scale})
+	withProtocol(&cfg, protocol)
+	front, err := web.WebTier(ctx, conn, params(cfg))
 	if err != nil {
 		return err
 	}
 	defer front.Close()
 	return serveHTTP(ctx, front, o.Listen, func(url string) {
 		if ready != nil {
-			ready(Serving{Tier: TierWeb, What: cfg.Workload + " web tier", URL: url, Style: cfg.StyleOf(), Protocol: string(protocol)})
+			ready(Serving{Tier: TierWeb, What: cfg.Workload + " web tier", URL: url, Style: styleOf(cfg), Protocol: string(protocol)})
 		}
 	})
 }
@@ -246,9 +246,9 @@ func fetchTiers(ctx context.Context, base string) (workload.Tiers, error) {
 // apart: see dbFile).
 func TierArgs(cfg config.Run) []string {
 	args := []string{"--server-threads", fmt.Sprint(cfg.ServerThreads), "--isolation", cfg.Isolation.String(),
-		"--persistence", cfg.Persistence.String(), "--protocol", cfg.Protocol}
-	if cfg.Workload == "rubis" {
-		args = append(args, "--style", cfg.StyleOf())
+		"--persistence", cfg.Persistence.String(), "--protocol", tieringOf(cfg).Protocol}
+	if t, ok := workload.OptionsOf(cfg).(workload.Tiered); ok {
+		args = append(args, t.TierArgs(cfg)...)
 	}
 	if cfg.Persistence.Container() {
 		for _, kv := range []struct {
@@ -263,9 +263,6 @@ func TierArgs(cfg config.Run) []string {
 		for _, e := range cfg.Entity {
 			args = append(args, "--entity", e.String())
 		}
-	}
-	if cfg.Warmup {
-		args = append(args, "--warmup")
 	}
 	return args
 }
@@ -300,8 +297,9 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	if err != nil {
 		return nil, err
 	}
-	p := workload.RunParams{Scale: cfg.Scale, Persistence: cfg.Persistence, Config: cfg, Threads: cfg.ServerThreads, Dir: dir}
-	t := &tieredRun{processes: cfg.Tiers}
+	p := params(cfg)
+	p.Persistence, p.Dir = cfg.Persistence, dir
+	t := &tieredRun{processes: tieringOf(cfg).Tiers}
 	start := func(name string, args ...string) (*tierproc.Proc, error) {
 		proc, err := tierproc.Start(ctx, name, exe, append([]string{"serve", cfg.Workload, "--listen", "127.0.0.1:0"}, args...), s.r.TierLog)
 		if err == nil {
@@ -328,13 +326,13 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 			return nil, err
 		}
 		var site *tierproc.Proc
-		if cfg.Tiers == 3 {
+		if tieringOf(cfg).Tiers == 3 {
 			business, err := start("business tier", append([]string{"--tier", TierBusiness, "--token-file", tokenFile}, onDB...)...)
 			if err != nil {
 				return fail(err)
 			}
 			site, err = start("web tier", "--tier", TierWeb, "--business", business.URL, "--token-file", tokenFile,
-				"--style", cfg.StyleOf(), "--server-threads", fmt.Sprint(cfg.ServerThreads))
+				"--style", styleOf(cfg), "--server-threads", fmt.Sprint(cfg.ServerThreads))
 			if err != nil {
 				return fail(err)
 			}
@@ -360,7 +358,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 			return fail(err)
 		}
 	default:
-		return nil, config.Usage(fmt.Errorf("--tiers %d: %s's tiers cannot run apart; the workloads whose can: rubis, stockonline", cfg.Tiers, cfg.Workload))
+		return nil, config.Usage(fmt.Errorf("--tiers %d: %s's tiers cannot run apart; the workloads whose can: rubis, stockonline", tieringOf(cfg).Tiers, cfg.Workload))
 	}
 	return t, nil
 }
@@ -487,7 +485,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 		return nil, err
 	}
 	defer conn.Close()
-	cfg.Protocol = string(protocol)
+	withProtocol(&cfg, protocol)
 	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB, share: o.Share, startAt: o.StartAt}
 	s.begin(phaseStart)
 	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
@@ -496,7 +494,7 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 			defer cancel()
 			return remote.Ping(ctx, conn)
 		}}
-	p := workload.RunParams{Scale: cfg.Scale, Config: cfg, Threads: cfg.ServerThreads}
+	p := params(cfg)
 	run, err := w.RemoteClients(ctx, conn, p)
 	if err != nil {
 		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
@@ -510,4 +508,27 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 		t.checker = run
 	}
 	return s.drive(ctx, t)
+}
+
+// tieringOf is the run's --tiers and --protocol: its options', or one
+// process.
+func tieringOf(cfg config.Run) workload.Tiering {
+	return workload.TieringOf(workload.OptionsOf(cfg))
+}
+
+// styleOf is the style of the run's middle tier; "" for a workload with
+// one way to build it.
+func styleOf(cfg config.Run) string {
+	if t, ok := workload.OptionsOf(cfg).(workload.Tiered); ok {
+		return t.StyleOf(cfg)
+	}
+	return ""
+}
+
+// withProtocol sets the protocol a tier resolved (its --business or
+// --target URL's) into the run's options.
+func withProtocol(cfg *config.Run, p remote.Protocol) {
+	if t, ok := workload.OptionsOf(*cfg).(workload.Tiered); ok {
+		cfg.Options = t.WithProtocol(string(p))
+	}
 }

@@ -61,7 +61,9 @@ func (r *Runner) web(name string) (workload.Web, error) {
 // is not asked for). ready, when set, is told what serves where once it
 // listens.
 func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, ready func(Serving)) error {
-	cfg.Normalize()
+	if err := r.resolve(&cfg); err != nil {
+		return err
+	}
 	if err := refusePlacement(cfg, "serve"); err != nil {
 		return err
 	}
@@ -74,14 +76,8 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	}
 	web, isWeb := w.(workload.Web)
 	business, hasBusiness := w.(workload.BusinessTier)
-	if isWeb && o.Tier != "" && cfg.Style == "" {
-		// A tier apart has a business tier: its style is the one of the
-		// persistence that has one (the session beans' SQL, or the
-		// facade over the container's beans).
-		cfg.Style = "session"
-		if cfg.Persistence.Container() {
-			cfg.Style = "facade"
-		}
+	if t, ok := workload.OptionsOf(cfg).(workload.Tiered); ok && o.Tier != "" {
+		cfg.Options = t.Apart(cfg)
 	}
 	switch {
 	case o.Tier == TierWeb && isWeb:
@@ -113,7 +109,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	defer site.Close()
 	return serveHTTP(ctx, site, o.Listen, func(url string) {
 		if ready != nil {
-			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: cfg.StyleOf()}
+			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: styleOf(cfg)}
 			if er, ok := site.(workload.EntityRun); ok {
 				sv.Entities = er.EntityStats
 			}
@@ -152,9 +148,9 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 		return nil, cfg, workload.RunParams{}, err
 	}
 	cfg.Scale = int(m.scale)
-	return db, cfg, workload.RunParams{
-		Scale: cfg.Scale, Persistence: cfg.Persistence, Entities: entities, Config: cfg, Threads: cfg.ServerThreads, Warmup: cfg.Warmup,
-	}, nil
+	p := params(cfg)
+	p.Persistence, p.Entities = cfg.Persistence, entities
+	return db, cfg, p, nil
 }
 
 // serveHTTP serves h at listen, with the tier's own paths beside it, until
@@ -199,7 +195,9 @@ const TargetProbeTimeout = 10 * time.Second
 // environment names the target, and it says that no consistency checks
 // ran.
 func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o DriveOptions) (*result.Result, error) {
-	cfg.Normalize()
+	if err := r.resolve(&cfg); err != nil {
+		return nil, err
+	}
 	if err := refusePlacement(cfg, "drive"); err != nil {
 		return nil, err
 	}
@@ -234,7 +232,7 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 	}
 	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: base, share: o.Share, startAt: o.StartAt}
 	s.begin(phaseStart)
-	run, err := web.Browsers(ctx, base, workload.RunParams{Scale: cfg.Scale, Config: cfg})
+	run, err := web.Browsers(ctx, base, params(cfg))
 	if err != nil {
 		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
 	}

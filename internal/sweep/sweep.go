@@ -204,12 +204,14 @@ func (f *File) Workload() (string, error) {
 // workload's defaults (base), then the file's base, then flags (the command
 // line's settings), then the experiment's settings, its variant's, and its
 // axis values.
-func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error) {
+func (f *File) Points(base config.Run, flags func(*config.Run) error) ([]Point, error) {
 	if err := overlay(&base, &f.Base, "base"); err != nil {
 		return nil, err
 	}
 	if flags != nil {
-		flags(&base)
+		if err := flags(&base); err != nil {
+			return nil, err
+		}
 	}
 	var points []Point
 	for i := range f.Experiments {
@@ -218,7 +220,7 @@ func (f *File) Points(base config.Run, flags func(*config.Run)) ([]Point, error)
 		if err := overlay(&cfg, &e.Set, e.Name+" set"); err != nil {
 			return nil, err
 		}
-		axes, err := axesOf(e)
+		axes, err := axesOf(e, cfg.Keys())
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +259,7 @@ type axisValue struct {
 
 // axesOf reads an experiment's variants and axes, in the order they
 // multiply.
-func axesOf(e *Experiment) ([]axis, error) {
+func axesOf(e *Experiment, keys []string) ([]axis, error) {
 	var out []axis
 	variants, err := variantAxis(e)
 	if err != nil {
@@ -278,8 +280,8 @@ func axesOf(e *Experiment) ([]axis, error) {
 	}
 	for i := 0; i < len(e.Axes.Content); i += 2 {
 		k, v := e.Axes.Content[i], e.Axes.Content[i+1]
-		if !slices.Contains(config.Keys(), k.Value) {
-			return nil, fmt.Errorf("experiment %s: axis %q is not a setting (keys are those of `tierbench run -f`: %s)", e.Name, k.Value, strings.Join(config.Keys(), ", "))
+		if !slices.Contains(keys, k.Value) {
+			return nil, fmt.Errorf("experiment %s: axis %q is not a setting (keys are those of `tierbench run -f`: %s)", e.Name, k.Value, strings.Join(keys, ", "))
 		}
 		// A YAML mapping decoded into a node keeps a repeated key; as two
 		// axes it would make points that differ in their labels only.
@@ -328,19 +330,13 @@ func mapping(k, v *yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{k, v}}
 }
 
-// overlay decodes a mapping of run keys onto cfg, strictly.
+// overlay sets a mapping of run keys on cfg, strictly, as a -f file's.
 func overlay(cfg *config.Run, n *yaml.Node, where string) error {
 	if n.Kind == 0 {
 		return nil
 	}
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil {
-		return fmt.Errorf("%s: %s (keys are those of `tierbench run -f`: %s)", where, yamlProblem(err), strings.Join(config.Keys(), ", "))
+	if err := cfg.SetKeys(n); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ type Footprint struct {
 	// Terminals the driver holds (a grouped workload's come from its
 	// scale); 0: --clients.
 	Terminals int64
+	// ScaleFlag is the flag that set the scale (ECperf's ir); "": scale.
+	ScaleFlag string
 }
 
 // CheckScale refuses a scale above the workload's ceiling, saying what

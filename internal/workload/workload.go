@@ -41,29 +41,18 @@ type Info struct {
 	// Entities are the workload's entity types, for the container
 	// persistence strategies.
 	Entities []*container.Type
-	// MixOf is the mix a run's configuration asks for (TPC-App's --mix
-	// weights), checked by Validate; nil: Mix.
-	MixOf func(config.Run) (Mix, error)
 	// Grouped: the workload's Run brings its own terminal groups (see
 	// Grouped); --clients and --think-time do not apply.
 	Grouped bool
-	// AgentThreads are the database sessions a run needs beyond the server
-	// threads for the workload's agents (ECperf's delivery receiver and PO
-	// senders), with thread numbers from RunParams.Threads on; nil: none.
-	AgentThreads func(config.Run) int
 	// Validity are the rules a run must meet to count (ECperf's response
 	// times and mix); nil when the reference has none.
 	Validity *Validity
-	// Validate checks the workload's own settings (RUBiS's --mix) before
-	// anything runs; nil: none beyond the configuration's.
-	Validate func(config.Run) []error
-	// Setup describes the workload's own settings of a run in a few words
-	// for the summary (ECperf: "Ir 5, PO dispatch queue"); nil: none.
-	Setup func(config.Run) string
-	// Footprint is what a configuration implies before anything runs,
-	// for the runner to check against the machine; nil: --clients
-	// terminals and an unknown database size.
-	Footprint func(config.Run) Footprint
+	// Options are the workload's own settings at their defaults (its
+	// options.go); nil: none.
+	Options Options
+	// Example are flags of a run that show the workload's own, for the
+	// examples of `run WORKLOAD --help` ("--ir 2 --po-dispatch queue").
+	Example string
 }
 
 // Validity rules of a run, judged over the steady state.
@@ -100,9 +89,11 @@ type Metric struct {
 // LoadParams for Load.
 type LoadParams struct {
 	Scale int
-	// Config is the whole run configuration, for load settings only one
-	// workload has (TPC-App's --item-images, --indexes).
-	Config config.Run
+	// Common are the run's settings common to the workloads (Options left
+	// out).
+	Common config.Run
+	// Options are the workload's own (TPC-App's --item-images, --indexes).
+	Options Options
 	// Seed makes the population reproducible.
 	Seed uint64
 }
@@ -127,12 +118,12 @@ type RunParams struct {
 	// Entities are the container's settings by entity type, resolved
 	// (nil for direct persistence).
 	Entities map[string]container.Settings
-	// Warmup: warm the container's caches before the run, as the
-	// reference's routine does.
-	Warmup bool
-	// Config is the whole run configuration, for settings only one
-	// workload has (ECperf's --po-dispatch, --broker, …).
-	Config config.Run
+	// Common are the run's settings common to the workloads (its Options
+	// left out: they are below).
+	Common config.Run
+	// Options are the workload's own (ECperf's --po-dispatch, --broker,
+	// …), of the type of its Info.Options: read them with OptionsAs.
+	Options Options
 	// Dir is a directory the run may keep files in (the embedded NATS
 	// server's storage); it outlives the run.
 	Dir string

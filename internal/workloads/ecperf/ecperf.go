@@ -130,22 +130,8 @@ func (Workload) Info() workload.Info {
 		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked},
 		Entities:    entityTypes,
 		Grouped:     true,
-		// The delivery receiver and the PO senders.
-		AgentThreads: func(c config.Run) int { return 1 + c.POSenders },
-		Validate: func(c config.Run) []error {
-			flag := "scale"
-			if c.IR > 0 {
-				flag = "ir"
-			}
-			if err := workload.CheckScale(flag, c.Scale, maxIR, footprintAt); err != nil {
-				return []error{err}
-			}
-			return nil
-		},
-		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
-		Setup: func(c config.Run) string {
-			return fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), c.PODispatch, c.CycleScale)
-		},
+		Options:     DefaultOptions,
+		Example:     "--ir 2 --po-dispatch queue --cycle-scale 0.1 --duration 30s --ramp-up 5s",
 		Validity: &workload.Validity{
 			ResponseTimes: []workload.ResponseTime{
 				{Ops: []string{"NewOrder", "ChangeOrder", "CancelOrder", "OrderStatus", "CustomerStatus"}, Quantile: 0.9, Max: 2 * time.Second},
@@ -204,7 +190,7 @@ var (
 // (in-process unless --emulator), the delivery receiver, and the agents of
 // --po-dispatch.
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
-	cfg := p.Config
+	cfg := workload.OptionsAs[Options](p.Options)
 	a := &app{ir: max(p.Scale, 1), pop: populationAt(max(p.Scale, 1)), scale: cfg.CycleScale, unsorted: cfg.UnsortedAccess}
 	if a.scale <= 0 {
 		a.scale = 1
@@ -230,7 +216,7 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	if a.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
 	}
-	if err = startDispatch(ctx, db, a, cfg, p.Dir, threads); err != nil {
+	if err = startDispatch(ctx, db, a, cfg, p.Common.NoLoad, p.Dir, threads); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -262,7 +248,7 @@ func readDiscounts(ctx context.Context, db *store.DB) (map[string]int64, error) 
 // startDispatch starts the emulator (unless external), the receiver and
 // the agents of the dispatch mode. It sets a.dispatch itself, before any
 // agent starts, because the agents reach the dispatch through a.
-func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, dir string, threads int) (err error) {
+func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoad bool, dir string, threads int) (err error) {
 	d := &dispatch{mode: cfg.PODispatch, unit: time.Duration(cfg.LeadTimeUnit), kick: make(chan struct{}, 1),
 		receiving: make(chan struct{}, 1), watched: make(map[int64]*watched)}
 	if d.mode == "" {
@@ -349,7 +335,7 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg config.Run, di
 		if d.broker, err = messaging.Open(ctx, cfg.Broker, dir); err != nil {
 			return fmt.Errorf("--broker: %w", err)
 		}
-		if !cfg.NoLoad {
+		if !noLoad {
 			// A fresh population: messages of an earlier run name POs
 			// that no longer exist.
 			if err := d.broker.DeleteQueue(ctx, d.stream); err != nil {

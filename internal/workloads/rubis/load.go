@@ -20,7 +20,7 @@ func load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.Lo
 // reproducibly from p.Seed and the time base now: the same three give the
 // same rows on every backend. Active auctions end between now + 1 hour and
 // now + 7 days, old ones ended before now; they are dealt to the categories
-// as p.Config.ItemsPerCategory says (population.withSpread). Every table goes through
+// as --items-per-category says (population.withSpread). Every table goes through
 // BulkInsert (COPY on PostgreSQL), its rows generated as they are sent;
 // indexes are built once the rows are in.
 //
@@ -35,7 +35,7 @@ func loadAt(ctx context.Context, db *store.DB, p workload.LoadParams, now time.T
 	began := time.Now()
 	pop, err := populationAt(p.Scale)
 	if err == nil {
-		pop, err = pop.withSpread(p.Config.ItemsPerCategory)
+		pop, err = pop.withSpread(workload.OptionsAs[Options](p.Options).ItemsPerCategory)
 	}
 	if err != nil {
 		return workload.LoadReport{}, err

@@ -91,16 +91,16 @@ type tiering struct {
 // split puts a behind a remote boundary when the run's style has one: the
 // Auction the web tier calls is then a client of style's business tier
 // over a, served (serveStyle, auctionOver).
-func split(cfg config.Run, a Auction, threads int) (Auction, tiering, error) {
-	t := tiering{style: cfg.StyleOf()}
-	if !slices.Contains(config.RemoteStyles, t.style) {
+func split(c config.Run, o Options, a Auction, threads int) (Auction, tiering, error) {
+	t := tiering{style: o.StyleOf(c)}
+	if !slices.Contains(RemoteStyles, t.style) {
 		return a, t, nil
 	}
 	var err error
-	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(cfg.Protocol)); err != nil {
+	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol)); err != nil {
 		return nil, t, err
 	}
-	t.protocol = cfg.Protocol
+	t.protocol = o.Protocol
 	return auctionOver(t.style, t.business.conn), t, nil
 }
 

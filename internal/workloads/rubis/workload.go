@@ -84,18 +84,9 @@ func (Workload) Info() workload.Info {
 		Operations: Interactions[:],
 		Mix: workload.Mix{Kind: workload.Chosen, Description: "each emulated browser walks the original client's Markov chain over the pages it receives " +
 			"(--mix bidding: default_transitions, writes 9.2% of the requests in the long run; browsing: browse_only_transitions), negative-exponential think time of mean 7 s × --think-scale"},
-		Metric: workload.Metric{Name: "interactions/min", Per: time.Minute},
-		Validate: func(cfg config.Run) []error {
-			var errs []error
-			if _, err := transitions(cfg.Mix); err != nil {
-				errs = append(errs, err)
-			}
-			if err := workload.CheckScale("scale", cfg.Scale, maxScale, footprintAt); err != nil {
-				errs = append(errs, err)
-			}
-			return errs
-		},
-		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
+		Metric:  workload.Metric{Name: "interactions/min", Per: time.Minute},
+		Options: DefaultOptions,
+		Example: "--mix browsing --think-scale 0.01 --duration 30s",
 		Defaults: config.Defaults{
 			Clients:       50,
 			ServerThreads: 10,
@@ -136,7 +127,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	var beans *Beans
 	var err error
 	if p.Persistence.Container() {
-		if beans, err = openContainer(ctx, db, p.Entities, p.Warmup); err != nil {
+		if beans, err = openContainer(ctx, db, p.Entities, false); err != nil {
 			return nil, err
 		}
 		a = beans
@@ -147,7 +138,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	if err != nil {
 		return nil, err
 	}
-	a, t, err := split(p.Config, a, p.Threads)
+	a, t, err := split(p.Common, workload.OptionsAs[Options](p.Options), a, p.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +203,8 @@ func (b *browsers) probeHome(ctx context.Context, target string) error {
 const probeTimeout = 10 * time.Second
 
 func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
-	cfg := p.Config
-	table, err := transitions(cfg.Mix)
+	cfg, o := p.Common, workload.OptionsAs[Options](p.Options)
+	table, err := transitions(o.Mix)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +220,7 @@ func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 		BaseURL:    base,
 		Path:       path,
 		Table:      table,
-		Think:      workload.ThinkTime{Scale: cfg.ThinkScale},
+		Think:      workload.ThinkTime{Scale: o.ThinkScale},
 		Users:      int(pop.Users),
 		Categories: categoryNames[:],
 		Regions:    regionNames[:],
@@ -237,15 +228,15 @@ func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 		// The original's 0-based ids unless asked otherwise: the site
 		// answers what has no row as the PHP does, and the checks count
 		// only the writes that succeeded.
-		OneBasedIDs: cfg.OneBasedIDs,
+		OneBasedIDs: o.OneBasedIDs,
 		// Nicknames no other browser takes (the original draws them at
 		// random), so that a registration fails only for the site's
 		// reasons.
 		UniqueNicknames: true,
-		SkipImages:      cfg.SkipImages,
-		Tries:           cfg.PageTries,
+		SkipImages:      o.SkipImages,
+		Tries:           o.PageTries,
 	}.WithDefaults()
-	if !cfg.NoRampSlowdown {
+	if !o.NoRampSlowdown {
 		steadyEnd := time.Duration(math.MaxInt64)
 		if cfg.Duration > 0 {
 			steadyEnd = time.Duration(cfg.Duration - cfg.RampDown)
@@ -257,7 +248,7 @@ func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
 		return nil, errors.Join(errs...)
 	}
 	b := &browsers{cfg: &bc, scale: max(p.Scale, 1), active: pop.ActiveItems, walk: workload.WalkReport{Table: table.Name, TolerancePoints: MixTolerancePoints,
-		SessionThink: time.Duration(float64(bc.Think.Mean) * cfg.ThinkScale)}}
+		SessionThink: time.Duration(float64(bc.Think.Mean) * o.ThinkScale)}}
 	// A table of the user's whose Home keeps history has no stationary
 	// mix to compare with: the mix is then reported, not judged.
 	if st, err := table.Stationary(bc.MaxTransitions); err == nil {

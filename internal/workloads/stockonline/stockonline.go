@@ -73,24 +73,13 @@ func (Workload) Info() workload.Info {
 		Reference:  "Brebner & Ran, Entity Bean A, B, C's (Middleware 2001), sections 3-4",
 		Operations: opNames[:],
 		Mix:        Mix(),
-		MixOf:      func(c config.Run) (workload.Mix, error) { return ParseMix(c.Mix) },
-		Validate: func(c config.Run) []error {
-			var errs []error
-			if _, err := ParseMix(c.Mix); err != nil {
-				errs = append(errs, err)
-			}
-			if err := workload.CheckScale("scale", c.Scale, maxScale, footprintAt); err != nil {
-				errs = append(errs, err)
-			}
-			return errs
-		},
-		Footprint: func(c config.Run) workload.Footprint { return footprintAt(c.Scale) },
-		Metric:    workload.Metric{Name: "TPS", Per: time.Second},
+		Options:    DefaultOptions,
+		Example:    "--clients 20 --mix UpdateAccount=1 --warmup",
+		Metric:     workload.Metric{Name: "TPS", Per: time.Second},
 		Defaults: config.Defaults{
 			Clients:       100,
 			ServerThreads: 10,
 			Iterations:    10,
-			Mix:           MixTable2,
 		},
 		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked, container.Direct},
 		Entities:    entityTypes,
@@ -98,7 +87,7 @@ func (Workload) Info() workload.Info {
 }
 
 // Start readies a run: direct SQL, or a fresh entity container (its
-// caches warmed when p.Warmup, as in the paper's routine); then takes the
+// caches warmed under --warmup, as in the paper's routine); then takes the
 // baseline the checks compare against.
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
 	r := &run{pop: populationAt(max(p.Scale, 1))}
@@ -114,7 +103,7 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 
 // newBusiness makes the session beans, one per server thread of db: on
 // direct SQL, or on a fresh entity container (nil for direct SQL), its
-// caches warmed when p.Warmup. A run in one process and a business tier
+// caches warmed under --warmup. A run in one process and a business tier
 // served alone (ServeBusiness) build them alike.
 func newBusiness(ctx context.Context, db *store.DB, p workload.RunParams) ([]facade, *container.Container, error) {
 	if !p.Persistence.Container() {
@@ -125,7 +114,7 @@ func newBusiness(ctx context.Context, db *store.DB, p workload.RunParams) ([]fac
 	if err != nil {
 		return nil, nil, err
 	}
-	if p.Warmup {
+	if workload.OptionsAs[Options](p.Options).Warmup {
 		for _, t := range warmed {
 			if err := ctr.Warm(ctx, ctr.Home(t.Name)); err != nil {
 				return nil, nil, fmt.Errorf("warm-up of %s: %w", t.Name, err)

@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +60,6 @@ func (Workload) Info() workload.Info {
 		Reference:  "TPC Benchmark App; Asskildt (2007)",
 		Operations: opNames[:],
 		Mix:        mixOf(specMix),
-		MixOf:      func(c config.Run) (workload.Mix, error) { return ParseMix(c.Mix) },
 		Metric:     workload.Metric{Name: "SIPS", Per: time.Second},
 		Defaults: config.Defaults{
 			Clients:       10,
@@ -69,18 +67,12 @@ func (Workload) Info() workload.Info {
 			Duration:      time.Minute,
 			RampUp:        10 * time.Second,
 			Persistence:   container.Direct,
-			Mix:           MixSpec,
 		},
-		Persistence:  []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked},
-		Validity:     validity(),
-		Entities:     entityTypes,
-		AgentThreads: func(c config.Run) int { return 2 * max(c.ShippingAgents, 1) },
-		Validate:     validate,
-		Footprint:    footprint,
-		Setup: func(c config.Run) string {
-			return fmt.Sprintf("front %s, images %s (%d KiB), indexes %s, partners %s, sessions %s, mix %s", c.Front, c.ItemImages, c.ImageKB, c.Indexes,
-				partnerSetup(c), c.SessionLength, c.Mix)
-		},
+		Persistence: []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked},
+		Validity:    validity(),
+		Entities:    entityTypes,
+		Options:     DefaultOptions,
+		Example:     "--front json --partner-delay none --duration 30s",
 	}
 }
 
@@ -102,18 +94,6 @@ func validity() *workload.Validity {
 	}}
 }
 
-func partnerSetup(c config.Run) string {
-	if c.POV != "" || c.PGE != "" || c.ICE != "" {
-		return "remote"
-	}
-	s := "in-process, " + c.PartnerDelay
-	if c.PartnerFailRate > 0 {
-		s += fmt.Sprintf(", failing %g", c.PartnerFailRate)
-	}
-	return s
-}
-
-// validate checks TPC-App's own settings.
 // bytesPerScale is the loaded database per unit of scale without the
 // images, measured on SQLite: 104 MB a unit with 1,000 images of 100 KiB
 // in the rows.
@@ -122,70 +102,8 @@ const bytesPerScale = 1_800_000
 // maxScale is ten times the seed's database.
 const maxScale = 1_000
 
-// footprint: the rows, and each item's image, in its row or in a file.
-func footprint(c config.Run) workload.Footprint {
-	per := float64(bytesPerScale)
-	if c.ItemImages != ImagesNone {
-		per += float64(populationAt(1).Items) * float64(c.ImageKB) * 1024
-	}
-	return workload.Footprint{DBBytes: workload.PerUnit(max(c.Scale, 1), per)}
-}
-
-func validate(c config.Run) []error {
-	var errs []error
-	if err := workload.CheckScale("scale", c.Scale, maxScale, func(scale int) workload.Footprint {
-		c.Scale = scale
-		return footprint(c)
-	}); err != nil {
-		errs = append(errs, err)
-	}
-	if !slices.Contains(ImageModes, c.ItemImages) {
-		errs = append(errs, fmt.Errorf("--item-images %q: allowed: in-row, file, none", c.ItemImages))
-	}
-	if c.ImageKB < 0 || c.ImageKB > 16<<10 {
-		errs = append(errs, fmt.Errorf("--image-kb %d: want 0..16384", c.ImageKB))
-	}
-	if !slices.Contains(IndexModes, c.Indexes) {
-		errs = append(errs, fmt.Errorf("--indexes %q: allowed: spec, tuned", c.Indexes))
-	}
-	if _, err := partner.ParseDelay(c.PartnerDelay); err != nil {
-		errs = append(errs, fmt.Errorf("--partner-delay: %w", err))
-	}
-	if !(c.PartnerFailRate >= 0 && c.PartnerFailRate <= 1) {
-		errs = append(errs, fmt.Errorf("--partner-fail-rate %g: want a share in [0, 1]", c.PartnerFailRate))
-	}
-	if _, err := ParseSessionLength(c.SessionLength); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := ParseMix(c.Mix); err != nil {
-		errs = append(errs, err)
-	}
-	if !slices.Contains(Fronts, c.Front) {
-		errs = append(errs, fmt.Errorf("--front %q: allowed: soap, json", c.Front))
-	}
-	if c.ShippingAgents < 1 {
-		errs = append(errs, fmt.Errorf("--shipping-agents %d: must be at least 1", c.ShippingAgents))
-	}
-	for _, u := range []struct{ flag, v string }{{"pov", c.POV}, {"pge", c.PGE}, {"ice", c.ICE}} {
-		if u.v != "" {
-			if _, err := partner.NewClient(partner.Kind(u.flag), u.v, nil); err != nil {
-				errs = append(errs, fmt.Errorf("--%s: %w", u.flag, err))
-			}
-		}
-	}
-	return errs
-}
-
-func loadOptions(c config.Run) LoadOptions {
-	o := LoadOptions{Images: c.ItemImages, ImageBytes: c.ImageKB << 10, ImageDir: c.ImageDir, Indexes: c.Indexes}
-	if o.Images == ImagesFile && o.ImageDir == "" {
-		o.ImageDir = DefaultImageDir(c.DB.String())
-	}
-	return o
-}
-
 func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.LoadReport, error) {
-	return load(ctx, db, p, loadOptions(p.Config))
+	return load(ctx, db, p, workload.OptionsAs[Options](p.Options).loadOptions(p.Common.DB.String()))
 }
 
 // site is TPC-App's application server over a database: the business
@@ -227,7 +145,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 }
 
 func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, err error) {
-	cfg := p.Config
+	cfg := workload.OptionsAs[Options](p.Options)
 	s := &site{pop: populationAt(p.Scale), inProc: make(map[partner.Kind]*partner.Server), failRate: cfg.PartnerFailRate}
 	s.partnersCtx, s.stopPartners = context.WithCancel(context.Background())
 	if s.delay, err = partner.ParseDelay(cfg.PartnerDelay); err != nil {
@@ -287,7 +205,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			return nil, err
 		}
 	}
-	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], cfg.Broker, dir, !cfg.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
+	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], cfg.Broker, dir, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
 		max(p.Threads, 1), "tpcapp-"+s.runTag); err != nil {
 		return nil, err
 	}
@@ -406,8 +324,8 @@ func (w Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams)
 			return nil, err
 		}
 		r.stopFront = stop
-		r.hc = callerClient(p.Config.Clients)
-		methods = NewCaller(url, p.Config.Front, r.hc)
+		r.hc = callerClient(p.Common.Clients)
+		methods = NewCaller(url, workload.OptionsAs[Options](p.Options).Front, r.hc)
 	}
 	if r.ebs, err = newEBs(methods, p); err != nil {
 		return nil, err
@@ -431,13 +349,13 @@ type ebs struct {
 }
 
 func newEBs(methods Methods, p workload.RunParams) (*ebs, error) {
-	sl, err := ParseSessionLength(p.Config.SessionLength)
+	sl, err := ParseSessionLength(workload.OptionsAs[Options](p.Options).SessionLength)
 	if err != nil {
 		return nil, err
 	}
 	var id [4]byte
 	rand.Read(id[:])
-	return &ebs{methods: methods, pop: populationAt(p.Scale), gen: gen{seed: p.Config.Seed}, sessions: sl, runTag: hex.EncodeToString(id[:])}, nil
+	return &ebs{methods: methods, pop: populationAt(p.Scale), gen: gen{seed: p.Common.Seed}, sessions: sl, runTag: hex.EncodeToString(id[:])}, nil
 }
 
 func (e *ebs) NewClient(_, id int, rng *mrand.Rand) workload.Client {
@@ -495,8 +413,8 @@ func (r *run) Check(ctx context.Context, done workload.Outcomes) ([]workload.Che
 // Browsers are the emulated businesses alone, calling the site at target
 // (`tierbench drive tpcapp`).
 func (Workload) Browsers(ctx context.Context, target string, p workload.RunParams) (workload.Run, error) {
-	hc := callerClient(p.Config.Clients)
-	e, err := newEBs(NewCaller(target, p.Config.Front, hc), p)
+	hc := callerClient(p.Common.Clients)
+	e, err := newEBs(NewCaller(target, workload.OptionsAs[Options](p.Options).Front, hc), p)
 	if err != nil {
 		return nil, err
 	}
