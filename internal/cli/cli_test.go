@@ -172,8 +172,8 @@ func TestStockOnlineMixOfOneTransaction(t *testing.T) {
 			t.Errorf("%s ran %d times (in the result: %v), want %d", name, n, ok, want[name])
 		}
 	}
-	if res.Config.Mix != "UpdateAccount=1,BuyStock=2,SellStock=2" {
-		t.Errorf("the result's configuration has mix %q", res.Config.Mix)
+	if mix := res.Config.Value("mix"); mix != "UpdateAccount=1,BuyStock=2,SellStock=2" {
+		t.Errorf("the result's configuration has mix %q", mix)
 	}
 	if !strings.Contains(stdout, "checks: all 5 passed") {
 		t.Errorf("checks did not pass:\n%s", stdout)

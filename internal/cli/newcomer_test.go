@@ -11,6 +11,11 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/runner"
+	"github.com/tierbench/tierbench/internal/workload"
+	"github.com/tierbench/tierbench/internal/workloads/ecperf"
+	"github.com/tierbench/tierbench/internal/workloads/rubis"
+	"github.com/tierbench/tierbench/internal/workloads/stockonline"
+	"github.com/tierbench/tierbench/internal/workloads/tpcapp"
 )
 
 // pflag takes a flag's first `quoted` word of usage as its value's
@@ -30,17 +35,61 @@ func TestHelpShowsEveryFlagsValueType(t *testing.T) {
 		}
 	}
 	walk(root)
-	_, out, _ := runCLI(t, "run", "--help")
-	for _, want := range []string{"--emulator string", "--pov string"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("run --help does not show %q", want)
+	for cmd, want := range map[string]string{"ecperf": "--emulator string", "tpcapp": "--pov string"} {
+		if _, out, _ := runCLIWith(t, allWorkloads, "run", cmd, "--help"); !strings.Contains(out, want) {
+			t.Errorf("run %s --help does not show %q", cmd, want)
 		}
 	}
-	_, out, _ = runCLI(t, "--help")
+	_, out, _ := runCLI(t, "--help")
 	if strings.Contains(out, "to come") || !strings.Contains(out, "TPC-App") {
 		t.Errorf("tierbench --help does not name TPC-App as built:\n%s", out)
 	}
 }
+
+// run WORKLOAD --help shows the workload's own flags with its defaults,
+// and examples; another workload's flag is refused naming the workloads
+// that have it.
+func TestRunWorkloadHelpShowsItsOwnFlags(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		want     []string
+		not      []string
+	}{
+		{"rubis", []string{"--ramp-up duration", "leading time not measured (default 10s)", "--think-scale float", "(default 1)", "--tiers int", "--clients int                 concurrent clients (default 50)", "tierbench run rubis --db postgres://", "--mix browsing"},
+			[]string{"--ir ", "--pov ", "--po-dispatch "}},
+		{"ecperf", []string{"--ir int", "--po-dispatch string", `(default "sync")`, "--ramp-up duration", "(default 20s)", "tierbench run ecperf\n"}, []string{"--style ", "--think-scale "}},
+		{"tpcapp", []string{"--partner-delay string", `(default "fixed:500ms")`, "--front string", `(default "soap")`}, []string{"--ir ", "--style "}},
+		{"stockonline", []string{"--warmup", "--mix string", `(default "table-2")`, "--iterations int", "(default 10)"}, []string{"--ir ", "--front "}},
+	} {
+		code, out, _ := runCLIWith(t, allWorkloads, "run", tc.workload, "--help")
+		if code != 0 {
+			t.Errorf("run %s --help: exit %d", tc.workload, code)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("run %s --help does not show %q", tc.workload, want)
+			}
+		}
+		for _, not := range tc.not {
+			if strings.Contains(out, not) {
+				t.Errorf("run %s --help shows another workload's %q", tc.workload, not)
+			}
+		}
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"run rubis --ir 3", "--ir applies to ecperf only, not rubis"},
+		{"run rubis --broker nats://x:4222", "--broker applies to ecperf, tpcapp only, not rubis"},
+		{"run stockonline --think-scale 0", "--think-scale applies to rubis only, not stockonline"},
+		{"load tpcapp --style entity", "--style applies to rubis only, not tpcapp"},
+	} {
+		code, _, errOut := runCLIWith(t, allWorkloads, strings.Fields(tc.args)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, %s; want 2, %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+var allWorkloads = []workload.Workload{ecperf.New(), rubis.New(), stockonline.New(), tpcapp.New()}
 
 // A workload's name is accepted in any case, and a misspelt one gets the
 // closest name suggested.

@@ -28,6 +28,11 @@ func TestTierArgsGiveTheTierTheRunsConfiguration(t *testing.T) {
 		f := &runFlags{}
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		add(fs, f)
+		wl, err := w.Get(workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.options = config.BindOptions(fs, wl.Info().Options)
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -39,8 +44,8 @@ func TestTierArgsGiveTheTierTheRunsConfiguration(t *testing.T) {
 	}
 	// The keys a tier reads.
 	tierOf := func(c config.Run) string {
-		return fmt.Sprint(c.ServerThreads, c.Isolation, c.Persistence, c.Protocol, c.StyleOf(), c.CommitOption, c.Cache, c.Pool,
-			c.Concurrency, c.RefreshInterval, c.LockTimeout, c.Entity, c.Warmup)
+		return fmt.Sprint(c.ServerThreads, c.Isolation, c.Persistence, c.CommitOption, c.Cache, c.Pool,
+			c.Concurrency, c.RefreshInterval, c.LockTimeout, c.Entity, c.Options)
 	}
 	for _, tc := range []struct {
 		workload string

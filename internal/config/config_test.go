@@ -2,8 +2,7 @@ package config
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
+		"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,8 +12,20 @@ import (
 	"github.com/tierbench/tierbench/internal/store"
 )
 
+// testOptions stand for a workload's options (workload.Options): two
+// keys results have always carried, warmup in its old place, and one
+// added since.
+type testOptions struct {
+	Mix        string  `yaml:"mix" json:"mix,omitempty" help:"the mix"`
+	CycleScale float64 `yaml:"cycle-scale" json:"cycle-scale,omitempty" help:"cycles"`
+	Warmup     bool    `yaml:"warmup" json:"warmup" help:"warm up"`
+	Fresh      int     `yaml:"fresh" json:"fresh,omitempty" help:"an option added since"`
+}
+
 func valid() Run {
-	return New("stockonline", Defaults{Clients: 100, ServerThreads: 10, Iterations: 10})
+	r := New("stockonline", Defaults{Clients: 100, ServerThreads: 10, Iterations: 10})
+	r.Options = testOptions{Mix: "table-2", CycleScale: 1}
+	return r
 }
 
 var allPersistence = []container.Persistence{container.CMP, container.BMP, container.BMPChecked, container.Direct}
@@ -46,19 +57,6 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"ramps too long", func(r *Run) { r.Duration, r.RampUp = Duration(time.Second), Duration(time.Second) }, []string{"no steady state"}},
 		{"retries", func(r *Run) { r.Retries = -1 }, []string{"--retries -1"}},
 		{"lock timeout", func(r *Run) { r.LockTimeout = 0 }, []string{"--lock-timeout"}},
-		{"po dispatch", func(r *Run) { r.PODispatch = "fax" }, []string{`--po-dispatch "fax"`, "sync, poller, queue"}},
-		{"po senders", func(r *Run) { r.POSenders = 0 }, []string{"--po-senders 0", "at least 1"}},
-		{"broker", func(r *Run) { r.Broker = "http://127.0.0.1:4222" }, []string{"--broker", "nats://HOST:PORT"}},
-		{"receiver syntax", func(r *Run) { r.Receiver = "8100" }, []string{`--receiver "8100"`, "HOST:PORT"}},
-		{"receiver wildcard", func(r *Run) { r.Receiver = "0.0.0.0:8100" }, []string{`--receiver "0.0.0.0:8100"`, "not every interface"}},
-		{"receiver empty host", func(r *Run) { r.Receiver = ":8100" }, []string{`--receiver ":8100"`, "not every interface"}},
-		{"style", func(r *Run) { r.Style = "ejb3" }, []string{`--style "ejb3"`, "servlets, session, facade, local, entity"}},
-		{"style entity on direct SQL", func(r *Run) { r.Style, r.Persistence = "entity", container.Direct }, []string{"--style entity runs on --persistence cmp or bmp, not direct"}},
-		{"style on the wrong persistence", func(r *Run) { r.Style, r.Persistence = "session", container.CMP }, []string{"--style session runs on --persistence direct, not cmp"}},
-		{"style facade on direct SQL", func(r *Run) { r.Style, r.Persistence = "facade", container.Direct }, []string{"--style facade runs on --persistence cmp or bmp, not direct"}},
-		{"protocol", func(r *Run) { r.Protocol = "rmi" }, []string{`--protocol "rmi"`, "http, grpc"}},
-		{"items per category", func(r *Run) { r.ItemsPerCategory = "skewed" }, []string{`--items-per-category "skewed"`, "original", "even"}},
-		{"receiver loopback, emulator remote", func(r *Run) { r.Emulator = "http://emu-host:8099" }, []string{`--receiver "127.0.0.1:0" is reachable only from this host`, "emu-host can reach"}},
 	}
 	for _, tt := range tests {
 		r := valid()
@@ -76,16 +74,6 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 			if !strings.Contains(errs[0].Error(), w) {
 				t.Errorf("%s: %q does not say %q", tt.name, errs[0], w)
 			}
-		}
-	}
-	for _, ok := range []struct{ receiver, emulator string }{
-		{"127.0.0.1:0", ""}, {"127.0.0.1:0", "http://127.0.0.1:8099"}, {"localhost:8100", "http://localhost:8099"},
-		{"10.0.0.5:8100", "http://emu-host:8099"}, {"driver-host:0", "http://10.0.0.7:8099"},
-	} {
-		r := valid()
-		r.Receiver, r.Emulator = ok.receiver, ok.emulator
-		if errs := r.Validate(allPersistence); len(errs) != 0 {
-			t.Errorf("--receiver %s with --emulator %q: %v, want accepted", ok.receiver, ok.emulator, errs)
 		}
 	}
 	r := valid()
@@ -113,7 +101,7 @@ func TestLoadFileIsStrictAndFlagsOverride(t *testing.T) {
 	}
 
 	for content, want := range map[string]string{
-		"clinets: 20\n":                             "line 1: unknown key clinets (keys are the flag names: workload, db, scale, clients",
+		"clinets: 20\n":                             "line 1: unknown key clinets (keys are the flag names of stockonline: workload, db, scale, clients",
 		"duration: soon\n":                          `line 1: --duration "soon" is not a duration`,
 		"clients: many\n":                           `line 1: --clients "many": want a whole number`,
 		"scale: 2\nclients: 1\nclients: 2\n":        "line 3: clients given again (first on line 2)",
@@ -178,48 +166,6 @@ func TestLoadFileParsesIntoTypedValues(t *testing.T) {
 	}
 }
 
-// TestStyleChoosesThePersistence: a style on the entity container, given
-// by flag or file without a persistence, runs on CMP; a persistence the
-// user gave is kept, and refused when the style cannot run on it.
-func TestStyleChoosesThePersistence(t *testing.T) {
-	dir := t.TempDir()
-	file := func(body string) string {
-		p := filepath.Join(dir, fmt.Sprintf("f%d.yaml", len(body)))
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	direct := func() Run { r := valid(); r.Persistence = container.Direct; return r }
-	for _, tc := range []struct {
-		name  string
-		set   func(r *Run) error
-		want  container.Persistence
-		valid bool
-	}{
-		{"flag --style facade", func(r *Run) error { r.Overlay(&Run{Style: "facade"}, []string{"style"}); return nil }, container.CMP, true},
-		{"file style: local", func(r *Run) error { return r.LoadFile(file("style: local\n")) }, container.CMP, true},
-		{"file style: session", func(r *Run) error { return r.LoadFile(file("style: session\n")) }, container.Direct, true},
-		{"file bmp and facade", func(r *Run) error { return r.LoadFile(file("style: facade\npersistence: bmp\n")) }, container.BMP, true},
-		{"flag --style entity", func(r *Run) error { r.Overlay(&Run{Style: "entity"}, []string{"style"}); return nil }, container.CMP, true},
-		{"file bmp and entity", func(r *Run) error { return r.LoadFile(file("style: entity\npersistence: bmp\n")) }, container.BMP, true},
-		{"flags direct and facade", func(r *Run) error {
-			r.Overlay(&Run{Style: "facade", Persistence: container.Direct}, []string{"style", "persistence"})
-			return nil
-		}, container.Direct, false},
-	} {
-		r := direct()
-		if err := tc.set(&r); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		r.Normalize()
-		errs := r.Validate(allPersistence)
-		if r.Persistence != tc.want || (len(errs) == 0) != tc.valid {
-			t.Errorf("%s: persistence %s, problems %v; want %s, valid %v", tc.name, r.Persistence, errs, tc.want, tc.valid)
-		}
-	}
-}
-
 // --placement takes mixed or dual, starts a server of its own (no --db,
 // no --no-load), and a result's config (db empty) runs again as given.
 func TestConfigPlacement(t *testing.T) {
@@ -249,10 +195,83 @@ func TestConfigPlacement(t *testing.T) {
 		}
 	}
 	// --db sqlite given beside it is refused too, though it is the default.
-	if err := CheckKeys("stockonline", []string{"placement", "db"}); err == nil || !strings.Contains(err.Error(), "leave --db unset") {
+	if err := CheckKeys([]string{"placement", "db"}); err == nil || !strings.Contains(err.Error(), "leave --db unset") {
 		t.Errorf("CheckKeys(placement, db) = %v", err)
 	}
-	if err := CheckKeys("rubis", []string{"placement"}); err != nil {
+	if err := CheckKeys([]string{"placement"}); err != nil {
 		t.Errorf("--placement refused for rubis: %v", err)
+	}
+}
+
+// A workload's options are keys as Run's are: set by a -f file (a refusal
+// lists them among the keys), overlaid by flags, and remembered as given.
+func TestOptionsAreKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	os.WriteFile(path, []byte("clients: 3\nmix: UpdateAccount=1\nfresh: 4\n"), 0o644)
+	r := valid()
+	if err := r.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if o := r.Options.(testOptions); o.Mix != "UpdateAccount=1" || o.Fresh != 4 || o.CycleScale != 1 || r.Clients != 3 || !r.Given("mix") || r.Given("cycle-scale") {
+		t.Fatalf("after the file: %+v, options %+v", r, r.Options)
+	}
+	flags := Run{Options: testOptions{CycleScale: 0.5, Mix: "ignored"}}
+	r.Overlay(&flags, []string{"cycle-scale"})
+	if o := r.Options.(testOptions); o.CycleScale != 0.5 || o.Mix != "UpdateAccount=1" {
+		t.Errorf("overlay of --cycle-scale: options %+v", o)
+	}
+	if v := r.Value("cycle-scale"); v != "0.5" {
+		t.Errorf("Value(cycle-scale) = %q", v)
+	}
+	// A copy's options are its own.
+	c := r
+	c.Overlay(&Run{Options: testOptions{Fresh: 9}}, []string{"fresh"})
+	if r.Options.(testOptions).Fresh != 4 {
+		t.Errorf("a copy's overlay changed the original's options: %+v", r.Options)
+	}
+	os.WriteFile(path, []byte("ir: 3\n"), 0o644)
+	if err := r.LoadFile(path); err == nil || !strings.Contains(err.Error(), "unknown key ir (keys are the flag names of stockonline: ") || !strings.Contains(err.Error(), "mix, cycle-scale, warmup, fresh") {
+		t.Errorf("a key of no option: %v", err)
+	}
+}
+
+// A result's config is written as it always was: Run's keys, warmup before
+// no-load, the keys of every workload in their old order (another
+// workload's with the value they used to have), then options added since;
+// and read back, each workload's options from it.
+func TestOptionsWrittenInTheResultsOrder(t *testing.T) {
+	r := valid()
+	r.Options = testOptions{Mix: "table-2", CycleScale: 0.5, Warmup: true, Fresh: 2}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{
+		`"entity":null,"warmup":true,"no-load":false,"out":"","quiet":false,"po-dispatch":"sync","receiver":"127.0.0.1:0","cycle-scale":0.5,"mix":"table-2","think-scale":1,`,
+		`"front":"soap","shipping-agents":2,"fresh":2}`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("written as\n%s\nwant it to hold\n%s", got, want)
+		}
+	}
+	var back Run
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Options != nil || back.Clients != r.Clients {
+		t.Fatalf("read back as %+v", back)
+	}
+	if err := back.DecodeOptions(testOptions{Mix: "default", CycleScale: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if back.Options != r.Options {
+		t.Errorf("options read back as %+v, want %+v", back.Options, r.Options)
+	}
+	// Without options (a workload with none), every key as before.
+	r.Options = nil
+	b, _ = json.Marshal(r)
+	if !strings.Contains(string(b), `"warmup":false,"no-load":false`) || !strings.Contains(string(b), `"mix":"bidding","think-scale":1,"protocol":"http","tiers":1,"po-senders":16,`) {
+		t.Errorf("without options: %s", b)
 	}
 }

@@ -297,12 +297,31 @@ func empty(v reflect.Value) bool {
 	return false
 }
 
-// Value is the value of r's key as a flag would take it ("" for a key
-// r does not have).
+// Value is the value of r's key as a flag would take it: from its
+// options, or, for a Run read from JSON whose options were not decoded
+// (a result read back), from the JSON; "" for a key r does not have.
 func (r *Run) Value(key string) string {
 	fields, _ := r.keyed()
 	if v, ok := fields[key]; ok {
 		return fmt.Sprint(v.Interface())
 	}
+	var m map[string]any
+	if r.Options == nil && json.Unmarshal(r.raw, &m) == nil && m[key] != nil {
+		return fmt.Sprint(m[key])
+	}
 	return ""
+}
+
+// MarshalYAML writes r as a -f file of every key, Run's and its options'.
+func (r Run) MarshalYAML() (any, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	keys, _ := r.keys()
+	for _, k := range keys {
+		var v yaml.Node
+		if err := v.Encode(k.value.Interface()); err != nil {
+			return nil, fmt.Errorf("%s: %w", k.name, err)
+		}
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k.name}, &v)
+	}
+	return n, nil
 }

@@ -148,7 +148,10 @@ func TestSummaryNamesTheTerminals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.New("demo", config.Defaults{Clients: 4, ServerThreads: 2, Iterations: 1})
-			r := Build(Inputs{Config: cfg, Info: workload.Info{Name: "demo", Setup: tc.setup}, Groups: tc.groups})
+			if tc.setup != nil {
+				cfg.Options = setupOptions{setup: tc.setup}
+			}
+			r := Build(Inputs{Config: cfg, Info: workload.Info{Name: "demo"}, Groups: tc.groups})
 			var buf bytes.Buffer
 			WriteSummary(&buf, r)
 			if first := strings.SplitN(buf.String(), "\n", 2)[0]; !strings.Contains(first, tc.want) {
@@ -229,3 +232,11 @@ func TestSummaryMarksRulesNotJudged(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// setupOptions are a workload's options that describe the run's setup.
+type setupOptions struct {
+	workload.NoOptions
+	setup func(config.Run) string
+}
+
+func (o setupOptions) Setup(c config.Run) string { return o.setup(c) }

@@ -27,8 +27,12 @@ func NewRegistry(ws ...Workload) (*Registry, error) {
 	return r, nil
 }
 
-// Names in order.
+// Names in order; none for a nil registry (a command tree built for its
+// help alone).
 func (r *Registry) Names() []string {
+	if r == nil {
+		return nil
+	}
 	out := make([]string, 0, len(r.byName))
 	for n := range r.byName {
 		out = append(out, n)
