@@ -2,7 +2,7 @@ package config
 
 import (
 	"encoding/json"
-		"os"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
