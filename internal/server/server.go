@@ -1,8 +1,8 @@
-// Package server runs an HTTP front of the middle tier (RUBiS's pages
-// today; the business tier's remote interface and TPC-App's services
-// next): it listens at once, so a bad or busy address is known before
-// anything else starts, serves the tier's handler beside /healthz, and
-// shuts down gracefully, letting the requests under way finish.
+// Package server runs the HTTP front of a web workload's middle tier
+// (RUBiS's pages, TPC-App's web services): it listens at once, so a bad or
+// busy address is known before anything else starts, serves the tier's
+// handler beside /healthz, and shuts down gracefully, letting the requests
+// under way finish.
 //
 // It knows nothing of workloads: the CLI gives it a handler.
 package server

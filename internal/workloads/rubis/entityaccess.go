@@ -8,12 +8,12 @@ import (
 	"github.com/tierbench/tierbench/internal/container"
 )
 
-// How Beans reaches the entity beans: through entityTx and entityRef,
+// How Facade reaches the entity beans: through entityTx and entityRef,
 // whether the beans are in process (the facade on the business tier, the
 // local style: localEntities, over the container itself) or on a business
-// tier of their own (the entity style: remoteEntities, entities_remote.go,
+// tier of their own (the entity style: remoteEntities, entitytier.go,
 // where every method below that can fail is one remote call). The
-// interactions are written once, in container.go, over these.
+// interactions are written once, in facade.go, over these.
 
 // entityHome names an entity type: its index in entityTypes.
 type entityHome uint8
@@ -39,7 +39,7 @@ func (h entityHome) String() string { return entityTypes[h].Name }
 // field access leaves the zero value and its error in the transaction
 // (Err), every later call of the transaction fails with it without being
 // made, and the interaction's result is that error whatever it made of the
-// zero value (Beans.once).
+// zero value (Facade.once).
 type entityTx interface {
 	// Find is the bean with the key; container.ErrNotFound if none.
 	Find(h entityHome, key container.Key) (entityRef, error)

@@ -1,9 +1,3 @@
-// Package rubis is the RUBiS auction site (Cecchet et al. 2002): its
-// schema per dialect and its population; the pages, the client and the
-// consistency checks build on these.
-//
-// rubis sees only the workload API and the store; it must not depend on
-// the driver, the CLI or the browser emulator.
 package rubis
 
 import (

@@ -31,7 +31,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	var a Auction
 	var err error
 	if style == "session" {
-		a, err = NewDirect(ctx, db)
+		a, err = NewServlets(ctx, db)
 	} else {
 		a, err = openContainer(ctx, db, p.Entities, false)
 	}
@@ -48,14 +48,14 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 // serveStyle registers on s the remote interface of style's business tier
 // over a: the Auction itself (session, facade: one call per interaction),
 // or the entity beans of its container (entity: a is the container's
-// Beans, and the interactions run in the web tier). afterStop releases
+// Facade, and the interactions run in the web tier). afterStop releases
 // what the interface holds, once the server has stopped.
 func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int) (afterStop func(), err error) {
 	if style != "entity" {
 		ServeAuction(s, a, threads)
 		return func() {}, nil
 	}
-	beans, ok := a.(*Beans)
+	beans, ok := a.(*Facade)
 	if !ok || beans.ctr == nil {
 		return nil, errors.New("--style entity serves the entity container's beans: run it on --persistence cmp or bmp")
 	}
@@ -67,7 +67,7 @@ func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int) (
 // tier behind conn (which serveStyle serves in the same style).
 func auctionOver(style string, conn grpc.ClientConnInterface) Auction {
 	if style == "entity" {
-		return NewRemoteBeans(conn)
+		return NewRemoteEntityFacade(conn)
 	}
 	return RemoteAuction(conn)
 }

@@ -30,7 +30,7 @@ func TestStylesCountTheirCalls(t *testing.T) {
 	pages := []string{"/PHP/index.html", viewOne,
 		"/PHP/SearchItemsByCategory.php?category=1&categoryName=x&page=0&nbOfItems=20", viewOne, viewMany}
 
-	// The entity style's calls, from what Beans reads (container.go). A
+	// The entity style's calls, from what Facade reads (facade.go). A
 	// read-only interaction: Begin, its finders and field accesses, Commit
 	// (the Rollback deferred after it makes no call); a bean's key comes
 	// with its reference. The fields a conversion reads are counted by

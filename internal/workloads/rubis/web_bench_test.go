@@ -61,7 +61,7 @@ func setupWebBench(b *testing.B, dsn string) (*httptest.Server, population) {
 	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewDirect(ctx, db)
+	d, err := NewServlets(ctx, db)
 	if err != nil {
 		b.Fatal(err)
 	}

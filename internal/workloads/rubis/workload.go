@@ -1,11 +1,24 @@
 // Package rubis is RUBiS, the auction site of Cecchet et al. (Middleware
-// 2003, and the public RUBiS source): its database (schema.go, load.go),
-// its business logic behind one interface (auction.go; direct SQL in
-// direct.go), its pages over HTTP at the PHP version's paths (web.go),
-// its consistency checks (check.go), the styles of its middle tier
-// (tiers.go: the business tier behind the remote layer, its interface
-// declared in rubispb and carried by remote.go) and, in package browser,
-// the emulated browsers of the original client.
+// 2003, and the public RUBiS source), built in the five styles of their
+// OOPSLA 2002 comparison (--style).
+//
+// Files, named as in every workload package: workload.go (the Workload,
+// its operations, mixes and defaults, the site and the emulated browsers'
+// run), schema.go and load.go (the database and its loading),
+// population.go and names.go (the original generator's values),
+// entities.go and entityaccess.go (the entity types, and how the
+// interactions reach them in process or remotely), check.go (consistency
+// after a run), served.go (serve rubis: a business tier or a web tier
+// alone), web.go and params.go (the pages over HTTP at the PHP version's
+// paths). The business logic is one interface, Auction (auction.go), with
+// one file per style that implements it: servlets.go (Servlets: direct
+// SQL, for servlets and session), facade.go (Facade: a session facade over
+// entity beans, for facade and local, and the web tier of entity),
+// session.go (the remote interface of session and facade: one call per
+// interaction), entitytier.go (EntityTier: the entity style's business
+// tier, field by field); tiers.go splits a site at its style's remote
+// boundary. The interfaces that cross it are declared in rubispb; the
+// emulated browsers of the original client are package browser.
 package rubis
 
 import (
@@ -124,14 +137,14 @@ func (s site) Tiers() workload.Tiers {
 // Site readies the auction site over db.
 func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Site, error) {
 	var a Auction
-	var beans *Beans
+	var beans *Facade
 	var err error
 	if p.Persistence.Container() {
 		if beans, err = openContainer(ctx, db, p.Entities, false); err != nil {
 			return nil, err
 		}
 		a = beans
-	} else if a, err = NewDirect(ctx, db); err != nil {
+	} else if a, err = NewServlets(ctx, db); err != nil {
 		return nil, err
 	}
 	c, err := newChecker(ctx, db)

@@ -1,6 +1,6 @@
 // The RUBiS business tier as a remote interface: one call per method of
 // rubis.Auction, its request and result as messages that mirror the Go
-// structs field for field (package rubis converts them, in remote.go).
+// structs field for field (package rubis converts them, in session.go).
 //
 // Times are google.protobuf.Timestamp: every instant from year 1 to 9999
 // to the nanosecond, which int64 nanoseconds are not (the zero time.Time

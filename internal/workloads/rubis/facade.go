@@ -14,47 +14,52 @@ import (
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
-// Beans is the RUBiS business tier on the entity container, as the EJB
-// versions of RUBiS run it: each interaction is a session-facade method
+// Facade is the RUBiS business tier on the entity container, as the EJB
+// versions of RUBiS run it. It serves three styles: facade (a session
+// facade over local entity beans on a business tier, served by
+// ServeAuction), local (the same in the web tier's process) and, over
+// remote entity beans (NewRemoteEntityFacade), the web tier of entity.
+// In each, each interaction is a session-facade method
 // that runs as one container-managed transaction, finds entity beans by
 // key or by finder and reads and writes them field by field; the
 // container's persistence strategy (cmp, bmp) decides the SQL, its commit
 // option what stays cached, its concurrency strategy who waits.
 //
 // The beans are reached through entityTx (entityaccess.go): in process
-// (NewContainer: the facade on the business tier, or the local style), or
+// (NewFacade: the facade on the business tier, or the local style), or
 // on a business tier of their own, each finder, field access and
-// transaction boundary a remote call (NewRemoteBeans: the entity style).
+// transaction boundary a remote call (NewRemoteEntityFacade: the entity
+// style).
 //
-// Its results and database effects are those of Direct: the same rows,
+// Its results and database effects are those of Servlets: the same rows,
 // the same page errors. Pages that only read run in read-only
 // transactions; a transaction chosen as the victim of a lock wait,
-// deadlock or conflict runs again up to writeAttempts times, as Direct's
+// deadlock or conflict runs again up to writeAttempts times, as Servlets'
 // writes do.
-type Beans struct {
+type Facade struct {
 	// ctr is the container in this process; nil when the beans are on a
-	// business tier of their own (NewRemoteBeans).
+	// business tier of their own (NewRemoteEntityFacade).
 	ctr  *container.Container
 	ents entities
 	now  func() time.Time
 }
 
-var _ Auction = (*Beans)(nil)
+var _ Auction = (*Facade)(nil)
 
-// NewContainer is the business tier over ctr, a container of RUBiS's
+// NewFacade is the business tier over ctr, a container of RUBiS's
 // entity types (entityTypes).
-func NewContainer(ctr *container.Container) (*Beans, error) {
+func NewFacade(ctr *container.Container) (*Facade, error) {
 	ents, err := newLocalEntities(ctr)
 	if err != nil {
 		return nil, err
 	}
-	return &Beans{ctr: ctr, ents: ents, now: time.Now}, nil
+	return &Facade{ctr: ctr, ents: ents, now: time.Now}, nil
 }
 
 // openContainer starts a container of RUBiS's entity types over db with
 // the resolved settings, its caches warmed first when warm is set (its
 // counters then start from zero), and the business tier over it.
-func openContainer(ctx context.Context, db *store.DB, settings map[string]container.Settings, warm bool) (*Beans, error) {
+func openContainer(ctx context.Context, db *store.DB, settings map[string]container.Settings, warm bool) (*Facade, error) {
 	ctr, err := container.New(ctx, db, entityTypes, settings)
 	if err != nil {
 		return nil, err
@@ -67,12 +72,12 @@ func openContainer(ctx context.Context, db *store.DB, settings map[string]contai
 		}
 		ctr.ResetStats()
 	}
-	return NewContainer(ctr)
+	return NewFacade(ctr)
 }
 
 // EntityStats are the container's counters by entity type; none when
 // the container is on another tier.
-func (b *Beans) EntityStats() []workload.EntityStats {
+func (b *Facade) EntityStats() []workload.EntityStats {
 	if b.ctr == nil {
 		return nil
 	}
@@ -83,10 +88,10 @@ func (b *Beans) EntityStats() []workload.EntityStats {
 	return out
 }
 
-// entitySite is the site served by Beans: its counters go into the result.
+// entitySite is the site served by Facade: its counters go into the result.
 type entitySite struct {
 	site
-	beans *Beans
+	beans *Facade
 }
 
 func (s entitySite) EntityStats() []workload.EntityStats { return s.beans.EntityStats() }
@@ -101,19 +106,19 @@ func (r *run) EntityStats() []workload.EntityStats {
 
 var _ workload.EntityRun = (*run)(nil)
 
-// clock is now as the database stores times (see Direct.clock).
-func (b *Beans) clock() time.Time { return timeBase(b.now()) }
+// clock is now as the database stores times (see Servlets.clock).
+func (b *Facade) clock() time.Time { return timeBase(b.now()) }
 
 // inTx runs fn as one container transaction on thread, read-write when
 // write is set: committed when fn returns nil, rolled back otherwise (fn's
 // error returned unchanged, so page errors pass through). A run that the
 // container or the database chose as a victim runs again after a short
 // pause, up to writeAttempts runs.
-func (b *Beans) inTx(ctx context.Context, thread int, write bool, fn func(tx entityTx) error) error {
+func (b *Facade) inTx(ctx context.Context, thread int, write bool, fn func(tx entityTx) error) error {
 	return store.Retry(ctx, writeAttempts, func() error { return b.once(ctx, thread, write, fn) })
 }
 
-func (b *Beans) once(ctx context.Context, thread int, write bool, fn func(tx entityTx) error) error {
+func (b *Facade) once(ctx context.Context, thread int, write bool, fn func(tx entityTx) error) error {
 	tx, err := b.ents.begin(ctx, thread, write)
 	if err != nil {
 		return err
@@ -131,11 +136,11 @@ func (b *Beans) once(ctx context.Context, thread int, write bool, fn func(tx ent
 	return tx.Commit()
 }
 
-func (b *Beans) read(ctx context.Context, thread int, fn func(tx entityTx) error) error {
+func (b *Facade) read(ctx context.Context, thread int, fn func(tx entityTx) error) error {
 	return b.inTx(ctx, thread, false, fn)
 }
 
-func (b *Beans) write(ctx context.Context, thread int, fn func(tx entityTx) error) error {
+func (b *Facade) write(ctx context.Context, thread int, fn func(tx entityTx) error) error {
 	return b.inTx(ctx, thread, true, fn)
 }
 
@@ -172,7 +177,7 @@ func regionFrom(i entityRef) Region {
 
 // authenticate finds the user of nickname and password, or returns the
 // page error of title when there is none.
-func (b *Beans) authenticate(tx entityTx, title, nickname, password string) (entityRef, error) {
+func (b *Facade) authenticate(tx entityTx, title, nickname, password string) (entityRef, error) {
 	u, err := tx.FindOne(homeUsers, "byLogin", nickname, password)
 	if isNotFound(err) {
 		return nil, errNoAccount(title)
@@ -183,8 +188,8 @@ func (b *Beans) authenticate(tx entityTx, title, nickname, password string) (ent
 	return u, nil
 }
 
-// nickname of user id; "" when there is no such user (Direct's LEFT JOIN).
-func (b *Beans) nickname(tx entityTx, id int64) (string, error) {
+// nickname of user id; "" when there is no such user (Servlets' LEFT JOIN).
+func (b *Facade) nickname(tx entityTx, id int64) (string, error) {
 	u, err := tx.Find(homeUsers, idKey(id))
 	if isNotFound(err) {
 		return "", nil
@@ -197,7 +202,7 @@ func (b *Beans) nickname(tx entityTx, id int64) (string, error) {
 
 // item finds item id in items or, when old is allowed and items has none,
 // in old_items; the page error of title when neither has it.
-func (b *Beans) item(tx entityTx, title string, id int64, old bool) (Item, error) {
+func (b *Facade) item(tx entityTx, title string, id int64, old bool) (Item, error) {
 	i, err := tx.Find(homeItems, idKey(id))
 	if err == nil {
 		return itemFrom(i, false), nil
@@ -214,8 +219,8 @@ func (b *Beans) item(tx entityTx, title string, id int64, old bool) (Item, error
 }
 
 // itemPrice finds item id (see item), its seller's nickname, and the price
-// its bids make, as Direct.itemPrice works it out.
-func (b *Beans) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPrice, error) {
+// its bids make, as Servlets.itemPrice works it out.
+func (b *Facade) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPrice, error) {
 	var p ItemPrice
 	var err error
 	if p.Item, err = b.item(tx, title, id, old); err != nil {
@@ -249,7 +254,7 @@ func (b *Beans) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPr
 	p.CurrentPrice = maxBid
 	if p.Quantity > 1 {
 		// The Quantity highest bids, highest first, earliest first among
-		// equal ones, as Direct's query orders them.
+		// equal ones, as Servlets' query orders them.
 		slices.SortFunc(amounts, func(a, b amount) int {
 			return cmp.Or(cmp.Compare(b.bid, a.bid), cmp.Compare(a.ref.Key().A, b.ref.Key().A))
 		})
@@ -264,7 +269,7 @@ func (b *Beans) itemPrice(tx entityTx, title string, id int64, old bool) (ItemPr
 
 // commentsAbout are the comments about user id, oldest first, with their
 // authors' nicknames.
-func (b *Beans) commentsAbout(tx entityTx, id int64) ([]Comment, error) {
+func (b *Facade) commentsAbout(tx entityTx, id int64) ([]Comment, error) {
 	cs, err := tx.FindMany(homeComments, "aboutUser", id)
 	if err != nil {
 		return nil, fmt.Errorf("comments about user %d: %w", id, err)
@@ -282,7 +287,7 @@ func (b *Beans) commentsAbout(tx entityTx, id int64) ([]Comment, error) {
 	return out, nil
 }
 
-func (b *Beans) categories(tx entityTx) ([]Category, error) {
+func (b *Facade) categories(tx entityTx) ([]Category, error) {
 	cs, err := tx.FindMany(homeCategories, "all")
 	if err != nil {
 		return nil, fmt.Errorf("categories: %w", err)
@@ -294,7 +299,7 @@ func (b *Beans) categories(tx entityTx) ([]Category, error) {
 	return out, nil
 }
 
-func (b *Beans) RegisterUser(ctx context.Context, thread int, r RegisterUserRequest) (RegisterUserResult, error) {
+func (b *Facade) RegisterUser(ctx context.Context, thread int, r RegisterUserRequest) (RegisterUserResult, error) {
 	const title = "Register user"
 	var res RegisterUserResult
 	// The nickname is looked up first, as UserHome.findByNickName was;
@@ -344,7 +349,7 @@ func (b *Beans) RegisterUser(ctx context.Context, thread int, r RegisterUserRequ
 	return res, nil
 }
 
-func (b *Beans) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
+func (b *Facade) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
 	var res BrowseCategoriesResult
 	err := b.read(ctx, thread, func(tx entityTx) (err error) {
 		res.Categories, err = b.categories(tx)
@@ -353,7 +358,7 @@ func (b *Beans) BrowseCategories(ctx context.Context, thread int, _ BrowseCatego
 	return res, err
 }
 
-func (b *Beans) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
+func (b *Facade) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
 	var res BrowseRegionsResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		rs, err := tx.FindMany(homeRegions, "all")
@@ -369,7 +374,7 @@ func (b *Beans) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRe
 	return res, err
 }
 
-func (b *Beans) BrowseCategoriesInRegion(ctx context.Context, thread int, r BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
+func (b *Facade) BrowseCategoriesInRegion(ctx context.Context, thread int, r BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
 	var res BrowseCategoriesInRegionResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		var reg entityRef
@@ -395,17 +400,17 @@ func (b *Beans) BrowseCategoriesInRegion(ctx context.Context, thread int, r Brow
 	return res, nil
 }
 
-func (b *Beans) SearchItemsByCategory(ctx context.Context, thread int, r SearchItemsByCategoryRequest) (SearchItemsResult, error) {
+func (b *Facade) SearchItemsByCategory(ctx context.Context, thread int, r SearchItemsByCategoryRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
 	return b.search(ctx, thread, "byCategory", r.Category, b.clock(), n, r.Page*n)
 }
 
-func (b *Beans) SearchItemsByRegion(ctx context.Context, thread int, r SearchItemsByRegionRequest) (SearchItemsResult, error) {
+func (b *Facade) SearchItemsByRegion(ctx context.Context, thread int, r SearchItemsByRegionRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
 	return b.search(ctx, thread, "byCategoryRegion", r.Category, r.Region, b.clock(), n, r.Page*n)
 }
 
-func (b *Beans) search(ctx context.Context, thread int, finder string, args ...any) (SearchItemsResult, error) {
+func (b *Facade) search(ctx context.Context, thread int, finder string, args ...any) (SearchItemsResult, error) {
 	var res SearchItemsResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		items, err := tx.FindMany(homeItems, finder, args...)
@@ -421,7 +426,7 @@ func (b *Beans) search(ctx context.Context, thread int, finder string, args ...a
 	return res, err
 }
 
-func (b *Beans) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (ViewItemResult, error) {
+func (b *Facade) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (ViewItemResult, error) {
 	var res ViewItemResult
 	err := b.read(ctx, thread, func(tx entityTx) (err error) {
 		res.ItemPrice, err = b.itemPrice(tx, "Viewing item", r.ItemID, true)
@@ -430,7 +435,7 @@ func (b *Beans) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (Vi
 	return res, err
 }
 
-func (b *Beans) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequest) (ViewUserInfoResult, error) {
+func (b *Facade) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequest) (ViewUserInfoResult, error) {
 	var res ViewUserInfoResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := tx.Find(homeUsers, idKey(r.UserID))
@@ -447,7 +452,7 @@ func (b *Beans) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequ
 	return res, err
 }
 
-func (b *Beans) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
+func (b *Facade) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
 	var res ViewBidHistoryResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		it, err := b.item(tx, "Bid history", r.ItemID, true)
@@ -474,7 +479,7 @@ func (b *Beans) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistory
 	return res, nil
 }
 
-func (b *Beans) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNowResult, error) {
+func (b *Facade) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNowResult, error) {
 	const title = "BuyNow"
 	var res BuyNowResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
@@ -492,7 +497,7 @@ func (b *Beans) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNow
 	return res, err
 }
 
-func (b *Beans) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowRequest) (StoreBuyNowResult, error) {
+func (b *Facade) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowRequest) (StoreBuyNowResult, error) {
 	const title = "StoreBuyNow"
 	if err := r.check(); err != nil {
 		return StoreBuyNowResult{}, err
@@ -531,7 +536,7 @@ func (b *Beans) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowReques
 	return StoreBuyNowResult{Qty: r.Qty}, nil
 }
 
-func (b *Beans) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBidResult, error) {
+func (b *Facade) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBidResult, error) {
 	var res PutBidResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "Authentication", r.Nickname, r.Password)
@@ -551,7 +556,7 @@ func (b *Beans) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBid
 	return res, nil
 }
 
-func (b *Beans) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (StoreBidResult, error) {
+func (b *Facade) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (StoreBidResult, error) {
 	const title = "StoreBid"
 	if err := checkBid(r); err != nil {
 		return StoreBidResult{}, err
@@ -583,7 +588,7 @@ func (b *Beans) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (St
 	return StoreBidResult{}, err
 }
 
-func (b *Beans) PutComment(ctx context.Context, thread int, r PutCommentRequest) (PutCommentResult, error) {
+func (b *Facade) PutComment(ctx context.Context, thread int, r PutCommentRequest) (PutCommentResult, error) {
 	const title = "PutComment"
 	var res PutCommentResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
@@ -611,8 +616,8 @@ func (b *Beans) PutComment(ctx context.Context, thread int, r PutCommentRequest)
 	return res, nil
 }
 
-// StoreComment records the comment with its own rating, as Direct does.
-func (b *Beans) StoreComment(ctx context.Context, thread int, r StoreCommentRequest) (StoreCommentResult, error) {
+// StoreComment records the comment with its own rating, as Servlets does.
+func (b *Facade) StoreComment(ctx context.Context, thread int, r StoreCommentRequest) (StoreCommentResult, error) {
 	const title = "StoreComment"
 	err := b.write(ctx, thread, func(tx entityTx) error {
 		to, err := tx.Find(homeUsers, idKey(r.To))
@@ -638,7 +643,7 @@ func (b *Beans) StoreComment(ctx context.Context, thread int, r StoreCommentRequ
 	return StoreCommentResult{}, err
 }
 
-func (b *Beans) SelectCategoryToSellItem(ctx context.Context, thread int, r SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
+func (b *Facade) SelectCategoryToSellItem(ctx context.Context, thread int, r SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
 	var res SelectCategoryToSellItemResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "Authentication", r.Nickname, r.Password)
@@ -655,7 +660,7 @@ func (b *Beans) SelectCategoryToSellItem(ctx context.Context, thread int, r Sele
 	return res, nil
 }
 
-func (b *Beans) RegisterItem(ctx context.Context, thread int, r RegisterItemRequest) (RegisterItemResult, error) {
+func (b *Facade) RegisterItem(ctx context.Context, thread int, r RegisterItemRequest) (RegisterItemResult, error) {
 	start := b.clock()
 	it := Item{Name: r.Name, Description: r.Description, InitialPrice: r.InitialPrice, Quantity: r.Quantity,
 		ReservePrice: r.ReservePrice, BuyNow: r.BuyNow, StartDate: start, EndDate: start.AddDate(0, 0, int(r.Duration)),
@@ -686,7 +691,7 @@ func (b *Beans) RegisterItem(ctx context.Context, thread int, r RegisterItemRequ
 	return RegisterItemResult{Item: it}, nil
 }
 
-func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (AboutMeResult, error) {
+func (b *Facade) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (AboutMeResult, error) {
 	var res AboutMeResult
 	err := b.read(ctx, thread, func(tx entityTx) error {
 		u, err := b.authenticate(tx, "About me", r.Nickname, r.Password)
@@ -705,7 +710,7 @@ func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abou
 			return fmt.Errorf("purchases of user %d: %w", uid, err)
 		}
 		for _, bn := range bought {
-			// Direct joins items: a purchase of an item not there is not shown.
+			// Servlets joins items: a purchase of an item not there is not shown.
 			i, err := tx.Find(homeItems, idKey(bn.Int(buyNowItem)))
 			if isNotFound(err) {
 				continue
@@ -744,7 +749,7 @@ func (b *Beans) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (Abou
 // bids, each item once, by id, with the user's highest max bid; open ones
 // are Bidding, those that ended in the window Won (items first, then
 // old_items).
-func (b *Beans) aboutBids(tx entityTx, res *AboutMeResult, uid int64, now, since time.Time) error {
+func (b *Facade) aboutBids(tx entityTx, res *AboutMeResult, uid int64, now, since time.Time) error {
 	bids, err := tx.FindMany(homeBids, "byUser", uid)
 	if err != nil {
 		return fmt.Errorf("bids of user %d: %w", uid, err)
@@ -799,7 +804,7 @@ func (b *Beans) aboutBids(tx entityTx, res *AboutMeResult, uid int64, now, since
 }
 
 // itemsOf runs a collection finder of items or old_items.
-func (b *Beans) itemsOf(tx entityTx, h entityHome, finder string, old bool, args ...any) ([]Item, error) {
+func (b *Facade) itemsOf(tx entityTx, h entityHome, finder string, old bool, args ...any) ([]Item, error) {
 	found, err := tx.FindMany(h, finder, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", h, finder, err)

@@ -39,14 +39,14 @@ func serveRemote(t testing.TB, p remote.Protocol, a Auction, threads int) Auctio
 
 // directAt is the direct tier on dsn loaded at base, its clock stopped
 // there: the same data as setupDirect's for the same base.
-func directAt(t *testing.T, dsn string, base time.Time) (*Direct, *store.DB) {
+func directAt(t *testing.T, dsn string, base time.Time) (*Servlets, *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t, dsn, store.Options{Threads: testThreads})
 	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	d, err := NewDirect(ctx, db)
+	d, err := NewServlets(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func BenchmarkRemoteAuction(b *testing.B) {
 	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewDirect(ctx, db)
+	d, err := NewServlets(ctx, db)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,15 +18,15 @@ import (
 )
 
 // entityBundle is the entity style over a database loaded at base: the
-// container on a business tier of protocol p, and the web tier's Beans
+// container on a business tier of protocol p, and the web tier's Facade
 // calling it, its clock stopped at base.
 type entityBundle struct {
 	db    *store.DB
-	local *Beans // the business tier's, in this process
-	web   *Beans
+	local *Facade // the business tier's, in this process
+	web   *Facade
 	tier  *businessTier
 	// served are the entity beans the tier serves.
-	served *EntityBeans
+	served *EntityTier
 }
 
 func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Protocol, threads int, base time.Time) entityBundle {
@@ -40,7 +40,7 @@ func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Pr
 	if err != nil {
 		t.Fatal(err)
 	}
-	var served *EntityBeans
+	var served *EntityTier
 	bt, err := startTier(func(s *remote.Server) (func(), error) {
 		served = ServeEntities(s, local.ctr, threads)
 		return served.Close, nil
@@ -53,7 +53,7 @@ func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Pr
 			t.Errorf("business tier: %v", err)
 		}
 	})
-	web := NewRemoteBeans(bt.conn)
+	web := NewRemoteEntityFacade(bt.conn)
 	web.now = func() time.Time { return base }
 	return entityBundle{db: db, local: local, web: web, tier: bt, served: served}
 }
@@ -220,7 +220,7 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 				t.Fatal(err)
 			}
 			const idle = 300 * time.Millisecond
-			var served *EntityBeans
+			var served *EntityTier
 			bt, err := startTier(func(s *remote.Server) (func(), error) {
 				served = serveEntities(s, local.ctr, 1, idle)
 				return served.Close, nil
@@ -229,7 +229,7 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer bt.close()
-			ents := NewRemoteBeans(bt.conn).ents
+			ents := NewRemoteEntityFacade(bt.conn).ents
 
 			// A write transaction that finds a user and changes it, then
 			// is left.
@@ -318,7 +318,7 @@ func TestEntityErrors(t *testing.T) {
 	if err := entityError("Find", status.Error(codes.NotFound, "container: no such entity")); err != container.ErrNotFound {
 		t.Errorf("NotFound: %v", err)
 	}
-	e := &EntityBeans{idle: time.Second}
+	e := &EntityTier{idle: time.Second}
 	for name, tc := range map[string]struct {
 		sent  error
 		class error

@@ -11,9 +11,11 @@ import (
 	"github.com/tierbench/tierbench/internal/store"
 )
 
-// Direct is the RUBiS business tier in direct SQL: the PHP pages' queries,
+// Servlets is the RUBiS business tier in direct SQL: the PHP pages' queries,
 // every value bound, statements prepared once and run on the server
-// thread's session.
+// thread's session. It serves two styles: servlets (the SQL in the web
+// tier's process, --persistence direct) and session (the same SQL in a
+// stateless session bean on a business tier, served by ServeAuction).
 //
 // Reads run outside explicit transactions, each statement on its own (as
 // the PHP pages' begin/commit around reads on MyISAM amounted to); on
@@ -29,13 +31,13 @@ import (
 // one row. A transaction chosen as the victim of a deadlock or a
 // serialization failure is run again up to writeAttempts times, then its
 // classified error is returned.
-type Direct struct {
+type Servlets struct {
 	db  *store.DB
 	st  directStmts
 	now func() time.Time
 }
 
-var _ Auction = (*Direct)(nil)
+var _ Auction = (*Servlets)(nil)
 
 // writeAttempts bounds the runs of a write transaction that keeps losing
 // to concurrent ones: a page cannot ask its browser to retry.
@@ -164,9 +166,9 @@ func aboutWon(name, table string) store.Statement {
 		"LEFT JOIN users u ON u.id = i.seller WHERE i.end_date < ? AND i.end_date >= ? ORDER BY i.id"}
 }
 
-// NewDirect prepares the statements on db, loaded with the RUBiS schema.
-func NewDirect(ctx context.Context, db *store.DB) (*Direct, error) {
-	d := &Direct{db: db, now: time.Now}
+// NewServlets prepares the statements on db, loaded with the RUBiS schema.
+func NewServlets(ctx context.Context, db *store.DB) (*Servlets, error) {
+	d := &Servlets{db: db, now: time.Now}
 	for _, e := range directStatements() {
 		s, err := db.Prepare(ctx, e.s)
 		if err != nil {
@@ -180,13 +182,13 @@ func NewDirect(ctx context.Context, db *store.DB) (*Direct, error) {
 // clock is now as the database stores times: UTC, whole seconds (as the
 // population), so that comparisons with stored text (SQLite) and
 // timestamps without zone agree on every backend.
-func (d *Direct) clock() time.Time { return timeBase(d.now()) }
+func (d *Servlets) clock() time.Time { return timeBase(d.now()) }
 
-func (d *Direct) session(thread int) *store.Session { return d.db.Thread(thread) }
+func (d *Servlets) session(thread int) *store.Session { return d.db.Thread(thread) }
 
 // write runs fn in a transaction of thread's session, again after a short
 // pause when the database chose it as a victim.
-func (d *Direct) write(ctx context.Context, thread int, fn func(tx *store.Tx) error) error {
+func (d *Servlets) write(ctx context.Context, thread int, fn func(tx *store.Tx) error) error {
 	s := d.session(thread)
 	return store.Retry(ctx, writeAttempts, func() error { return s.InTx(ctx, fn) })
 }
@@ -199,7 +201,7 @@ type querier interface {
 
 // authenticate is the user id of nickname and password, or the page error
 // of title when there is none.
-func (d *Direct) authenticate(ctx context.Context, q querier, title, nickname, password string) (int64, error) {
+func (d *Servlets) authenticate(ctx context.Context, q querier, title, nickname, password string) (int64, error) {
 	var id int64
 	err := q.QueryRow(ctx, d.st.authenticate, nickname, password).Scan(&id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -230,7 +232,7 @@ func commentDest(c *Comment) []any {
 	return []any{&c.ID, &c.From, &c.FromNickname, &c.ItemID, &c.Rating, &c.Date, &c.Text}
 }
 
-func (d *Direct) RegisterUser(ctx context.Context, thread int, r RegisterUserRequest) (RegisterUserResult, error) {
+func (d *Servlets) RegisterUser(ctx context.Context, thread int, r RegisterUserRequest) (RegisterUserResult, error) {
 	const title = "Register user"
 	s := d.session(thread)
 	var reg Region
@@ -261,17 +263,17 @@ func (d *Direct) RegisterUser(ctx context.Context, thread int, r RegisterUserReq
 	return RegisterUserResult{User: u, Region: reg}, nil
 }
 
-func (d *Direct) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
+func (d *Servlets) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
 	cs, err := store.Collect(ctx, d.session(thread), d.st.categories, categoryDest)
 	return BrowseCategoriesResult{Categories: cs}, err
 }
 
-func (d *Direct) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
+func (d *Servlets) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
 	rs, err := store.Collect(ctx, d.session(thread), d.st.regions, regionDest)
 	return BrowseRegionsResult{Regions: rs}, err
 }
 
-func (d *Direct) BrowseCategoriesInRegion(ctx context.Context, thread int, r BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
+func (d *Servlets) BrowseCategoriesInRegion(ctx context.Context, thread int, r BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
 	s := d.session(thread)
 	var reg Region
 	var err error
@@ -290,13 +292,13 @@ func (d *Direct) BrowseCategoriesInRegion(ctx context.Context, thread int, r Bro
 	return BrowseCategoriesInRegionResult{Region: reg, Categories: cs}, err
 }
 
-func (d *Direct) SearchItemsByCategory(ctx context.Context, thread int, r SearchItemsByCategoryRequest) (SearchItemsResult, error) {
+func (d *Servlets) SearchItemsByCategory(ctx context.Context, thread int, r SearchItemsByCategoryRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
 	items, err := store.Collect(ctx, d.session(thread), d.st.searchCategory, summaryDest, r.Category, d.clock(), n, r.Page*n)
 	return SearchItemsResult{Items: items}, err
 }
 
-func (d *Direct) SearchItemsByRegion(ctx context.Context, thread int, r SearchItemsByRegionRequest) (SearchItemsResult, error) {
+func (d *Servlets) SearchItemsByRegion(ctx context.Context, thread int, r SearchItemsByRegionRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
 	items, err := store.Collect(ctx, d.session(thread), d.st.searchRegion, summaryDest, r.Category, r.Region, d.clock(), n, r.Page*n)
 	return SearchItemsResult{Items: items}, err
@@ -311,7 +313,7 @@ func pageSize(n int) int {
 
 // itemRow reads item id and its seller's nickname from items, or when
 // old is allowed and items has none, from old_items.
-func (d *Direct) itemRow(ctx context.Context, q querier, title string, id int64, old bool) (Item, string, error) {
+func (d *Servlets) itemRow(ctx context.Context, q querier, title string, id int64, old bool) (Item, string, error) {
 	var it Item
 	var seller string
 	dest := append(itemDest(&it), &seller)
@@ -330,7 +332,7 @@ func (d *Direct) itemRow(ctx context.Context, q querier, title string, id int64,
 }
 
 // itemPrice reads item id (see itemRow) and the price its bids make.
-func (d *Direct) itemPrice(ctx context.Context, q querier, title string, id int64, old bool) (ItemPrice, error) {
+func (d *Servlets) itemPrice(ctx context.Context, q querier, title string, id int64, old bool) (ItemPrice, error) {
 	var p ItemPrice
 	var err error
 	if p.Item, p.SellerNickname, err = d.itemRow(ctx, q, title, id, old); err != nil {
@@ -357,12 +359,12 @@ func (d *Direct) itemPrice(ctx context.Context, q querier, title string, id int6
 	return p, nil
 }
 
-func (d *Direct) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (ViewItemResult, error) {
+func (d *Servlets) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (ViewItemResult, error) {
 	p, err := d.itemPrice(ctx, d.session(thread), "Viewing item", r.ItemID, true)
 	return ViewItemResult{ItemPrice: p}, err
 }
 
-func (d *Direct) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequest) (ViewUserInfoResult, error) {
+func (d *Servlets) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequest) (ViewUserInfoResult, error) {
 	s := d.session(thread)
 	var res ViewUserInfoResult
 	err := s.QueryRow(ctx, d.st.user, r.UserID).Scan(userDest(&res.User)...)
@@ -376,7 +378,7 @@ func (d *Direct) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoReq
 	return res, err
 }
 
-func (d *Direct) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
+func (d *Servlets) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
 	s := d.session(thread)
 	it, _, err := d.itemRow(ctx, s, "Bid history", r.ItemID, true)
 	if err != nil {
@@ -389,7 +391,7 @@ func (d *Direct) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistor
 	return res, err
 }
 
-func (d *Direct) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNowResult, error) {
+func (d *Servlets) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNowResult, error) {
 	const title = "BuyNow"
 	s := d.session(thread)
 	uid, err := d.authenticate(ctx, s, "Authentication", r.Nickname, r.Password)
@@ -408,7 +410,7 @@ func (d *Direct) BuyNow(ctx context.Context, thread int, r BuyNowRequest) (BuyNo
 	return res, nil
 }
 
-func (d *Direct) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowRequest) (StoreBuyNowResult, error) {
+func (d *Servlets) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowRequest) (StoreBuyNowResult, error) {
 	const title = "StoreBuyNow"
 	if err := r.check(); err != nil {
 		return StoreBuyNowResult{}, err
@@ -441,7 +443,7 @@ func (d *Direct) StoreBuyNow(ctx context.Context, thread int, r StoreBuyNowReque
 	return res, nil
 }
 
-func (d *Direct) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBidResult, error) {
+func (d *Servlets) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBidResult, error) {
 	s := d.session(thread)
 	uid, err := d.authenticate(ctx, s, "Authentication", r.Nickname, r.Password)
 	if err != nil {
@@ -454,7 +456,7 @@ func (d *Direct) PutBid(ctx context.Context, thread int, r PutBidRequest) (PutBi
 	return PutBidResult{UserID: uid, ItemPrice: p, MinBid: p.CurrentPrice + 1}, nil
 }
 
-func (d *Direct) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (StoreBidResult, error) {
+func (d *Servlets) StoreBid(ctx context.Context, thread int, r StoreBidRequest) (StoreBidResult, error) {
 	const title = "StoreBid"
 	if err := checkBid(r); err != nil {
 		return StoreBidResult{}, err
@@ -492,7 +494,7 @@ func checkBid(r StoreBidRequest) error {
 	return nil
 }
 
-func (d *Direct) PutComment(ctx context.Context, thread int, r PutCommentRequest) (PutCommentResult, error) {
+func (d *Servlets) PutComment(ctx context.Context, thread int, r PutCommentRequest) (PutCommentResult, error) {
 	const title = "PutComment"
 	s := d.session(thread)
 	uid, err := d.authenticate(ctx, s, title, r.Nickname, r.Password)
@@ -521,7 +523,7 @@ func (d *Direct) PutComment(ctx context.Context, thread int, r PutCommentRequest
 // StoreComment records the comment with its own rating (the PHP records
 // the user's new total instead, which would make users.rating differ
 // from the sum of the ratings about them, the population's invariant).
-func (d *Direct) StoreComment(ctx context.Context, thread int, r StoreCommentRequest) (StoreCommentResult, error) {
+func (d *Servlets) StoreComment(ctx context.Context, thread int, r StoreCommentRequest) (StoreCommentResult, error) {
 	const title = "StoreComment"
 	err := d.write(ctx, thread, func(tx *store.Tx) error {
 		got, err := tx.Exec(ctx, d.st.rateUser, r.Rating, r.To)
@@ -537,7 +539,7 @@ func (d *Direct) StoreComment(ctx context.Context, thread int, r StoreCommentReq
 	return StoreCommentResult{}, err
 }
 
-func (d *Direct) SelectCategoryToSellItem(ctx context.Context, thread int, r SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
+func (d *Servlets) SelectCategoryToSellItem(ctx context.Context, thread int, r SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
 	s := d.session(thread)
 	uid, err := d.authenticate(ctx, s, "Authentication", r.Nickname, r.Password)
 	if err != nil {
@@ -547,7 +549,7 @@ func (d *Direct) SelectCategoryToSellItem(ctx context.Context, thread int, r Sel
 	return SelectCategoryToSellItemResult{UserID: uid, Categories: cs}, err
 }
 
-func (d *Direct) RegisterItem(ctx context.Context, thread int, r RegisterItemRequest) (RegisterItemResult, error) {
+func (d *Servlets) RegisterItem(ctx context.Context, thread int, r RegisterItemRequest) (RegisterItemResult, error) {
 	start := d.clock()
 	it := Item{Name: r.Name, Description: r.Description, InitialPrice: r.InitialPrice, Quantity: r.Quantity,
 		ReservePrice: r.ReservePrice, BuyNow: r.BuyNow, StartDate: start, EndDate: start.AddDate(0, 0, int(r.Duration)),
@@ -564,7 +566,7 @@ func (d *Direct) RegisterItem(ctx context.Context, thread int, r RegisterItemReq
 	return RegisterItemResult{Item: it}, nil
 }
 
-func (d *Direct) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (AboutMeResult, error) {
+func (d *Servlets) AboutMe(ctx context.Context, thread int, r AboutMeRequest) (AboutMeResult, error) {
 	s := d.session(thread)
 	uid, err := d.authenticate(ctx, s, "About me", r.Nickname, r.Password)
 	if err != nil {

@@ -5,13 +5,17 @@
 // domains — customer orders, manufacturing, supplier, corporate — driven
 // at an injection rate Ir, measured in BBops/min.
 //
-// Files: schema.go and schema/*.sql (the kit's tables), population.go and
-// load.go (the kit's scaling in Ir), entities.go (the entity types),
-// orders.go, manufacturing.go and supplier.go (the domains' transactions on
-// the entity container), dispatch.go (how purchase orders reach the
-// Supplier Emulator: sync, poller or queue), client.go (the terminals'
-// choices), check.go (consistency after a run). The emulator itself is the
-// emulator subpackage; durable queues are internal/messaging.
+// Files, named as in every workload package: workload.go (the Workload,
+// its operations, mix and defaults, and the run's wiring), schema.go and
+// schema/*.sql (the kit's tables), population.go and load.go (the kit's
+// scaling in Ir), entities.go (the entity types); the transactions are
+// one file per domain, as the kit groups them — orders.go, manufacturing.go
+// and supplier.go, on the entity container; dispatch.go, resend.go and
+// drain.go (how purchase orders reach the Supplier Emulator: sync, poller
+// or queue, and how a run stops with some in flight), client.go (the
+// terminals' choices), check.go (consistency after a run). The emulator
+// itself is the emulator subpackage; durable queues are
+// internal/messaging.
 package ecperf
 
 import (

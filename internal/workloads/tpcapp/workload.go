@@ -3,15 +3,18 @@
 // receiving web-service requests from other businesses, with no think
 // time, measured in service interactions per second (SIPS).
 //
-// Files: schema/*.sql per dialect (tuned.sql: the seed's four indexes),
+// Files, named as in every workload package: workload.go (the Workload,
+// its operations, mix and defaults, and the wiring of the site and the
+// run), schema/*.sql per dialect (tuned.sql: the seed's four indexes),
 // read by load.go; population.go (cardinalities, values by hashing);
-// operations.go (the seven business methods' requests and results);
-// service.go (the methods' logic and their calls to the partners),
-// direct.go (their SQL), pricing.go (totals); front.go (the web service:
-// SOAP and JSON, and the caller the businesses use); shipping.go (the
-// durable shipping and inventory processes); sessions.go and client.go
-// (the emulated businesses); check.go; this file wires the site and the
-// run. The external partners are package partner.
+// mix.go; operations.go (the seven business methods' requests and
+// results); service.go (the methods' logic and their calls to the
+// partners), direct.go (their SQL), entities.go and beans.go (the same
+// data on the entity container), pricing.go (totals); front.go (the web
+// service: SOAP and JSON, and the caller the businesses use); shipping.go
+// (the durable shipping and inventory processes); sessions.go and
+// client.go (the emulated businesses); check.go. The external partners
+// are package partner.
 //
 // tpcapp sees only the workload API, the store, messaging and partner.
 package tpcapp

@@ -19,9 +19,9 @@ import (
 )
 
 // The entity style (--style entity): the entity beans live on the business
-// tier, and the web tier's Beans (NewRemoteBeans) reach them through the
-// Entities service of rubispb, field by field, as an EJB 1.1 web tier
-// reached entity beans through their remote interfaces: each finder, each
+// tier, and the web tier's Facade (NewRemoteEntityFacade) reaches them
+// through the Entities service of rubispb, field by field, as an EJB 1.1
+// web tier reached entity beans through their remote interfaces: each finder, each
 // getter and setter, each create and remove is one remote call, and so are
 // Begin, Commit and Rollback (a servlet's UserTransaction). The business
 // tier answers with its container (ServeEntities).
@@ -36,9 +36,11 @@ import (
 // transaction go over whichever pooled connection is free).
 const entityIdle = 10 * time.Second
 
-// EntityBeans answer the Entities service with a container: a transaction
-// holds one of the tier's server threads from Begin to Commit or Rollback.
-type EntityBeans struct {
+// EntityTier is the business tier of the entity style: it answers the
+// Entities service with a container, field by field, for a web tier whose
+// Facade navigates the beans remotely. A transaction holds one of the
+// tier's server threads from Begin to Commit or Rollback.
+type EntityTier struct {
 	rubispb.UnimplementedEntitiesServer
 	ctr     *container.Container
 	homes   map[string]*container.Home
@@ -72,12 +74,12 @@ type openTx struct {
 // remote.Threads). A transaction idle for entityIdle is rolled back. Close
 // the result when the server has stopped: it rolls back what is still
 // open.
-func ServeEntities(s grpc.ServiceRegistrar, ctr *container.Container, threads int) *EntityBeans {
+func ServeEntities(s grpc.ServiceRegistrar, ctr *container.Container, threads int) *EntityTier {
 	return serveEntities(s, ctr, threads, entityIdle)
 }
 
-func serveEntities(s grpc.ServiceRegistrar, ctr *container.Container, threads int, idle time.Duration) *EntityBeans {
-	e := &EntityBeans{ctr: ctr, homes: make(map[string]*container.Home), threads: remote.NewThreads(threads), idle: idle,
+func serveEntities(s grpc.ServiceRegistrar, ctr *container.Container, threads int, idle time.Duration) *EntityTier {
+	e := &EntityTier{ctr: ctr, homes: make(map[string]*container.Home), threads: remote.NewThreads(threads), idle: idle,
 		open: make(map[int64]*openTx)}
 	for _, h := range ctr.Homes() {
 		e.homes[h.Type().Name] = h
@@ -87,14 +89,14 @@ func serveEntities(s grpc.ServiceRegistrar, ctr *container.Container, threads in
 }
 
 // Open is the number of transactions open: each holds a server thread.
-func (e *EntityBeans) Open() int {
+func (e *EntityTier) Open() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.open)
 }
 
 // Close rolls back every open transaction; a later Begin is refused.
-func (e *EntityBeans) Close() {
+func (e *EntityTier) Close() {
 	e.mu.Lock()
 	e.closed = true
 	open := make([]*openTx, 0, len(e.open))
@@ -109,7 +111,7 @@ func (e *EntityBeans) Close() {
 	}
 }
 
-func (e *EntityBeans) Begin(ctx context.Context, r *rubispb.BeginRequest) (*rubispb.BeginReply, error) {
+func (e *EntityTier) Begin(ctx context.Context, r *rubispb.BeginRequest) (*rubispb.BeginReply, error) {
 	thread, err := e.threads.Take(ctx)
 	if err != nil {
 		return nil, err
@@ -149,7 +151,7 @@ func (e *EntityBeans) Begin(ctx context.Context, r *rubispb.BeginRequest) (*rubi
 
 // reap rolls o back if it has been idle for e.idle, else looks again when
 // it will have been.
-func (e *EntityBeans) reap(o *openTx) {
+func (e *EntityTier) reap(o *openTx) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.ended {
@@ -164,7 +166,7 @@ func (e *EntityBeans) reap(o *openTx) {
 
 // end commits or rolls back o, forgets it and gives its thread back; o.mu
 // is held.
-func (e *EntityBeans) end(o *openTx, commit bool) error {
+func (e *EntityTier) end(o *openTx, commit bool) error {
 	if o.ended {
 		return nil
 	}
@@ -188,7 +190,7 @@ func (e *EntityBeans) end(o *openTx, commit bool) error {
 }
 
 // with runs fn on the open transaction id, as one call.
-func (e *EntityBeans) with(id int64, fn func(o *openTx) error) error {
+func (e *EntityTier) with(id int64, fn func(o *openTx) error) error {
 	e.mu.Lock()
 	o := e.open[id]
 	e.mu.Unlock()
@@ -208,7 +210,7 @@ func (e *EntityBeans) with(id int64, fn func(o *openTx) error) error {
 // notOpen: the transaction ended (a call after its end, or the reaper
 // rolled it back). Nothing of it was committed, so the caller may run it
 // again: Aborted.
-func (e *EntityBeans) notOpen(id int64) error {
+func (e *EntityTier) notOpen(id int64) error {
 	// A serialization failure to the caller: its transaction was rolled
 	// back under it, and running it again is what it should do.
 	return remote.FailureStatus(store.Classified(store.ErrSerialization,
@@ -230,7 +232,7 @@ func entityStatus(err error) error {
 	return remote.FailureStatus(err)
 }
 
-func (e *EntityBeans) home(name string) (*container.Home, error) {
+func (e *EntityTier) home(name string) (*container.Home, error) {
 	h := e.homes[name]
 	if h == nil {
 		return nil, status.Errorf(codes.InvalidArgument, "no entity type %q", name)
@@ -256,7 +258,7 @@ func (o *openTx) field(ref int64, f int32) (*container.Instance, container.Kind,
 	return o.refs[ref], t.Fields[f].Kind, nil
 }
 
-func (e *EntityBeans) Commit(_ context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
+func (e *EntityTier) Commit(_ context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
 	err := e.with(r.GetTx(), func(o *openTx) error { return e.end(o, true) })
 	if err != nil {
 		return nil, err
@@ -264,7 +266,7 @@ func (e *EntityBeans) Commit(_ context.Context, r *rubispb.TxRequest) (*rubispb.
 	return &rubispb.TxReply{}, nil
 }
 
-func (e *EntityBeans) Rollback(_ context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
+func (e *EntityTier) Rollback(_ context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
 	err := e.with(r.GetTx(), func(o *openTx) error { return e.end(o, false) })
 	if err != nil {
 		return nil, err
@@ -272,7 +274,7 @@ func (e *EntityBeans) Rollback(_ context.Context, r *rubispb.TxRequest) (*rubisp
 	return &rubispb.TxReply{}, nil
 }
 
-func (e *EntityBeans) Find(_ context.Context, r *rubispb.FindRequest) (*rubispb.Ref, error) {
+func (e *EntityTier) Find(_ context.Context, r *rubispb.FindRequest) (*rubispb.Ref, error) {
 	h, err := e.home(r.GetType())
 	if err != nil {
 		return nil, err
@@ -289,7 +291,7 @@ func (e *EntityBeans) Find(_ context.Context, r *rubispb.FindRequest) (*rubispb.
 	return ref, err
 }
 
-func (e *EntityBeans) FindBy(_ context.Context, r *rubispb.FindByRequest) (*rubispb.Refs, error) {
+func (e *EntityTier) FindBy(_ context.Context, r *rubispb.FindByRequest) (*rubispb.Refs, error) {
 	h, err := e.home(r.GetType())
 	if err != nil {
 		return nil, err
@@ -317,7 +319,7 @@ func (e *EntityBeans) FindBy(_ context.Context, r *rubispb.FindByRequest) (*rubi
 	return refs, nil
 }
 
-func (e *EntityBeans) Create(_ context.Context, r *rubispb.CreateRequest) (*rubispb.Ref, error) {
+func (e *EntityTier) Create(_ context.Context, r *rubispb.CreateRequest) (*rubispb.Ref, error) {
 	h, err := e.home(r.GetType())
 	if err != nil {
 		return nil, err
@@ -334,7 +336,7 @@ func (e *EntityBeans) Create(_ context.Context, r *rubispb.CreateRequest) (*rubi
 	return ref, err
 }
 
-func (e *EntityBeans) Get(_ context.Context, r *rubispb.RefRequest) (*rubispb.Value, error) {
+func (e *EntityTier) Get(_ context.Context, r *rubispb.RefRequest) (*rubispb.Value, error) {
 	var v *rubispb.Value
 	err := e.with(r.GetTx(), func(o *openTx) error {
 		i, kind, err := o.field(r.GetRef(), r.GetField())
@@ -357,7 +359,7 @@ func (e *EntityBeans) Get(_ context.Context, r *rubispb.RefRequest) (*rubispb.Va
 	return v, err
 }
 
-func (e *EntityBeans) Set(_ context.Context, r *rubispb.SetRequest) (*rubispb.TxReply, error) {
+func (e *EntityTier) Set(_ context.Context, r *rubispb.SetRequest) (*rubispb.TxReply, error) {
 	err := e.with(r.GetTx(), func(o *openTx) error {
 		i, kind, err := o.field(r.GetRef(), r.GetField())
 		if err != nil {
@@ -444,12 +446,12 @@ func valueFromPB(p *rubispb.Value) (any, error) {
 	return nil, status.Error(codes.InvalidArgument, "a finder argument without a value")
 }
 
-// NewRemoteBeans is the entity style's web tier: the interactions of Beans
+// NewRemoteEntityFacade is the entity style's web tier: the interactions of Facade
 // over the entity beans of the business tier behind conn (which
 // ServeEntities answers). The thread argument of its methods is not sent:
 // the business tier lends a thread to each transaction.
-func NewRemoteBeans(conn grpc.ClientConnInterface) *Beans {
-	return &Beans{ents: remoteEntities{rubispb.NewEntitiesClient(conn)}, now: time.Now}
+func NewRemoteEntityFacade(conn grpc.ClientConnInterface) *Facade {
+	return &Facade{ents: remoteEntities{rubispb.NewEntitiesClient(conn)}, now: time.Now}
 }
 
 type remoteEntities struct{ c rubispb.EntitiesClient }

@@ -28,10 +28,13 @@ import (
 // process). A page error crosses as FailedPrecondition with a
 // rubispb.PageError detail; any other error as remote.FailureStatus.
 func ServeAuction(s grpc.ServiceRegistrar, a Auction, threads int) {
-	rubispb.RegisterAuctionServer(s, &auctionBean{a: a, threads: remote.NewThreads(threads)})
+	rubispb.RegisterAuctionServer(s, &sessionBean{a: a, threads: remote.NewThreads(threads)})
 }
 
-type auctionBean struct {
+// sessionBean is the remote interface of the session and facade styles'
+// business tier: one call per interaction, answered by the Auction behind
+// it (Servlets under session, Facade under facade).
+type sessionBean struct {
 	rubispb.UnimplementedAuctionServer
 	a       Auction
 	threads *remote.Threads
@@ -39,7 +42,7 @@ type auctionBean struct {
 
 // serve runs m on a free thread, waiting for one while all are busy or
 // until the caller gives up, and converts its result with out.
-func serve[Req, Res, Reply any](ctx context.Context, b *auctionBean, m func(context.Context, int, Req) (Res, error), req Req, out func(Res) *Reply) (*Reply, error) {
+func serve[Req, Res, Reply any](ctx context.Context, b *sessionBean, m func(context.Context, int, Req) (Res, error), req Req, out func(Res) *Reply) (*Reply, error) {
 	thread, err := b.threads.Take(ctx)
 	if err != nil {
 		return nil, err
@@ -71,14 +74,17 @@ func errorStatus(err error) error {
 // error comes back as the same *PageError; any other error is the
 // layer's status (status.Code reads it) wrapped with the method's name.
 // With an error the result is the zero value: an implementation in
-// process may return part of one (Direct does), which no caller reads.
+// process may return part of one (Servlets does), which no caller reads.
 func RemoteAuction(conn grpc.ClientConnInterface) Auction {
-	return remoteAuction{rubispb.NewAuctionClient(conn)}
+	return sessionClient{rubispb.NewAuctionClient(conn)}
 }
 
-type remoteAuction struct{ c rubispb.AuctionClient }
+// sessionClient is the web tier's Auction under the session and facade
+// styles: each interaction one call to the sessionBean of the business
+// tier.
+type sessionClient struct{ c rubispb.AuctionClient }
 
-var _ Auction = remoteAuction{}
+var _ Auction = sessionClient{}
 
 // invoke makes the call of method with req and converts its reply with in.
 func invoke[Req, Reply, Res any](ctx context.Context, method string, call func(context.Context, *Req, ...grpc.CallOption) (*Reply, error), req *Req, in func(*Reply) Res) (Res, error) {
@@ -104,169 +110,169 @@ func remoteError(method string, err error) error {
 
 // The methods, client side then server side, in Auction's order.
 
-func (r remoteAuction) RegisterUser(ctx context.Context, _ int, req RegisterUserRequest) (RegisterUserResult, error) {
+func (r sessionClient) RegisterUser(ctx context.Context, _ int, req RegisterUserRequest) (RegisterUserResult, error) {
 	return invoke(ctx, "RegisterUser", r.c.RegisterUser, &rubispb.RegisterUserRequest{Firstname: req.Firstname, Lastname: req.Lastname,
 		Nickname: req.Nickname, Password: req.Password, Email: req.Email, Region: req.Region}, registerUserResultFromPB)
 }
 
-func (b *auctionBean) RegisterUser(ctx context.Context, r *rubispb.RegisterUserRequest) (*rubispb.RegisterUserResult, error) {
+func (b *sessionBean) RegisterUser(ctx context.Context, r *rubispb.RegisterUserRequest) (*rubispb.RegisterUserResult, error) {
 	return serve(ctx, b, b.a.RegisterUser, RegisterUserRequest{Firstname: r.GetFirstname(), Lastname: r.GetLastname(),
 		Nickname: r.GetNickname(), Password: r.GetPassword(), Email: r.GetEmail(), Region: r.GetRegion()}, registerUserResultToPB)
 }
 
-func (r remoteAuction) BrowseCategories(ctx context.Context, _ int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
+func (r sessionClient) BrowseCategories(ctx context.Context, _ int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
 	return invoke(ctx, "BrowseCategories", r.c.BrowseCategories, &rubispb.BrowseCategoriesRequest{},
 		func(p *rubispb.BrowseCategoriesResult) BrowseCategoriesResult {
 			return BrowseCategoriesResult{Categories: each(p.GetCategories(), categoryFromPB)}
 		})
 }
 
-func (b *auctionBean) BrowseCategories(ctx context.Context, _ *rubispb.BrowseCategoriesRequest) (*rubispb.BrowseCategoriesResult, error) {
+func (b *sessionBean) BrowseCategories(ctx context.Context, _ *rubispb.BrowseCategoriesRequest) (*rubispb.BrowseCategoriesResult, error) {
 	return serve(ctx, b, b.a.BrowseCategories, BrowseCategoriesRequest{}, func(res BrowseCategoriesResult) *rubispb.BrowseCategoriesResult {
 		return &rubispb.BrowseCategoriesResult{Categories: each(res.Categories, categoryToPB)}
 	})
 }
 
-func (r remoteAuction) SearchItemsByCategory(ctx context.Context, _ int, req SearchItemsByCategoryRequest) (SearchItemsResult, error) {
+func (r sessionClient) SearchItemsByCategory(ctx context.Context, _ int, req SearchItemsByCategoryRequest) (SearchItemsResult, error) {
 	return invoke(ctx, "SearchItemsByCategory", r.c.SearchItemsByCategory, &rubispb.SearchItemsByCategoryRequest{Category: req.Category,
 		Page: int64(req.Page), NbOfItems: int64(req.NbOfItems)}, searchItemsResultFromPB)
 }
 
-func (b *auctionBean) SearchItemsByCategory(ctx context.Context, r *rubispb.SearchItemsByCategoryRequest) (*rubispb.SearchItemsResult, error) {
+func (b *sessionBean) SearchItemsByCategory(ctx context.Context, r *rubispb.SearchItemsByCategoryRequest) (*rubispb.SearchItemsResult, error) {
 	return serve(ctx, b, b.a.SearchItemsByCategory, SearchItemsByCategoryRequest{Category: r.GetCategory(),
 		Page: int(r.GetPage()), NbOfItems: int(r.GetNbOfItems())}, searchItemsResultToPB)
 }
 
-func (r remoteAuction) BrowseRegions(ctx context.Context, _ int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
+func (r sessionClient) BrowseRegions(ctx context.Context, _ int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
 	return invoke(ctx, "BrowseRegions", r.c.BrowseRegions, &rubispb.BrowseRegionsRequest{},
 		func(p *rubispb.BrowseRegionsResult) BrowseRegionsResult {
 			return BrowseRegionsResult{Regions: each(p.GetRegions(), regionFromPB)}
 		})
 }
 
-func (b *auctionBean) BrowseRegions(ctx context.Context, _ *rubispb.BrowseRegionsRequest) (*rubispb.BrowseRegionsResult, error) {
+func (b *sessionBean) BrowseRegions(ctx context.Context, _ *rubispb.BrowseRegionsRequest) (*rubispb.BrowseRegionsResult, error) {
 	return serve(ctx, b, b.a.BrowseRegions, BrowseRegionsRequest{}, func(res BrowseRegionsResult) *rubispb.BrowseRegionsResult {
 		return &rubispb.BrowseRegionsResult{Regions: each(res.Regions, regionToPB)}
 	})
 }
 
-func (r remoteAuction) BrowseCategoriesInRegion(ctx context.Context, _ int, req BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
+func (r sessionClient) BrowseCategoriesInRegion(ctx context.Context, _ int, req BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
 	return invoke(ctx, "BrowseCategoriesInRegion", r.c.BrowseCategoriesInRegion, &rubispb.BrowseCategoriesInRegionRequest{Region: req.Region},
 		func(p *rubispb.BrowseCategoriesInRegionResult) BrowseCategoriesInRegionResult {
 			return BrowseCategoriesInRegionResult{Region: regionFromPB(p.GetRegion()), Categories: each(p.GetCategories(), categoryFromPB)}
 		})
 }
 
-func (b *auctionBean) BrowseCategoriesInRegion(ctx context.Context, r *rubispb.BrowseCategoriesInRegionRequest) (*rubispb.BrowseCategoriesInRegionResult, error) {
+func (b *sessionBean) BrowseCategoriesInRegion(ctx context.Context, r *rubispb.BrowseCategoriesInRegionRequest) (*rubispb.BrowseCategoriesInRegionResult, error) {
 	return serve(ctx, b, b.a.BrowseCategoriesInRegion, BrowseCategoriesInRegionRequest{Region: r.GetRegion()},
 		func(res BrowseCategoriesInRegionResult) *rubispb.BrowseCategoriesInRegionResult {
 			return &rubispb.BrowseCategoriesInRegionResult{Region: regionToPB(res.Region), Categories: each(res.Categories, categoryToPB)}
 		})
 }
 
-func (r remoteAuction) SearchItemsByRegion(ctx context.Context, _ int, req SearchItemsByRegionRequest) (SearchItemsResult, error) {
+func (r sessionClient) SearchItemsByRegion(ctx context.Context, _ int, req SearchItemsByRegionRequest) (SearchItemsResult, error) {
 	return invoke(ctx, "SearchItemsByRegion", r.c.SearchItemsByRegion, &rubispb.SearchItemsByRegionRequest{Region: req.Region,
 		Category: req.Category, Page: int64(req.Page), NbOfItems: int64(req.NbOfItems)}, searchItemsResultFromPB)
 }
 
-func (b *auctionBean) SearchItemsByRegion(ctx context.Context, r *rubispb.SearchItemsByRegionRequest) (*rubispb.SearchItemsResult, error) {
+func (b *sessionBean) SearchItemsByRegion(ctx context.Context, r *rubispb.SearchItemsByRegionRequest) (*rubispb.SearchItemsResult, error) {
 	return serve(ctx, b, b.a.SearchItemsByRegion, SearchItemsByRegionRequest{Region: r.GetRegion(), Category: r.GetCategory(),
 		Page: int(r.GetPage()), NbOfItems: int(r.GetNbOfItems())}, searchItemsResultToPB)
 }
 
-func (r remoteAuction) ViewItem(ctx context.Context, _ int, req ViewItemRequest) (ViewItemResult, error) {
+func (r sessionClient) ViewItem(ctx context.Context, _ int, req ViewItemRequest) (ViewItemResult, error) {
 	return invoke(ctx, "ViewItem", r.c.ViewItem, &rubispb.ViewItemRequest{ItemId: req.ItemID},
 		func(p *rubispb.ViewItemResult) ViewItemResult {
 			return ViewItemResult{ItemPrice: itemPriceFromPB(p.GetItemPrice())}
 		})
 }
 
-func (b *auctionBean) ViewItem(ctx context.Context, r *rubispb.ViewItemRequest) (*rubispb.ViewItemResult, error) {
+func (b *sessionBean) ViewItem(ctx context.Context, r *rubispb.ViewItemRequest) (*rubispb.ViewItemResult, error) {
 	return serve(ctx, b, b.a.ViewItem, ViewItemRequest{ItemID: r.GetItemId()},
 		func(res ViewItemResult) *rubispb.ViewItemResult {
 			return &rubispb.ViewItemResult{ItemPrice: itemPriceToPB(res.ItemPrice)}
 		})
 }
 
-func (r remoteAuction) ViewUserInfo(ctx context.Context, _ int, req ViewUserInfoRequest) (ViewUserInfoResult, error) {
+func (r sessionClient) ViewUserInfo(ctx context.Context, _ int, req ViewUserInfoRequest) (ViewUserInfoResult, error) {
 	return invoke(ctx, "ViewUserInfo", r.c.ViewUserInfo, &rubispb.ViewUserInfoRequest{UserId: req.UserID},
 		func(p *rubispb.ViewUserInfoResult) ViewUserInfoResult {
 			return ViewUserInfoResult{User: userFromPB(p.GetUser()), Comments: each(p.GetComments(), commentFromPB)}
 		})
 }
 
-func (b *auctionBean) ViewUserInfo(ctx context.Context, r *rubispb.ViewUserInfoRequest) (*rubispb.ViewUserInfoResult, error) {
+func (b *sessionBean) ViewUserInfo(ctx context.Context, r *rubispb.ViewUserInfoRequest) (*rubispb.ViewUserInfoResult, error) {
 	return serve(ctx, b, b.a.ViewUserInfo, ViewUserInfoRequest{UserID: r.GetUserId()}, func(res ViewUserInfoResult) *rubispb.ViewUserInfoResult {
 		return &rubispb.ViewUserInfoResult{User: userToPB(res.User), Comments: each(res.Comments, commentToPB)}
 	})
 }
 
-func (r remoteAuction) ViewBidHistory(ctx context.Context, _ int, req ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
+func (r sessionClient) ViewBidHistory(ctx context.Context, _ int, req ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
 	return invoke(ctx, "ViewBidHistory", r.c.ViewBidHistory, &rubispb.ViewBidHistoryRequest{ItemId: req.ItemID},
 		func(p *rubispb.ViewBidHistoryResult) ViewBidHistoryResult {
 			return ViewBidHistoryResult{ItemID: p.GetItemId(), ItemName: p.GetItemName(), Bids: each(p.GetBids(), bidFromPB)}
 		})
 }
 
-func (b *auctionBean) ViewBidHistory(ctx context.Context, r *rubispb.ViewBidHistoryRequest) (*rubispb.ViewBidHistoryResult, error) {
+func (b *sessionBean) ViewBidHistory(ctx context.Context, r *rubispb.ViewBidHistoryRequest) (*rubispb.ViewBidHistoryResult, error) {
 	return serve(ctx, b, b.a.ViewBidHistory, ViewBidHistoryRequest{ItemID: r.GetItemId()}, func(res ViewBidHistoryResult) *rubispb.ViewBidHistoryResult {
 		return &rubispb.ViewBidHistoryResult{ItemId: res.ItemID, ItemName: res.ItemName, Bids: each(res.Bids, bidToPB)}
 	})
 }
 
-func (r remoteAuction) BuyNow(ctx context.Context, _ int, req BuyNowRequest) (BuyNowResult, error) {
+func (r sessionClient) BuyNow(ctx context.Context, _ int, req BuyNowRequest) (BuyNowResult, error) {
 	return invoke(ctx, "BuyNow", r.c.BuyNow, &rubispb.BuyNowRequest{Nickname: req.Nickname, Password: req.Password, ItemId: req.ItemID},
 		func(p *rubispb.BuyNowResult) BuyNowResult {
 			return BuyNowResult{UserID: p.GetUserId(), Item: itemFromPB(p.GetItem()), SellerNickname: p.GetSellerNickname()}
 		})
 }
 
-func (b *auctionBean) BuyNow(ctx context.Context, r *rubispb.BuyNowRequest) (*rubispb.BuyNowResult, error) {
+func (b *sessionBean) BuyNow(ctx context.Context, r *rubispb.BuyNowRequest) (*rubispb.BuyNowResult, error) {
 	return serve(ctx, b, b.a.BuyNow, BuyNowRequest{Nickname: r.GetNickname(), Password: r.GetPassword(), ItemID: r.GetItemId()},
 		func(res BuyNowResult) *rubispb.BuyNowResult {
 			return &rubispb.BuyNowResult{UserId: res.UserID, Item: itemToPB(res.Item), SellerNickname: res.SellerNickname}
 		})
 }
 
-func (r remoteAuction) StoreBuyNow(ctx context.Context, _ int, req StoreBuyNowRequest) (StoreBuyNowResult, error) {
+func (r sessionClient) StoreBuyNow(ctx context.Context, _ int, req StoreBuyNowRequest) (StoreBuyNowResult, error) {
 	return invoke(ctx, "StoreBuyNow", r.c.StoreBuyNow, &rubispb.StoreBuyNowRequest{UserId: req.UserID, ItemId: req.ItemID, Qty: req.Qty, MaxQty: req.MaxQty},
 		func(p *rubispb.StoreBuyNowResult) StoreBuyNowResult { return StoreBuyNowResult{Qty: p.GetQty()} })
 }
 
-func (b *auctionBean) StoreBuyNow(ctx context.Context, r *rubispb.StoreBuyNowRequest) (*rubispb.StoreBuyNowResult, error) {
+func (b *sessionBean) StoreBuyNow(ctx context.Context, r *rubispb.StoreBuyNowRequest) (*rubispb.StoreBuyNowResult, error) {
 	return serve(ctx, b, b.a.StoreBuyNow, StoreBuyNowRequest{UserID: r.GetUserId(), ItemID: r.GetItemId(), Qty: r.GetQty(), MaxQty: r.GetMaxQty()},
 		func(res StoreBuyNowResult) *rubispb.StoreBuyNowResult {
 			return &rubispb.StoreBuyNowResult{Qty: res.Qty}
 		})
 }
 
-func (r remoteAuction) PutBid(ctx context.Context, _ int, req PutBidRequest) (PutBidResult, error) {
+func (r sessionClient) PutBid(ctx context.Context, _ int, req PutBidRequest) (PutBidResult, error) {
 	return invoke(ctx, "PutBid", r.c.PutBid, &rubispb.PutBidRequest{Nickname: req.Nickname, Password: req.Password, ItemId: req.ItemID},
 		func(p *rubispb.PutBidResult) PutBidResult {
 			return PutBidResult{UserID: p.GetUserId(), ItemPrice: itemPriceFromPB(p.GetItemPrice()), MinBid: p.GetMinBid()}
 		})
 }
 
-func (b *auctionBean) PutBid(ctx context.Context, r *rubispb.PutBidRequest) (*rubispb.PutBidResult, error) {
+func (b *sessionBean) PutBid(ctx context.Context, r *rubispb.PutBidRequest) (*rubispb.PutBidResult, error) {
 	return serve(ctx, b, b.a.PutBid, PutBidRequest{Nickname: r.GetNickname(), Password: r.GetPassword(), ItemID: r.GetItemId()},
 		func(res PutBidResult) *rubispb.PutBidResult {
 			return &rubispb.PutBidResult{UserId: res.UserID, ItemPrice: itemPriceToPB(res.ItemPrice), MinBid: res.MinBid}
 		})
 }
 
-func (r remoteAuction) StoreBid(ctx context.Context, _ int, req StoreBidRequest) (StoreBidResult, error) {
+func (r sessionClient) StoreBid(ctx context.Context, _ int, req StoreBidRequest) (StoreBidResult, error) {
 	return invoke(ctx, "StoreBid", r.c.StoreBid, &rubispb.StoreBidRequest{UserId: req.UserID, ItemId: req.ItemID, MinBid: req.MinBid,
 		Bid: req.Bid, MaxBid: req.MaxBid, Qty: req.Qty, MaxQty: req.MaxQty},
 		func(*rubispb.StoreBidResult) StoreBidResult { return StoreBidResult{} })
 }
 
-func (b *auctionBean) StoreBid(ctx context.Context, r *rubispb.StoreBidRequest) (*rubispb.StoreBidResult, error) {
+func (b *sessionBean) StoreBid(ctx context.Context, r *rubispb.StoreBidRequest) (*rubispb.StoreBidResult, error) {
 	return serve(ctx, b, b.a.StoreBid, StoreBidRequest{UserID: r.GetUserId(), ItemID: r.GetItemId(), MinBid: r.GetMinBid(),
 		Bid: r.GetBid(), MaxBid: r.GetMaxBid(), Qty: r.GetQty(), MaxQty: r.GetMaxQty()},
 		func(StoreBidResult) *rubispb.StoreBidResult { return &rubispb.StoreBidResult{} })
 }
 
-func (r remoteAuction) PutComment(ctx context.Context, _ int, req PutCommentRequest) (PutCommentResult, error) {
+func (r sessionClient) PutComment(ctx context.Context, _ int, req PutCommentRequest) (PutCommentResult, error) {
 	return invoke(ctx, "PutComment", r.c.PutComment, &rubispb.PutCommentRequest{Nickname: req.Nickname, Password: req.Password,
 		ItemId: req.ItemID, To: req.To},
 		func(p *rubispb.PutCommentResult) PutCommentResult {
@@ -274,26 +280,26 @@ func (r remoteAuction) PutComment(ctx context.Context, _ int, req PutCommentRequ
 		})
 }
 
-func (b *auctionBean) PutComment(ctx context.Context, r *rubispb.PutCommentRequest) (*rubispb.PutCommentResult, error) {
+func (b *sessionBean) PutComment(ctx context.Context, r *rubispb.PutCommentRequest) (*rubispb.PutCommentResult, error) {
 	return serve(ctx, b, b.a.PutComment, PutCommentRequest{Nickname: r.GetNickname(), Password: r.GetPassword(), ItemID: r.GetItemId(), To: r.GetTo()},
 		func(res PutCommentResult) *rubispb.PutCommentResult {
 			return &rubispb.PutCommentResult{UserId: res.UserID, Nickname: res.Nickname, Item: itemToPB(res.Item), To: userToPB(res.To)}
 		})
 }
 
-func (r remoteAuction) StoreComment(ctx context.Context, _ int, req StoreCommentRequest) (StoreCommentResult, error) {
+func (r sessionClient) StoreComment(ctx context.Context, _ int, req StoreCommentRequest) (StoreCommentResult, error) {
 	return invoke(ctx, "StoreComment", r.c.StoreComment, &rubispb.StoreCommentRequest{From: req.From, To: req.To, ItemId: req.ItemID,
 		Rating: req.Rating, Comment: req.Comment},
 		func(*rubispb.StoreCommentResult) StoreCommentResult { return StoreCommentResult{} })
 }
 
-func (b *auctionBean) StoreComment(ctx context.Context, r *rubispb.StoreCommentRequest) (*rubispb.StoreCommentResult, error) {
+func (b *sessionBean) StoreComment(ctx context.Context, r *rubispb.StoreCommentRequest) (*rubispb.StoreCommentResult, error) {
 	return serve(ctx, b, b.a.StoreComment, StoreCommentRequest{From: r.GetFrom(), To: r.GetTo(), ItemID: r.GetItemId(),
 		Rating: r.GetRating(), Comment: r.GetComment()},
 		func(StoreCommentResult) *rubispb.StoreCommentResult { return &rubispb.StoreCommentResult{} })
 }
 
-func (r remoteAuction) SelectCategoryToSellItem(ctx context.Context, _ int, req SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
+func (r sessionClient) SelectCategoryToSellItem(ctx context.Context, _ int, req SelectCategoryToSellItemRequest) (SelectCategoryToSellItemResult, error) {
 	return invoke(ctx, "SelectCategoryToSellItem", r.c.SelectCategoryToSellItem,
 		&rubispb.SelectCategoryToSellItemRequest{Nickname: req.Nickname, Password: req.Password},
 		func(p *rubispb.SelectCategoryToSellItemResult) SelectCategoryToSellItemResult {
@@ -301,14 +307,14 @@ func (r remoteAuction) SelectCategoryToSellItem(ctx context.Context, _ int, req 
 		})
 }
 
-func (b *auctionBean) SelectCategoryToSellItem(ctx context.Context, r *rubispb.SelectCategoryToSellItemRequest) (*rubispb.SelectCategoryToSellItemResult, error) {
+func (b *sessionBean) SelectCategoryToSellItem(ctx context.Context, r *rubispb.SelectCategoryToSellItemRequest) (*rubispb.SelectCategoryToSellItemResult, error) {
 	return serve(ctx, b, b.a.SelectCategoryToSellItem, SelectCategoryToSellItemRequest{Nickname: r.GetNickname(), Password: r.GetPassword()},
 		func(res SelectCategoryToSellItemResult) *rubispb.SelectCategoryToSellItemResult {
 			return &rubispb.SelectCategoryToSellItemResult{UserId: res.UserID, Categories: each(res.Categories, categoryToPB)}
 		})
 }
 
-func (r remoteAuction) RegisterItem(ctx context.Context, _ int, req RegisterItemRequest) (RegisterItemResult, error) {
+func (r sessionClient) RegisterItem(ctx context.Context, _ int, req RegisterItemRequest) (RegisterItemResult, error) {
 	return invoke(ctx, "RegisterItem", r.c.RegisterItem, &rubispb.RegisterItemRequest{UserId: req.UserID, CategoryId: req.CategoryID,
 		Name: req.Name, Description: req.Description, InitialPrice: req.InitialPrice, ReservePrice: req.ReservePrice, BuyNow: req.BuyNow,
 		Duration: req.Duration, Quantity: req.Quantity},
@@ -317,7 +323,7 @@ func (r remoteAuction) RegisterItem(ctx context.Context, _ int, req RegisterItem
 		})
 }
 
-func (b *auctionBean) RegisterItem(ctx context.Context, r *rubispb.RegisterItemRequest) (*rubispb.RegisterItemResult, error) {
+func (b *sessionBean) RegisterItem(ctx context.Context, r *rubispb.RegisterItemRequest) (*rubispb.RegisterItemResult, error) {
 	return serve(ctx, b, b.a.RegisterItem, RegisterItemRequest{UserID: r.GetUserId(), CategoryID: r.GetCategoryId(),
 		Name: r.GetName(), Description: r.GetDescription(), InitialPrice: r.GetInitialPrice(), ReservePrice: r.GetReservePrice(), BuyNow: r.GetBuyNow(),
 		Duration: r.GetDuration(), Quantity: r.GetQuantity()},
@@ -326,11 +332,11 @@ func (b *auctionBean) RegisterItem(ctx context.Context, r *rubispb.RegisterItemR
 		})
 }
 
-func (r remoteAuction) AboutMe(ctx context.Context, _ int, req AboutMeRequest) (AboutMeResult, error) {
+func (r sessionClient) AboutMe(ctx context.Context, _ int, req AboutMeRequest) (AboutMeResult, error) {
 	return invoke(ctx, "AboutMe", r.c.AboutMe, &rubispb.AboutMeRequest{Nickname: req.Nickname, Password: req.Password}, aboutMeResultFromPB)
 }
 
-func (b *auctionBean) AboutMe(ctx context.Context, r *rubispb.AboutMeRequest) (*rubispb.AboutMeResult, error) {
+func (b *sessionBean) AboutMe(ctx context.Context, r *rubispb.AboutMeRequest) (*rubispb.AboutMeResult, error) {
 	return serve(ctx, b, b.a.AboutMe, AboutMeRequest{Nickname: r.GetNickname(), Password: r.GetPassword()}, aboutMeResultToPB)
 }
 

@@ -21,7 +21,7 @@ const testThreads = 8
 // it, its clock stopped at the load's time base.
 type directBundle struct {
 	db   *store.DB
-	d    *Direct
+	d    *Servlets
 	q    storetest.Querier
 	pop  population
 	base time.Time

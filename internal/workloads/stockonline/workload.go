@@ -3,11 +3,14 @@
 // stock broker whose subscribers create and update accounts, query prices,
 // buy and sell stock and ask for holding statements.
 //
-// Files follow the reference: schema.go (and schema/*.sql per dialect),
+// Files, named as in every workload package: workload.go (the Workload,
+// its operations and defaults), schema.go (and schema/*.sql per dialect),
 // load.go (Table 1's population), mix.go (Table 2's deck), client.go (the
-// random choices of a client), direct.go (the seven transactions as direct
-// SQL), check.go (consistency after a run); remote.go and served.go put
-// the session bean in a process of its own, its clients calling it over
+// random choices of a client and the facade they call), direct.go (the
+// seven transactions as direct SQL), entities.go and beans.go (the same
+// transactions as a session facade over entity beans, section 3.6),
+// check.go (consistency after a run); remote.go and served.go put the
+// session bean in a process of its own, its clients calling it over
 // internal/remote, as the paper deploys it (stockonlinepb/broker.proto;
 // its http protocol in docs/openapi/stockonline.yaml).
 //

@@ -63,7 +63,7 @@ var containerVariants = []struct {
 // it, its clock stopped at the load's time base.
 type beansBundle struct {
 	db   *store.DB
-	b    *Beans
+	b    *Facade
 	q    storetest.Querier
 	pop  population
 	base time.Time
@@ -648,7 +648,7 @@ func TestContainerConcurrentWrites(t *testing.T) {
 			exclusive bool
 			// entity: the entity style over this protocol, the beans on
 			// a business tier, the interactions (and their retries) in
-			// the web tier; "": the container's Beans in process.
+			// the web tier; "": the container's Facade in process.
 			entity remote.Protocol
 		}{
 			{"cmp-C-database", runSettings(container.CMP, container.OptionC, container.Database, "0"), false, ""},
@@ -677,7 +677,7 @@ func TestContainerConcurrentWrites(t *testing.T) {
 						t.Fatal(err)
 					}
 					t.Cleanup(func() { bt.close() })
-					a = NewRemoteBeans(bt.conn)
+					a = NewRemoteEntityFacade(bt.conn)
 				}
 				before := b.b.ctr.Stats()
 
