@@ -34,15 +34,18 @@ func TestEveryWorkloadsFindsUnderOptionCHitNoCache(t *testing.T) {
 	short := map[string]func(*config.Run){
 		"stockonline": func(c *config.Run) { c.Clients, c.ServerThreads, c.Iterations = 6, 3, 1 }, // table 2's 43 each
 		"ecperf": func(c *config.Run) {
-			c.IR, c.Duration, c.RampUp, c.RampDown = 1, config.Duration(1500*time.Millisecond), 0, 0
-			c.CycleScale, c.LeadTimeUnit = 0.05, config.Duration(10*time.Millisecond)
+			c.Duration, c.RampUp, c.RampDown = config.Duration(1500*time.Millisecond), 0, 0
+			workload.SetOptions(c, func(o *ecperf.Options) {
+				o.IR, o.CycleScale, o.LeadTimeUnit = 1, 0.05, config.Duration(10*time.Millisecond)
+			})
 		},
 		"rubis": func(c *config.Run) { // the bidding mix, without think time
-			c.Clients, c.Iterations, c.Duration, c.RampUp, c.RampDown, c.ThinkScale = 4, 15, 0, 0, 0, 0
+			c.Clients, c.Iterations, c.Duration, c.RampUp, c.RampDown = 4, 15, 0, 0, 0
+			workload.SetOptions(c, func(o *rubis.Options) { o.ThinkScale = 0 })
 		},
 		"tpcapp": func(c *config.Run) {
 			c.Clients, c.Duration, c.RampUp, c.RampDown = 4, config.Duration(1500*time.Millisecond), 0, 0
-			c.PartnerDelay, c.ImageKB = "none", 1
+			workload.SetOptions(c, func(o *tpcapp.Options) { o.PartnerDelay, o.ImageKB = "none", 1 })
 		},
 	}
 	settings := []struct{ name, option, cache, concurrency, persistence string }{

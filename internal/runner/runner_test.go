@@ -178,7 +178,7 @@ func TestStockOnlineOnTheContainerOnEveryBackend(t *testing.T) {
 				cfg := stockOnlineConfig(t, r, dsn)
 				cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2
 				setContainer(t, &cfg, c.persistence, c.option, c.cache, c.concurrency)
-				cfg.Warmup = c.warmup
+				workload.SetOptions(&cfg, func(o *stockonline.Options) { o.Warmup = c.warmup })
 				res, err := r.Run(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)

@@ -159,7 +159,7 @@ func TestRunsThatCannotFitAreRefusedUpFront(t *testing.T) {
 		// is the shared session and one thread: the tier's pool (and the
 		// connection that finds the run's lock) and the run's three
 		// connections are counted together, before any starts.
-		cfg.Tiers = 2
+		workload.SetOptions(&cfg, func(o *stockonline.Options) { o.Tiers = 2 })
 		_, err = r.Run(ctx, cfg)
 		if !usageErr(err) || !strings.Contains(err.Error(), "--server-threads 4000 needs 4005 database connections") || !strings.Contains(err.Error(), "the run's own: 3 for loading, checks and the lock") {
 			t.Errorf("%s --tiers 2: %v, want a usage error counting the tier's and the run's connections", cfg.DB, err)

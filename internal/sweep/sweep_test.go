@@ -53,7 +53,7 @@ func TestParseIsStrict(t *testing.T) {
 	} {
 		f, err := sweep.Parse(write(t, content))
 		if err == nil && f != nil {
-			_, err = f.Points(config.New("stockonline", config.Defaults{Clients: 1, ServerThreads: 1, Iterations: 1}), nil)
+			_, err = f.Points(withOptions(config.New("stockonline", config.Defaults{Clients: 1, ServerThreads: 1, Iterations: 1}), stockonline.DefaultOptions), nil)
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one saying %q", content, err, want)
@@ -75,8 +75,8 @@ experiments:
 	if err != nil {
 		t.Fatal(err)
 	}
-	defaults := config.New("stockonline", config.Defaults{Clients: 100, ServerThreads: 10, Iterations: 10})
-	points, err := f.Points(defaults, func(c *config.Run) { c.Clients, c.Pool = 3, container.Size{N: 99} })
+	defaults := withOptions(config.New("stockonline", config.Defaults{Clients: 100, ServerThreads: 10, Iterations: 10}), stockonline.DefaultOptions)
+	points, err := f.Points(defaults, func(c *config.Run) error { c.Clients, c.Pool = 3, container.Size{N: 99}; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +116,15 @@ experiments:
 	if err != nil {
 		t.Fatal(err)
 	}
-	points, err := f.Points(config.New("rubis", config.Defaults{Clients: 100, ServerThreads: 10}), nil)
+	points, err := f.Points(withOptions(config.New("rubis", config.Defaults{Clients: 100, ServerThreads: 10}), rubis.DefaultOptions), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, p := range points {
 		c := p.Config
-		got = append(got, fmt.Sprintf("%s: %s %s %d %s %d", p.Label(), c.Style, c.Protocol, c.Tiers, c.Mix, c.Clients))
+		o := c.Options.(rubis.Options)
+		got = append(got, fmt.Sprintf("%s: %s %s %d %s %d", p.Label(), o.Style, o.Protocol, o.Tiers, o.Mix, c.Clients))
 	}
 	want := []string{
 		"variant=servlets clients=10: servlets http 2 browsing 10",
@@ -142,7 +143,7 @@ experiments:
 	} {
 		f, err := sweep.Parse(write(t, "name: s\nbase: {workload: rubis}\nexperiments: [{name: e, variants: "+tc.variants+"}]\n"))
 		if err == nil {
-			_, err = f.Points(config.New("rubis", config.Defaults{Clients: 1, ServerThreads: 1}), nil)
+			_, err = f.Points(withOptions(config.New("rubis", config.Defaults{Clients: 1, ServerThreads: 1}), rubis.DefaultOptions), nil)
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("variants %s: error %v, want one saying %q", tc.variants, err, tc.want)
@@ -169,7 +170,7 @@ func TestShippedBrebnerRanSweepIsValid(t *testing.T) {
 			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
 		}
 	}
-	if c := points[23].Config; c.CommitOption != container.OptionA || c.Concurrency != container.Exclusive || c.Cache.String() != "200%" || c.Pool.String() != "20%" || !c.Warmup || c.Clients != 100 {
+	if c := points[23].Config; c.CommitOption != container.OptionA || c.Concurrency != container.Exclusive || c.Cache.String() != "200%" || c.Pool.String() != "20%" || !c.Options.(stockonline.Options).Warmup || c.Clients != 100 {
 		t.Errorf("experiment 4 at 200%%: %+v", c)
 	}
 }
@@ -193,7 +194,7 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 			t.Errorf("%s %s: %v", p.Experiment.Name, p.Label(), err)
 		}
 	}
-	if c := points[51].Config; c.PODispatch != "queue" || c.IR != 40 || c.CycleScale != 0.2 || c.DB.Dialect != store.Postgres {
+	if c, o := points[51].Config, points[51].Config.Options.(ecperf.Options); o.PODispatch != "queue" || o.IR != 40 || o.CycleScale != 0.2 || c.DB.Dialect != store.Postgres {
 		t.Errorf("last point: %+v", c)
 	}
 }
@@ -247,7 +248,7 @@ experiments:
 	r := newRunner(t)
 	base, _, _ := r.Config("stockonline")
 	dsn := storetest.SQLite(t)
-	points, err := f.Points(base, func(c *config.Run) { c.DB = store.MustParseDSN(dsn) })
+	points, err := f.Points(base, func(c *config.Run) error { c.DB = store.MustParseDSN(dsn); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,4 +469,10 @@ experiments:
 	if header := strings.Join(readCSV(t, filepath.Join(dir, "inproc.csv"))[0], ","); strings.Contains(header, "calls_per_page") {
 		t.Errorf("untiered CSV has tier columns: %s", header)
 	}
+}
+
+// withOptions is c with a workload's options.
+func withOptions(c config.Run, o any) config.Run {
+	c.Options = o
+	return c
 }

@@ -63,15 +63,18 @@ func OptionsOf(cfg config.Run) Options {
 	return NoOptions{}
 }
 
-// OptionsAs are the options of p as their workload's type: what a
-// workload reads its options with in Load, Start and the rest.
-func OptionsAs[T Options](o Options) T {
+// OptionsAs are o as their workload's type T, or defaults when o is nil
+// (a caller that gave none, as a test may): what a workload reads its
+// options with in Load, Start and the rest.
+func OptionsAs[T Options](o Options, defaults T) T {
+	if o == nil {
+		return defaults
+	}
 	t, ok := o.(T)
 	if !ok {
 		// The runner hands a workload the options of its Info; another
 		// type is a bug of the caller, not a user's mistake.
-		var want T
-		panic(fmt.Sprintf("workload options: got %T, want %T", o, want))
+		panic(fmt.Sprintf("workload options: got %T, want %T", o, defaults))
 	}
 	return t
 }
@@ -140,4 +143,12 @@ func (t Tiering) Validate(workload string, max int) []error {
 		errs = append(errs, fmt.Errorf("--tiers %d: %s has no web tier; its clients call the business tier, so --tiers 2 puts that in a process of its own", t.Tiers, workload))
 	}
 	return errs
+}
+
+// SetOptions changes cfg's options, of their workload's type T: set
+// changes a copy, which is stored back (tests, tools).
+func SetOptions[T Options](cfg *config.Run, set func(*T)) {
+	o, _ := cfg.Options.(T)
+	set(&o)
+	cfg.Options = o
 }

@@ -19,20 +19,20 @@ import (
 func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		cfg := config.New("ecperf", config.Defaults{})
-		db := storetest.Open(t, dsn, store.Options{Threads: 1 + New().Info().AgentThreads(cfg)})
+		cfg := testConfig()
+		db := storetest.Open(t, dsn, store.Options{Threads: 1 + workload.OptionsOf(cfg).AgentThreads()})
 		_, err := load(ctx, db, workload.LoadParams{Scale: 1, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
+		workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(10 * time.Millisecond) })
 		settings := map[string]container.Settings{}
 		for _, typ := range entityTypes {
 			if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		run, err := Workload{}.Start(ctx, db, workload.RunParams{Config: cfg, Entities: settings, Dir: t.TempDir(), Threads: 1})
+		run, err := Workload{}.Start(ctx, db, workload.RunParams{Common: cfg, Options: workload.OptionsOf(cfg), Entities: settings, Dir: t.TempDir(), Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 // server thread and cfg's agents.
 func loadedDB(t *testing.T, dsn string, cfg config.Run) *store.DB {
 	t.Helper()
-	db := storetest.Open(t, dsn, store.Options{Threads: 1 + New().Info().AgentThreads(cfg)})
+	db := storetest.Open(t, dsn, store.Options{Threads: 1 + workload.OptionsOf(cfg).AgentThreads()})
 	if _, err := load(context.Background(), db, workload.LoadParams{Scale: 1, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
 			t.Fatal(err)
 		}
 	}
-	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Config: cfg, Entities: settings, Dir: t.TempDir(), Threads: 1})
+	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Common: cfg, Options: workload.OptionsOf(cfg), Entities: settings, Dir: t.TempDir(), Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestChecksCatchCorruption(t *testing.T) {
 	pop := populationAt(1)
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		cfg := config.New("ecperf", config.Defaults{})
-		cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
+		cfg := testConfig()
+		workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(10 * time.Millisecond) })
 		db := loadedDB(t, dsn, cfg)
 		q := storetest.Querier{T: t, DB: db}
 		now := time.Now().UTC()
@@ -229,4 +229,11 @@ func TestChecksCatchCorruption(t *testing.T) {
 			})
 		}
 	})
+}
+
+// testConfig is a run of ECperf at its defaults, options included.
+func testConfig() config.Run {
+	cfg := config.New("ecperf", config.Defaults{})
+	cfg.Options = DefaultOptions
+	return cfg
 }

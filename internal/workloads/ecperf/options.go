@@ -139,3 +139,6 @@ func (Options) MixOf() (*workload.Mix, error) { return nil, nil }
 
 // AgentThreads: the delivery receiver and the PO senders.
 func (o Options) AgentThreads() int { return 1 + o.POSenders }
+
+// optionsOf are a run's options: the defaults when the caller gave none.
+func optionsOf(o workload.Options) Options { return workload.OptionsAs(o, DefaultOptions) }

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
 )
 
@@ -197,7 +198,7 @@ func TestEmulatorKilledAndRestartedMidRun(t *testing.T) {
 			emu := startRestartableEmulator(t, unit, 20)
 			dsn := storetest.SQLite(t)
 			cfg := shortRun(t, r, dsn, mode)
-			cfg.Emulator, cfg.LeadTimeUnit = emu.url(), config.Duration(unit)
+			workload.SetOptions(&cfg, func(o *Options) { o.Emulator, o.LeadTimeUnit = emu.url(), config.Duration(unit) })
 
 			lostc := make(chan []int64, 1)
 			ran := make(chan struct{})

@@ -58,9 +58,9 @@ func TestStopReturnsPromptlyWhenInterrupted(t *testing.T) {
 		for _, mode := range []string{dispatchSync, dispatchQueue} {
 			for _, when := range []string{"before", "during"} {
 				t.Run(mode+"/"+when, func(t *testing.T) {
-					cfg := config.New("ecperf", config.Defaults{})
-					cfg.PODispatch, cfg.Emulator = mode, slowEmulator(t)
-					cfg.LeadTimeUnit = config.Duration(time.Hour)
+					cfg := testConfig()
+					workload.SetOptions(&cfg, func(o *Options) { o.PODispatch, o.Emulator = mode, slowEmulator(t) })
+					workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(time.Hour) })
 					db := loadedDB(t, dsn, cfg)
 					leftUnsent(t, db, time.Hour, 3)
 					a := startApp(t, db, cfg)

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
 )
 
 // bomOrder is one assembly's components in key order and in the BOM's
@@ -96,9 +97,9 @@ func TestUnsortedAccessChangesTheLockOrder(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					ctx := context.Background()
-					cfg := config.New("ecperf", config.Defaults{})
-					cfg.UnsortedAccess = unsorted
-					cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
+					cfg := testConfig()
+					workload.SetOptions(&cfg, func(o *Options) { o.UnsortedAccess = unsorted })
+					workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(10 * time.Millisecond) })
 					db := loadedDB(t, dsn, cfg)
 					q := storetest.Querier{T: t, DB: db}
 					bom := differingBOM(t, q)

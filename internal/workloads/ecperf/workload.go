@@ -194,7 +194,7 @@ var (
 // (in-process unless --emulator), the delivery receiver, and the agents of
 // --po-dispatch.
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
-	cfg := workload.OptionsAs[Options](p.Options)
+	cfg := optionsOf(p.Options)
 	a := &app{ir: max(p.Scale, 1), pop: populationAt(max(p.Scale, 1)), scale: cfg.CycleScale, unsorted: cfg.UnsortedAccess}
 	if a.scale <= 0 {
 		a.scale = 1

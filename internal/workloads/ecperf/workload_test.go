@@ -41,10 +41,10 @@ func shortRun(t *testing.T, r *runner.Runner, dsn, dispatch string) config.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DB, cfg.IR, cfg.PODispatch = store.MustParseDSN(dsn), 1, dispatch
+	cfg.DB = store.MustParseDSN(dsn)
+	workload.SetOptions(&cfg, func(o *Options) { o.IR, o.PODispatch = 1, dispatch })
 	cfg.Duration, cfg.RampUp, cfg.RampDown = config.Duration(5*time.Second), config.Duration(time.Second), 0
-	cfg.CycleScale = 0.05
-	cfg.LeadTimeUnit = config.Duration(10 * time.Millisecond)
+	workload.SetOptions(&cfg, func(o *Options) { o.CycleScale, o.LeadTimeUnit = 0.05, config.Duration(10*time.Millisecond) })
 	cfg.ServerThreads = 8
 	cfg.Quiet = true
 	return cfg
@@ -119,7 +119,7 @@ func TestQueueDispatchOnAnExternalBroker(t *testing.T) {
 	broker := externalNATS(t)
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.Postgres(t), dispatchQueue)
-	cfg.Broker = broker
+	workload.SetOptions(&cfg, func(o *Options) { o.Broker = broker })
 	res, err := r.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestEmulatorDownForPartOfTheRun(t *testing.T) {
 			r := newRunner(t)
 			emu := startFlakyEmulator(t)
 			cfg := shortRun(t, r, storetest.SQLite(t), mode)
-			cfg.Emulator = emu.url
+			workload.SetOptions(&cfg, func(o *Options) { o.Emulator = emu.url })
 			// Down from 1.5 s to 3.5 s after the terminals start: inside the
 			// steady state (1 s to 5 s), however long loading took.
 			r.Started = func(runner.Progress) {
@@ -227,7 +227,7 @@ func TestSyncReportsThePOsItsAbortedTransactionsSent(t *testing.T) {
 	emu.reject = func(po emulator.PO) bool { return po.PONumber%2 == 0 }
 	dsn := storetest.SQLite(t)
 	cfg := shortRun(t, r, dsn, dispatchSync)
-	cfg.Emulator = emu.url
+	workload.SetOptions(&cfg, func(o *Options) { o.Emulator = emu.url })
 	res, err := r.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +255,7 @@ func TestSyncReportsThePOsItsAbortedTransactionsSent(t *testing.T) {
 func TestUnsortedAccessStaysConsistent(t *testing.T) {
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.MySQL(t), dispatchQueue)
-	cfg.IR, cfg.UnsortedAccess = 3, true
+	workload.SetOptions(&cfg, func(o *Options) { o.IR, o.UnsortedAccess = 3, true })
 	res, err := r.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -335,9 +335,9 @@ func TestPOsOfAKilledRunAreSentByTheNext(t *testing.T) {
 func TestMixCycleTimesAndBBops(t *testing.T) {
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.SQLite(t), dispatchQueue)
-	cfg.IR = 4
+	workload.SetOptions(&cfg, func(o *Options) { o.IR = 4 })
 	cfg.Duration, cfg.RampUp = config.Duration(12*time.Second), config.Duration(2*time.Second)
-	cfg.CycleScale = 0.02 // mean cycle 100 ms
+	workload.SetOptions(&cfg, func(o *Options) { o.CycleScale = 0.02 }) // mean cycle 100 ms
 	res, err := r.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +405,7 @@ func TestMixCycleTimesAndBBops(t *testing.T) {
 func TestProgressNamesTheDrainAndTheChecks(t *testing.T) {
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.SQLite(t), dispatchQueue)
-	cfg.LeadTimeUnit = config.Duration(100 * time.Millisecond) // deliveries 0.2-1 s after the send
+	workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(100 * time.Millisecond) }) // deliveries 0.2-1 s after the send
 	var progress runner.Progress
 	seen := make(chan map[string]bool, 1)
 	stop := make(chan struct{})

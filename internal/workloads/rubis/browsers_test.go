@@ -69,9 +69,9 @@ func TestBrowsersFetchImagesFromTheSite(t *testing.T) {
 	for _, skip := range []bool{false, true} {
 		h := &withImages{site: site, own: probe.Code == http.StatusOK}
 		srv := httptest.NewServer(h)
-		cfg := config.New("rubis", New().Info().Defaults)
-		cfg.ThinkScale, cfg.SkipImages = 0, skip
-		run, err := newBrowsers(srv.URL, workload.RunParams{Scale: 1, Config: cfg})
+		o := DefaultOptions
+		o.ThinkScale, o.SkipImages = 0, skip
+		run, err := newBrowsers(srv.URL, workload.RunParams{Scale: 1, Common: config.New("rubis", New().Info().Defaults), Options: o})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,8 +140,8 @@ func TestBiddingWriteShare(t *testing.T) {
 // tries 1 s apart, think ×2 in the up-ramp and ×3 in the down-ramp; each
 // flag turns its behaviour off.
 func TestBrowsersDefaultsAreTheOriginals(t *testing.T) {
-	cfg := config.New("rubis", New().Info().Defaults)
-	run, err := newBrowsers("http://127.0.0.1:1", workload.RunParams{Config: cfg})
+	cfg, o := config.New("rubis", New().Info().Defaults), DefaultOptions
+	run, err := newBrowsers("http://127.0.0.1:1", workload.RunParams{Common: cfg, Options: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +151,8 @@ func TestBrowsersDefaultsAreTheOriginals(t *testing.T) {
 		r.UpFactor != 2 || r.DownFactor != 3 || r.Up != 10*time.Second || r.SteadyEnd != 55*time.Second {
 		t.Fatalf("defaults: one-based %v, skip images %v, %d tries %v apart, ramps %+v", c.OneBasedIDs, c.SkipImages, c.Tries, c.RetryPause, r)
 	}
-	cfg.OneBasedIDs, cfg.SkipImages, cfg.PageTries, cfg.NoRampSlowdown = true, true, 1, true
-	run, err = newBrowsers("http://127.0.0.1:1", workload.RunParams{Config: cfg})
+	o.OneBasedIDs, o.SkipImages, o.PageTries, o.NoRampSlowdown = true, true, 1, true
+	run, err = newBrowsers("http://127.0.0.1:1", workload.RunParams{Common: cfg, Options: o})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (l *pathLog) take() []string {
 }
 
 func driveParams() workload.RunParams {
-	return workload.RunParams{Scale: 1, Config: config.New("rubis", Workload{}.Info().Defaults)}
+	return workload.RunParams{Scale: 1, Common: config.New("rubis", Workload{}.Info().Defaults), Options: DefaultOptions}
 }
 
 // --target is the site's base URL or its pages' directory, as the

@@ -79,7 +79,7 @@ func setupBeans(t *testing.T, dsn string, run container.Settings, warm bool, bas
 		t.Fatalf("load: %v", err)
 	}
 	s, err := Workload{}.Site(ctx, db, workload.RunParams{Scale: 1, Persistence: run.Persistence, Entities: resolved(t, run),
-		Warmup: warm, Threads: testThreads})
+		Options: func() Options { o := DefaultOptions; o.warm = warm; return o }(), Threads: testThreads})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func loadAt(ctx context.Context, db *store.DB, p workload.LoadParams, now time.T
 	began := time.Now()
 	pop, err := populationAt(p.Scale)
 	if err == nil {
-		pop, err = pop.withSpread(workload.OptionsAs[Options](p.Options).ItemsPerCategory)
+		pop, err = pop.withSpread(optionsOf(p.Options).ItemsPerCategory)
 	}
 	if err != nil {
 		return workload.LoadReport{}, err

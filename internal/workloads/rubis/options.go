@@ -28,6 +28,9 @@ type Options struct {
 	// Tiering: --tiers 2 puts the site in a child process, 3 the web
 	// and the business tier each in one.
 	workload.Tiering
+	// warm reads the warmed types into the container before the run. Not
+	// a key (--warmup is Stock-Online's): the tests of the warm path set it.
+	warm bool
 }
 
 // DefaultOptions are the original client's.
@@ -140,3 +143,6 @@ func (o Options) Apart(c config.Run) workload.Options {
 	}
 	return o
 }
+
+// optionsOf are a run's options: the defaults when the caller gave none.
+func optionsOf(o workload.Options) Options { return workload.OptionsAs(o, DefaultOptions) }

@@ -24,7 +24,7 @@ import (
 // (serveStyle): its business logic is the container's beans, or under
 // session the direct SQL.
 func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p workload.RunParams) (func() error, error) {
-	style := workload.OptionsAs[Options](p.Options).StyleOf(p.Common)
+	style := optionsOf(p.Options).StyleOf(p.Common)
 	if !slices.Contains(RemoteStyles, style) {
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier apart from the web tier; serve it whole (tierbench serve rubis --style %s), or give the business tier a style that has one: %s", style, style, strings.Join(RemoteStyles, ", ")))
 	}
@@ -33,7 +33,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if style == "session" {
 		a, err = NewServlets(ctx, db)
 	} else {
-		a, err = openContainer(ctx, db, p.Entities, false)
+		a, err = openContainer(ctx, db, p.Entities, optionsOf(p.Options).warm)
 	}
 	if err != nil {
 		return nil, err
@@ -76,12 +76,12 @@ func auctionOver(style string, conn grpc.ClientConnInterface) Auction {
 // reaches (a *remote.Conn to a tier ServeBusiness serves, in p's style):
 // it holds no database, and its Tiers are the remote calls its pages made.
 func (Workload) WebTier(_ context.Context, business grpc.ClientConnInterface, p workload.RunParams) (workload.Front, error) {
-	style := workload.OptionsAs[Options](p.Options).StyleOf(p.Common)
+	style := optionsOf(p.Options).StyleOf(p.Common)
 	if !slices.Contains(RemoteStyles, style) {
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %s", style, strings.Join(RemoteStyles, ", ")))
 	}
 	site := NewSite(auctionOver(style, business), SiteOptions{Threads: p.Threads, Remote: true})
-	return webTier{Site: site, style: style, protocol: workload.OptionsAs[Options](p.Options).Protocol}, nil
+	return webTier{Site: site, style: style, protocol: optionsOf(p.Options).Protocol}, nil
 }
 
 // webTier is the pages served over a remote business tier.

@@ -74,12 +74,14 @@ func TestStylesCountTheirCalls(t *testing.T) {
 	} {
 		t.Run(tc.style+"/"+tc.protocol, func(t *testing.T) {
 			cfg := config.New("rubis", Workload{}.Info().Defaults)
-			cfg.Style, cfg.Protocol, cfg.Persistence = tc.style, tc.protocol, tc.persistence
+			cfg.Persistence = tc.persistence
+			o := DefaultOptions
+			o.Style, o.Protocol = tc.style, tc.protocol
 			entities := map[string]container.Settings{}
 			for _, e := range entityTypes {
 				entities[e.Name] = cfg.Container()
 			}
-			s, err := Workload{}.Site(context.Background(), b.db, workload.RunParams{Config: cfg, Threads: testThreads, Persistence: tc.persistence, Entities: entities})
+			s, err := Workload{}.Site(context.Background(), b.db, workload.RunParams{Common: cfg, Options: o, Threads: testThreads, Persistence: tc.persistence, Entities: entities})
 			if err != nil {
 				t.Fatal(err)
 			}

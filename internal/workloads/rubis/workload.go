@@ -140,7 +140,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	var beans *Facade
 	var err error
 	if p.Persistence.Container() {
-		if beans, err = openContainer(ctx, db, p.Entities, false); err != nil {
+		if beans, err = openContainer(ctx, db, p.Entities, optionsOf(p.Options).warm); err != nil {
 			return nil, err
 		}
 		a = beans
@@ -151,7 +151,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	if err != nil {
 		return nil, err
 	}
-	a, t, err := split(p.Common, workload.OptionsAs[Options](p.Options), a, p.Threads)
+	a, t, err := split(p.Common, optionsOf(p.Options), a, p.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (b *browsers) probeHome(ctx context.Context, target string) error {
 const probeTimeout = 10 * time.Second
 
 func newBrowsers(target string, p workload.RunParams) (*browsers, error) {
-	cfg, o := p.Common, workload.OptionsAs[Options](p.Options)
+	cfg, o := p.Common, optionsOf(p.Options)
 	table, err := transitions(o.Mix)
 	if err != nil {
 		return nil, err

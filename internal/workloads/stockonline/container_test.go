@@ -192,7 +192,7 @@ func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
 				if _, err := New().Load(ctx, db, workload.LoadParams{Scale: 1, Seed: 3}); err != nil {
 					t.Fatal(err)
 				}
-				r, err := New().Start(ctx, db, workload.RunParams{Scale: 1, Persistence: s.Persistence, Entities: entitySettings(t, s), Warmup: true})
+				r, err := New().Start(ctx, db, workload.RunParams{Scale: 1, Persistence: s.Persistence, Entities: entitySettings(t, s), Options: Options{Warmup: true}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -65,3 +65,6 @@ func (o Options) TierArgs(config.Run) []string {
 
 // Apart: the business tier is the session bean's, apart or not.
 func (o Options) Apart(config.Run) workload.Options { return o }
+
+// optionsOf are a run's options: the defaults when the caller gave none.
+func optionsOf(o workload.Options) Options { return workload.OptionsAs(o, DefaultOptions) }

@@ -27,7 +27,6 @@ import (
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 
-	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
@@ -204,7 +203,7 @@ func TestRemoteClientsMatchInProcess(t *testing.T) {
 						}
 						conn := serveBusiness(t, p, db, params)
 						cp := params
-						cp.Config = config.Run{Protocol: string(p)}
+						cp.Options = Options{Tiering: workload.Tiering{Protocol: string(p)}}
 						r, err := New().RemoteClients(ctx, conn, cp)
 						if err != nil {
 							t.Fatal(err)

@@ -52,7 +52,7 @@ func (Workload) Checker(ctx context.Context, db *store.DB, _ workload.RunParams)
 // p.Scale must be the loaded database's: the clients draw accounts and
 // stocks from its population without reading it.
 func (Workload) RemoteClients(_ context.Context, conn grpc.ClientConnInterface, p workload.RunParams) (workload.Run, error) {
-	return &remoteRun{pop: populationAt(max(p.Scale, 1)), conn: conn, protocol: workload.OptionsAs[Options](p.Options).Protocol}, nil
+	return &remoteRun{pop: populationAt(max(p.Scale, 1)), conn: conn, protocol: optionsOf(p.Options).Protocol}, nil
 }
 
 // remoteRun is Stock-Online's terminals against a remote business tier.

@@ -117,7 +117,7 @@ func newBusiness(ctx context.Context, db *store.DB, p workload.RunParams) ([]fac
 	if err != nil {
 		return nil, nil, err
 	}
-	if workload.OptionsAs[Options](p.Options).Warmup {
+	if optionsOf(p.Options).Warmup {
 		for _, t := range warmed {
 			if err := ctr.Warm(ctx, ctr.Home(t.Name)); err != nil {
 				return nil, nil, fmt.Errorf("warm-up of %s: %w", t.Name, err)

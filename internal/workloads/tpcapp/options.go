@@ -132,3 +132,6 @@ func (o Options) loadOptions(db string) LoadOptions {
 	}
 	return l
 }
+
+// optionsOf are a run's options: the defaults when the caller gave none.
+func optionsOf(o workload.Options) Options { return workload.OptionsAs(o, DefaultOptions) }

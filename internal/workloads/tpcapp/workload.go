@@ -106,7 +106,7 @@ const bytesPerScale = 1_800_000
 const maxScale = 1_000
 
 func (Workload) Load(ctx context.Context, db *store.DB, p workload.LoadParams) (workload.LoadReport, error) {
-	return load(ctx, db, p, workload.OptionsAs[Options](p.Options).loadOptions(p.Common.DB.String()))
+	return load(ctx, db, p, optionsOf(p.Options).loadOptions(p.Common.DB.String()))
 }
 
 // site is TPC-App's application server over a database: the business
@@ -148,7 +148,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 }
 
 func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, err error) {
-	cfg := workload.OptionsAs[Options](p.Options)
+	cfg := optionsOf(p.Options)
 	s := &site{pop: populationAt(p.Scale), inProc: make(map[partner.Kind]*partner.Server), failRate: cfg.PartnerFailRate}
 	s.partnersCtx, s.stopPartners = context.WithCancel(context.Background())
 	if s.delay, err = partner.ParseDelay(cfg.PartnerDelay); err != nil {
@@ -328,7 +328,7 @@ func (w Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams)
 		}
 		r.stopFront = stop
 		r.hc = callerClient(p.Common.Clients)
-		methods = NewCaller(url, workload.OptionsAs[Options](p.Options).Front, r.hc)
+		methods = NewCaller(url, optionsOf(p.Options).Front, r.hc)
 	}
 	if r.ebs, err = newEBs(methods, p); err != nil {
 		return nil, err
@@ -352,7 +352,7 @@ type ebs struct {
 }
 
 func newEBs(methods Methods, p workload.RunParams) (*ebs, error) {
-	sl, err := ParseSessionLength(workload.OptionsAs[Options](p.Options).SessionLength)
+	sl, err := ParseSessionLength(optionsOf(p.Options).SessionLength)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +417,7 @@ func (r *run) Check(ctx context.Context, done workload.Outcomes) ([]workload.Che
 // (`tierbench drive tpcapp`).
 func (Workload) Browsers(ctx context.Context, target string, p workload.RunParams) (workload.Run, error) {
 	hc := callerClient(p.Common.Clients)
-	e, err := newEBs(NewCaller(target, workload.OptionsAs[Options](p.Options).Front, hc), p)
+	e, err := newEBs(NewCaller(target, optionsOf(p.Options).Front, hc), p)
 	if err != nil {
 		return nil, err
 	}

@@ -492,7 +492,7 @@ func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]
 	t.Helper()
 	ctx := context.Background()
 	threads := 4
-	wr, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Persistence: container.Direct, Config: cfg, Dir: t.TempDir(), Threads: threads})
+	wr, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Persistence: container.Direct, Common: cfg, Options: workload.OptionsOf(cfg), Dir: t.TempDir(), Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +517,7 @@ func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]
 		err := ebs[i%clients].Do(ctx, workload.Step{Op: op, Pair: -1, Thread: i % threads})
 		if err == nil {
 			o.Succeeded[op]++
-		} else if !workload.IsBusiness(err) && cfg.PartnerFailRate == 0 {
+		} else if !workload.IsBusiness(err) && optionsOf(workload.OptionsOf(cfg)).PartnerFailRate == 0 {
 			t.Fatalf("%s: %v", opNames[op], err)
 		}
 	}
@@ -533,8 +533,9 @@ func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]
 
 func testConfig() config.Run {
 	cfg := config.New("tpcapp", Workload{}.Info().Defaults)
-	cfg.PartnerDelay = "none"
-	cfg.Seed = 5
+	o := DefaultOptions
+	o.PartnerDelay = "none"
+	cfg.Options, cfg.Seed = o, 5
 	return cfg
 }
 
@@ -565,7 +566,7 @@ func TestPartnersFailingPartOfTheTime(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
 		cfg := testConfig()
-		cfg.PartnerFailRate = 0.3
+		workload.SetOptions(&cfg, func(o *Options) { o.PartnerFailRate = 0.3 })
 		checks, o, a := runTest(t, db, cfg, 8, 600)
 		for _, c := range checks {
 			if !c.Passed {
