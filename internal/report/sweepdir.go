@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/sweep"
 )
@@ -141,8 +140,9 @@ func ReadSweep(dir string) (*Sweep, error) {
 	}
 	s.Name, s.Title = file.Name, file.Title
 	// The points' labels are all the report needs of their
-	// configurations, so the workload's defaults can stay zero.
-	points, err := file.Points(config.Run{}, nil)
+	// configurations, so the workload's defaults and options can stay
+	// unknown.
+	points, err := file.Labels()
 	if err != nil {
 		return nil, inputError("%s: %v", filepath.Join(dir, SweepFile), err)
 	}

@@ -205,6 +205,24 @@ func (f *File) Workload() (string, error) {
 // line's settings), then the experiment's settings, its variant's, and its
 // axis values.
 func (f *File) Points(base config.Run, flags func(*config.Run) error) ([]Point, error) {
+	return f.points(base, flags, false)
+}
+
+// Labels are the points with their labels (Point.Label), for a reader of
+// a sweep's results that does not know its workload's options: a key no
+// common setting has is left out of each point's configuration, not
+// refused (the sweep refused it before it ran).
+func (f *File) Labels() ([]Point, error) {
+	return f.points(config.Run{}, nil, true)
+}
+
+func (f *File) points(base config.Run, flags func(*config.Run) error, labelsOnly bool) ([]Point, error) {
+	overlay := func(cfg *config.Run, n *yaml.Node, where string) error {
+		if labelsOnly {
+			n = knownKeys(cfg, n)
+		}
+		return overlay(cfg, n, where)
+	}
 	if err := overlay(&base, &f.Base, "base"); err != nil {
 		return nil, err
 	}
@@ -220,7 +238,11 @@ func (f *File) Points(base config.Run, flags func(*config.Run) error) ([]Point, 
 		if err := overlay(&cfg, &e.Set, e.Name+" set"); err != nil {
 			return nil, err
 		}
-		axes, err := axesOf(e, cfg.Keys())
+		keys := cfg.Keys()
+		if labelsOnly {
+			keys = nil
+		}
+		axes, err := axesOf(e, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +302,7 @@ func axesOf(e *Experiment, keys []string) ([]axis, error) {
 	}
 	for i := 0; i < len(e.Axes.Content); i += 2 {
 		k, v := e.Axes.Content[i], e.Axes.Content[i+1]
-		if !slices.Contains(keys, k.Value) {
+		if keys != nil && !slices.Contains(keys, k.Value) {
 			return nil, fmt.Errorf("experiment %s: axis %q is not a setting (keys are those of `tierbench run -f`: %s)", e.Name, k.Value, strings.Join(keys, ", "))
 		}
 		// A YAML mapping decoded into a node keeps a repeated key; as two
@@ -339,4 +361,20 @@ func overlay(cfg *config.Run, n *yaml.Node, where string) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
+}
+
+// knownKeys is the mapping n without the keys cfg does not have.
+func knownKeys(cfg *config.Run, n *yaml.Node) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return n
+	}
+	keys := cfg.Keys()
+	out := *n
+	out.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if slices.Contains(keys, n.Content[i].Value) {
+			out.Content = append(out.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	return &out
 }

@@ -476,3 +476,27 @@ func withOptions(c config.Run, o any) config.Run {
 	c.Options = o
 	return c
 }
+
+// A reader of a sweep's results knows no workload: the labels of a file
+// whose base and axes set a workload's options still come out (report of
+// a sweep directory); Points with no options refuses those keys.
+func TestLabelsNeedNoWorkloadOptions(t *testing.T) {
+	f, err := sweep.Parse(write(t, "name: s\nbase: {workload: stockonline, warmup: true}\nexperiments: [{name: e, axes: {mix: [table-2, UpdateAccount=1], pool: [\"10\"]}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := f.Labels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range points {
+		got = append(got, p.Label())
+	}
+	if want := "mix=table-2 pool=10|mix=UpdateAccount=1 pool=10"; strings.Join(got, "|") != want {
+		t.Errorf("labels %s, want %s", strings.Join(got, "|"), want)
+	}
+	if _, err := f.Points(config.Run{}, nil); err == nil || !strings.Contains(err.Error(), "unknown key warmup") {
+		t.Errorf("Points without options: %v, want warmup refused", err)
+	}
+}
