@@ -140,6 +140,9 @@ func same(a, b Run) bool {
 	if len(a.Entity) == 0 && len(b.Entity) == 0 {
 		a.Entity, b.Entity = nil, nil
 	}
+	if len(a.Thresholds) == 0 && len(b.Thresholds) == 0 {
+		a.Thresholds, b.Thresholds = nil, nil
+	}
 	// Whether the persistence was given says how a value came, not what
 	// it is: a written-out configuration gives every key.
 	a.persistenceGiven, b.persistenceGiven = false, false
