@@ -126,3 +126,61 @@ func TestThresholdBadInput(t *testing.T) {
 		}
 	}
 }
+
+// report A B --max-regression on two real runs, B made slower on purpose
+// by a think time: B against A regresses in throughput beyond its
+// interval (exit 1, the figure and how much named); A against B does not.
+// The ramp-up leaves the first, uneven second out of the four one-second
+// batches the intervals come from.
+func TestReportMaxRegression(t *testing.T) {
+	dir := t.TempDir()
+	fast, slow := filepath.Join(dir, "fast.json"), filepath.Join(dir, "slow.json")
+	for _, args := range [][]string{
+		{"--out", fast},
+		{"--out", slow, "--think-time", "50ms"},
+	} {
+		args = append([]string{"run", "stockonline", "--db", "sqlite:" + filepath.Join(dir, filepath.Base(args[1])+".db"),
+			"--clients", "4", "--duration", "5s", "--ramp-up", "1s", "--quiet"}, args...)
+		if code, out, stderr := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d:\n%s%s", args, code, out, stderr)
+		}
+	}
+	code, out, stderr := runCLI(t, "report", fast, slow, "--no-html", "--max-regression", "tps=5%,p99=1000%")
+	if code != 1 {
+		t.Fatalf("report fast slow: exit %d, want 1:\n%s%s", code, out, stderr)
+	}
+	for _, w := range []string{"regressions from A: 1 of 2 beyond --max-regression tps=5%,p99=1000%", "FAIL B throughput/s", "% worse, beyond 5%", "ok   B p99 ms"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report does not say %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(stderr, "regressed beyond --max-regression: B throughput/s ") || !strings.Contains(stderr, "% worse (limit 5%)") {
+		t.Errorf("stderr does not name the regression:\n%s", stderr)
+	}
+
+	// The same runs the other way round: throughput improved.
+	code, out, stderr = runCLI(t, "report", slow, fast, "--no-html", "--max-regression", "tps=5%")
+	if code != 0 || !strings.Contains(out, "regressions from A: all 1 within --max-regression tps=5%") || !strings.Contains(out, "ok   B throughput/s") {
+		t.Errorf("report slow fast: exit %d:\n%s%s", code, out, stderr)
+	}
+	// A limit the slow run stays within.
+	code, out, stderr = runCLI(t, "report", fast, slow, "--no-html", "--max-regression", "tps=99.9%")
+	if code != 0 || !strings.Contains(out, "% worse, within 99.9%") {
+		t.Errorf("report fast slow within 99.9%%: exit %d:\n%s%s", code, out, stderr)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{fast, slow, "--max-regression", "lots"}, `--max-regression "lots": "lots" is not a share`},
+		{[]string{fast, slow, "--max-regression", "tpz=5%"}, `unknown figure "tpz"; figures: metric, tps, p50, p99`},
+		{[]string{fast, "--max-regression", "5%"}, "--max-regression judges runs against the first (A, the baseline): give two or more result files"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"report", "--no-html"}, tt.args...)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 2 || !strings.Contains(lines[0], tt.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 2 and one line saying %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
