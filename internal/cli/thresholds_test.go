@@ -184,3 +184,21 @@ func TestReportMaxRegression(t *testing.T) {
 		}
 	}
 }
+
+// A threshold on an operation the run's mix leaves out has nothing to
+// judge: it fails and says why, rather than pass on no evidence.
+func TestThresholdWithNothingToJudgeFails(t *testing.T) {
+	code, out, stderr, res := thresholdRun(t, "--mix", "UpdateAccount=1", "--threshold", "BuyStock.p99<60s", "--threshold", "UpdateAccount.p99<60s")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s%s", code, out, stderr)
+	}
+	if len(res.Thresholds) != 2 || !res.Thresholds[1].Passed {
+		t.Fatalf("thresholds %+v", res.Thresholds)
+	}
+	if got := res.Thresholds[0]; got.Passed || got.Measured != nil || got.Detail != "no BuyStock operation completed in the steady state" {
+		t.Errorf("BuyStock's threshold recorded as %+v", got)
+	}
+	if !strings.Contains(out, "FAIL BuyStock.p99<60s       no BuyStock operation completed in the steady state") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
