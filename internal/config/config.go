@@ -70,6 +70,11 @@ type Run struct {
 	// machines of the same size).
 	Placement string `yaml:"placement" json:"placement,omitempty"`
 
+	// Thresholds are conditions on the steady state's figures
+	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
+	// not pass. The runner validates them against the workload.
+	Thresholds []string `yaml:"threshold" json:"threshold,omitempty"`
+
 	// ECperf's settings (the other workloads ignore them).
 	// IR is the injection rate, ECperf's name for the scale: when set it
 	// is the scale.
@@ -377,6 +382,9 @@ func kindName(t reflect.Type) string {
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "a list, as [p99<50ms, tps>1000]"
+		}
 		return "a list, as [Item.concurrency=readonly, Account.cache=50%]"
 	}
 	return "a single value"
