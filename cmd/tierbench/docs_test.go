@@ -18,7 +18,7 @@ import (
 func TestDocsAreWhatTheCodeGenerates(t *testing.T) {
 	bin := testsvc.Binary(t)
 	dir := t.TempDir()
-	if out, err := exec.Command(bin, "docs", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "docs", dir, "--source", "../..").CombinedOutput(); err != nil {
 		t.Fatalf("tierbench docs %s: %v\n%s", dir, err, out)
 	}
 	generated := docFiles(t, dir)

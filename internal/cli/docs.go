@@ -17,24 +17,27 @@ import (
 // fails when the committed files differ from what it writes. Hidden: it
 // is for the repository, not for a user's runs.
 func newDocsCmd(root *cobra.Command) *cobra.Command {
-	return &cobra.Command{
+	var src string
+	cmd := &cobra.Command{
 		Use:    "docs DIR",
 		Short:  "Write the CLI reference (DIR/cli/*.md) and the result file's JSON Schema (DIR/result.schema.json)",
 		Args:   cobra.ExactArgs(1),
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := writeDocs(root, args[0]); err != nil {
+			if err := writeDocs(root, args[0], src); err != nil {
 				return infra(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(args[0], "cli"), filepath.Join(args[0], "result.schema.json"))
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&src, "source", ".", "the module's root directory, whose doc comments describe the schema's fields")
+	return cmd
 }
 
 // writeDocs replaces dir/cli's Markdown (a command removed loses its
-// page) and dir/result.schema.json.
-func writeDocs(root *cobra.Command, dir string) error {
+// page) and dir/result.schema.json, described from the source at src.
+func writeDocs(root *cobra.Command, dir, src string) error {
 	cliDir := filepath.Join(dir, "cli")
 	old, err := filepath.Glob(filepath.Join(cliDir, "*.md"))
 	if err != nil {
@@ -62,7 +65,7 @@ func writeDocs(root *cobra.Command, dir string) error {
 	if err := doc.GenMarkdownTree(root, cliDir); err != nil {
 		return err
 	}
-	schema, err := result.JSONSchema()
+	schema, err := result.JSONSchema(src)
 	if err != nil {
 		return err
 	}
