@@ -145,6 +145,7 @@ and writes versioned JSON results.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return config.Usage(flagProblem(err)) })
 	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version, TierLog: env.Stderr, Notes: env.Stderr}
 	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newServeCmd(env, r), newDriveCmd(env, r), newEmulatorCmd(), newModelCmd(env), newReportCmd(env), newAgentCmd(env, r))
+	root.AddCommand(newDocsCmd(root))
 	return root
 }
 
