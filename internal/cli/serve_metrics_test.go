@@ -236,4 +236,3 @@ func TestServeMetricsStockOnlineGRPC(t *testing.T) {
 		t.Errorf("5 queries of a stock made %v finds in the container", finds)
 	}
 }
-
