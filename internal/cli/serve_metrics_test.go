@@ -12,14 +12,11 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/rubis"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
-	pb "github.com/tierbench/tierbench/internal/workloads/stockonline/stockonlinepb"
 )
 
 // served is a `serve` running in the test's process until the test ends:
@@ -193,27 +190,8 @@ func TestServeMetricsStockOnlineGRPC(t *testing.T) {
 	}
 	s := startServe(t, ws, "stockonline", "--db", db, "--persistence", "cmp", "--protocol", "grpc", "--token-file", tokenFile,
 		"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
-	protocol, addr, err := remote.ParseURL(s.url)
-	if err != nil || protocol != remote.GRPC {
-		t.Fatalf("serve's URL %s: %v, protocol %s", s.url, err, protocol)
-	}
-	call := func(token string, n int, wantCode codes.Code) {
-		t.Helper()
-		conn, err := remote.Dial(protocol, addr, remote.DialOptions{Token: token})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		broker := pb.NewBrokerClient(conn)
-		for range n {
-			_, err := broker.QueryById(context.Background(), &pb.QueryByIdRequest{Stock: 1})
-			if status.Code(err) != wantCode {
-				t.Fatalf("QueryById with token %q: %v, want code %s", token, err, wantCode)
-			}
-		}
-	}
-	call("s3cret", 5, codes.OK)
-	call("wrong", 2, codes.Unauthenticated)
+	queryStock(t, s.url, "s3cret", 5, codes.OK)
+	queryStock(t, s.url, "wrong", 2, codes.Unauthenticated)
 
 	fams := scrape(t, s.metrics)
 	const method = "tierbench.stockonline.Broker/QueryById"
