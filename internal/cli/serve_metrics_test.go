@@ -177,19 +177,31 @@ func TestServeMetricsRUBiSPages(t *testing.T) {
 	}
 }
 
-// Stock-Online's business tier served over gRPC, called by a gRPC client:
-// each remote method's calls are counted exactly by the code they were
-// answered with, refused calls (no token) among the errors; and the
-// container's counters are the tier's.
-func TestServeMetricsStockOnlineGRPC(t *testing.T) {
+// Stock-Online's business tier served over gRPC and over HTTP, called by
+// the remote layer's client: each remote method's calls are counted
+// exactly by the code they were answered with, refused calls (a wrong
+// token) among the errors; and the container's counters are the tier's.
+func TestServeMetricsStockOnlineRemote(t *testing.T) {
 	ws := []workload.Workload{stockonline.New()}
 	db := loadSQLite(t, ws, "stockonline")
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, ws, "stockonline", "--db", db, "--persistence", "cmp", "--protocol", "grpc", "--token-file", tokenFile,
-		"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
+	for _, protocol := range []string{"grpc", "http"} {
+		t.Run(protocol, func(t *testing.T) {
+			s := startServe(t, ws, "stockonline", "--db", db, "--persistence", "cmp", "--protocol", protocol, "--token-file", tokenFile,
+				"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
+			checkServedCalls(t, s)
+		})
+	}
+}
+
+// checkServedCalls calls the Stock-Online business tier s serves 5 times
+// with its token and twice with a wrong one, and checks what its metrics
+// count.
+func checkServedCalls(t *testing.T, s served) {
+	t.Helper()
 	queryStock(t, s.url, "s3cret", 5, codes.OK)
 	queryStock(t, s.url, "wrong", 2, codes.Unauthenticated)
 
