@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tierbench/tierbench/internal/server"
 )
 
 // Tiers a served process labels its requests with (tier).
@@ -47,7 +49,7 @@ func newServed(reg prometheus.Registerer, workloadName string) *served {
 	s := &served{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "tierbench_served_requests_total",
-			Help:        "Requests a served tier answered, by operation (the page's route, or the remote method), outcome (success, error) and code (the HTTP status, or the gRPC code's name; error: an HTTP status of 400 or more, a gRPC code other than OK).",
+			Help:        "Requests a served tier answered, by operation (the page's route, the web service's method, or the remote method), outcome (success, error) and code (the HTTP status, or the gRPC code's name; error: an HTTP status of 400 or more, a gRPC code other than OK).",
 			ConstLabels: constLabels,
 		}, []string{"tier", "operation", "outcome", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -90,12 +92,15 @@ func (m *served) answered(tier, operation string, start time.Time, code string, 
 // made-up paths cannot grow the series without bound.
 const OtherRoute = "other"
 
-// Handler counts the requests h answers, each under the route pattern of
-// the http.ServeMux inside h that matched it (which a ServeMux sets on
-// the request it is given: "/PHP/ViewItem.php", "/tpcapp/v1/{method}"),
-// so the operations are the tier's routes, never its clients' paths.
+// Handler counts the requests h answers, each under the operation h
+// names (server.NameOperation: a service's method), or else the route
+// pattern of the http.ServeMux inside h that matched it (which a ServeMux
+// sets on the request it is given: "/PHP/ViewItem.php"), so the
+// operations are the tier's own, never its clients' paths.
 func (s *Server) Handler(tier string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var named string
+		r = r.WithContext(server.WithOperation(r.Context(), &named))
 		// The pattern of a mux in front of h (server's, matching "/") is
 		// not the tier's route.
 		r.Pattern = ""
@@ -103,7 +108,10 @@ func (s *Server) Handler(tier string, h http.Handler) http.Handler {
 		s.served.inFlight.WithLabelValues(tier).Inc()
 		start := time.Now()
 		defer func() {
-			op := r.Pattern
+			op := named
+			if op == "" {
+				op = r.Pattern
+			}
 			if op == "" {
 				op = OtherRoute
 			}
