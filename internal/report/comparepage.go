@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // runLabels name each run in legends: its group's letter, and its place in
@@ -41,7 +43,10 @@ func comparisonTables(c *Comparison) []table {
 		for _, e := range f.Estimates {
 			cell := plain(e.Value)
 			if lo, hi, ok := interval(e); ok {
-				cell += " [" + plain(lo) + ", " + plain(hi) + "]"
+				// Every figure compared (a rate, a latency) is positive:
+				// the t interval is cut at 0 (a truncated interval keeps
+				// its 95% coverage; the difference's interval is not cut).
+				cell += " [" + plain(math.Max(lo, 0)) + ", " + plain(hi) + "]"
 			}
 			row = append(row, cell)
 		}
@@ -53,6 +58,44 @@ func comparisonTables(c *Comparison) []table {
 		diffs.Rows = append(diffs.Rows, drow)
 	}
 	return []table{side, diffs}
+}
+
+// runLetter is a run's label without its file name ("B2" of "B2 b-2").
+func runLetter(label string) string {
+	l, _, _ := strings.Cut(label, " ")
+	return l
+}
+
+// settingsThatDiffer is the configuration keys (the seed, the result
+// file's path and the progress line aside) whose values are not the same
+// in every group, with each group's value; false when none differs.
+func settingsThatDiffer(groups []Group) (table, bool) {
+	t := table{Class: "settings", Header: []string{"setting that differs"}}
+	flat := make([]map[string]string, len(groups))
+	keys := map[string]bool{}
+	for i, g := range groups {
+		t.Header = append(t.Header, g.Label)
+		flat[i] = flatConfig(g.Runs[0].Result)
+		for k := range flat[i] {
+			keys[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		row := []string{k}
+		differs := false
+		for i := range groups {
+			v, ok := flat[i][k]
+			if !ok {
+				v = "(none)"
+			}
+			row = append(row, v)
+			differs = differs || v != row[1]
+		}
+		if differs {
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t, len(t.Rows) > 0
 }
 
 // comparePage sets several runs side by side.
@@ -68,8 +111,14 @@ func comparePage(runs []*Run) (*page, error) {
 			who.Rows = append(who.Rows, []string{labels[r], r.Path, describe(r.Result), r.Result.Verdict()})
 		}
 	}
-	p.Sections = append(p.Sections, section{ID: "runs", Title: "Runs", Tables: []table{who},
-		Notes: []string{"A is the baseline. Runs of one configuration (all settings but the seed) are repetitions and count as one group."}})
+	runsSection := section{ID: "runs", Title: "Runs", Tables: []table{who},
+		Notes: []string{"A is the baseline. Runs of one configuration (all settings but the seed) are repetitions and count as one group."}}
+	if d, ok := settingsThatDiffer(groups); ok {
+		runsSection.Tables = append(runsSection.Tables, d)
+	} else if len(groups) > 1 {
+		runsSection.Notes = append(runsSection.Notes, "The groups have the same settings: any difference is the seed's, the machine's or chance's.")
+	}
+	p.Sections = append(p.Sections, runsSection)
 
 	notes := []string{"Each cell: the group's figure and its 95% confidence interval; differences from A with theirs (Welch's t), \"not significant\" when the interval holds 0."}
 	for gi, g := range groups {
@@ -162,7 +211,7 @@ func comparePage(runs []*Run) (*page, error) {
 
 	perOp := table{Class: "operations", Header: []string{"operation"}}
 	for _, r := range runs {
-		perOp.Header = append(perOp.Header, labels[r]+" per s", labels[r]+" p99 ms")
+		perOp.Header = append(perOp.Header, runLetter(labels[r])+" per s", runLetter(labels[r])+" p99")
 	}
 	for _, op := range runs[0].Result.OperationOrder {
 		row := []string{op}
@@ -172,7 +221,7 @@ func comparePage(runs []*Run) (*page, error) {
 				row = append(row, "", "")
 				continue
 			}
-			row = append(row, num(math.Round(float64(o.Completed)/r.Result.Summary.ElapsedS*10)/10), num(o.Latency.P99))
+			row = append(row, rate(float64(o.Completed)/r.Result.Summary.ElapsedS), latency(o.Latency.P99))
 		}
 		perOp.Rows = append(perOp.Rows, row)
 	}

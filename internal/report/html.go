@@ -23,12 +23,29 @@ type section struct {
 	Notes     []string
 	Tables    []table
 	Charts    []chart
+	// Picks are charts shown one at a time, chosen by name from a list
+	// labelled PickLabel (the operations beyond those a chart can tell
+	// apart).
+	Picks     []pick
+	PickLabel string
 	// Pre is preformatted text (a configuration) behind PreTitle.
 	Pre, PreTitle string
 }
 
+type pick struct {
+	Name  string
+	Chart chart
+}
+
+type pickView struct {
+	Name  string
+	Chart chartView
+}
+
 var pageTemplate = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"num":    func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
+	"add":    func(a, b float64) float64 { return a + b },
+	"sub":    func(a, b float64) float64 { return a - b },
 	"right":  func(r rect) float64 { return r.X + r.W },
 	"bottom": func(r rect) float64 { return r.Y + r.H },
 	"center": func(r rect) float64 { return r.X + r.W/2 },
@@ -39,7 +56,8 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 			return ` class="pass"`
 		case strings.HasPrefix(s, "FAILED") || strings.HasPrefix(s, "failed") || strings.HasPrefix(s, "no:") || s == "no":
 			return ` class="fail"`
-		case len(s) > 0 && !strings.ContainsAny(s[:1], "+-0123456789"):
+		// A phrase, even one that starts with a number, wraps.
+		case len(s) > 0 && !strings.ContainsAny(s[:1], "+-0123456789"), len(s) > 24 && strings.Count(s, " ") > 2:
 			return ` class="text"`
 		}
 		return ""
@@ -58,15 +76,20 @@ type sectionView struct {
 	Notes         []string
 	Tables        []table
 	Charts        []chartView
+	Picks         []pickView
+	PickLabel     string
 	Pre, PreTitle string
 }
 
 func (p *page) write(w io.Writer) error {
 	v := pageView{Title: p.Title, Notes: p.Notes}
 	for _, s := range p.Sections {
-		sv := sectionView{ID: s.ID, Title: s.Title, Notes: s.Notes, Tables: s.Tables, Pre: s.Pre, PreTitle: s.PreTitle}
+		sv := sectionView{ID: s.ID, Title: s.Title, Notes: s.Notes, Tables: s.Tables, Pre: s.Pre, PreTitle: s.PreTitle, PickLabel: s.PickLabel}
 		for i := range s.Charts {
 			sv.Charts = append(sv.Charts, s.Charts[i].view())
+		}
+		for _, p := range s.Picks {
+			sv.Picks = append(sv.Picks, pickView{Name: p.Name, Chart: p.Chart.view()})
 		}
 		v.Sections = append(v.Sections, sv)
 	}
