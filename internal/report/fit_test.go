@@ -52,12 +52,65 @@ func TestEveryPageKindFitsTheScreen(t *testing.T) {
 		if len(over) > 0 {
 			t.Errorf("%s: wider than their box: %s", tc.name, strings.Join(over, "; "))
 		}
-		if os.Getenv("TIERBENCH_SCREENSHOTS") != "" {
-			png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(90))
-			if err != nil {
-				t.Fatal(err)
+		if dir := os.Getenv("TIERBENCH_SCREENSHOTS"); dir != "" {
+			// For people: each section as the window shows it.
+			for _, id := range value[[]string](b, `Array.from(document.querySelectorAll('section')).map(s => s.id)`) {
+				png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS("section#"+id)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, strings.TrimSuffix(filepath.Base(page), ".html")+"-"+id+".png"), png, 0o644)
 			}
-			os.WriteFile(filepath.Join(os.Getenv("TIERBENCH_SCREENSHOTS"), filepath.Base(page)+".png"), png, 0o644)
 		}
+	}
+}
+
+// A sweep of which one experiment of two ran, along pool sizes "0",
+// "20%" and "100%", two repetitions each, with the paper's figures: the
+// title says which experiment ran, the axis is one of percentages, the
+// paper's figures are drawn beside the measured ones (and their shapes
+// compared), and every interval bar has its caps inside the plot.
+func TestSweepPageOfRealRuns(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	in, err := Read([]string{filepath.Join("testdata", "runs", "sweep")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "sweep.html")
+	writeHTML(t, in, page)
+	b.open(page)
+
+	if h1 := value[string](b, `document.querySelector('h1').textContent`); !strings.Contains(h1, "experiment-1 only (1 of the 2 experiments") {
+		t.Errorf("title %q does not say that one experiment of two ran", h1)
+	}
+	const metric = "#chart-sweep-0-metric"
+	ticks := value[[]string](b, `Array.from(document.querySelectorAll('`+metric+` svg > text[text-anchor=middle]')).map(e => e.textContent)`)
+	if got := strings.Join(ticks, ","); !strings.HasPrefix(got, "0%,20%,100%,pool (%)") {
+		t.Errorf("x axis %q, want 0%%,20%%,100%% and pool (%%)", got)
+	}
+	legend := value[[]string](b, `Array.from(document.querySelectorAll('`+metric+` ul.legend li')).map(e => e.textContent.trim())`)
+	if strings.Join(legend, ",") != "TPS,paper" {
+		t.Errorf("legend %q, want the measured TPS and the paper's", legend)
+	}
+	// The paper's points are the sweep file's: 300, 304, 300 TPS.
+	paper := value[[]string](b, `Array.from(document.querySelectorAll('`+metric+` circle title')).map(e => e.textContent).filter(s => s.startsWith('paper'))`)
+	if strings.Join(paper, ",") != "paper: 300,paper: 304,paper: 300" {
+		t.Errorf("paper points %q", paper)
+	}
+	if n := value[int](b, `document.querySelectorAll('#chart-sweep-0-shape path.series').length`); n != 2 {
+		t.Errorf("the shape chart draws %d lines, want measured and paper", n)
+	}
+	// Caps: each bar is a group of its line and two ends; none leaves the
+	// plot's frame.
+	bad := value[[]string](b, `(() => {
+		const frame = document.querySelector('`+metric+` rect.axis').getBBox();
+		return Array.from(document.querySelectorAll('`+metric+` g.interval')).filter(g => {
+			const r = g.getBBox();
+			return g.children.length !== 3 || r.y < frame.y - 0.5 || r.y + r.height > frame.y + frame.height + 0.5;
+		}).map(g => g.outerHTML);
+	})()`)
+	if n := value[int](b, `document.querySelectorAll('`+metric+` g.interval').length`); n != 3 || len(bad) > 0 {
+		t.Errorf("%d interval bars, want 3; without caps or outside the plot: %q", n, bad)
 	}
 }
