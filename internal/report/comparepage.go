@@ -188,6 +188,12 @@ func comparePage(runs []*Run) (*page, error) {
 		ops = slices.DeleteFunc(slices.Clone(ops), func(op string) bool { return !slices.Contains(r.Result.OperationOrder, op) })
 	}
 	if len(spec.Notes) == 0 {
+		// The most frequent operations drawn, the others each behind its
+		// name: a page of 27 charts is not read.
+		ops = slices.DeleteFunc(byCount(runs[0].Result), func(op string) bool { return !slices.Contains(ops, op) })
+		if len(ops) > spectrumLines {
+			spec.PickLabel = fmt.Sprintf("The %d other operations, by count: open one to see its spectra.", len(ops)-spectrumLines)
+		}
 		for i, op := range append([]string{""}, ops...) {
 			name := op
 			if op == "" {
@@ -203,6 +209,10 @@ func comparePage(runs []*Run) (*page, error) {
 				s, rows := spectrumSeries(labels[r], pts)
 				c.Series = append(c.Series, s)
 				c.Data.Rows = append(c.Data.Rows, rows...)
+			}
+			if i > spectrumLines {
+				spec.Picks = append(spec.Picks, pick{Name: op, Chart: c})
+				continue
 			}
 			spec.Charts = append(spec.Charts, c)
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,5 +113,48 @@ func TestSweepPageOfRealRuns(t *testing.T) {
 	})()`)
 	if n := value[int](b, `document.querySelectorAll('`+metric+` g.interval').length`); n != 3 || len(bad) > 0 {
 		t.Errorf("%d interval bars, want 3; without caps or outside the plot: %q", n, bad)
+	}
+}
+
+// RUBiS's 27 operations: one chart draws the 8 most frequent, each in a
+// colour of its own; every other operation has its own chart behind its
+// name, beside all operations together. No operation is left out.
+func TestManyOperationsSpectrumStaysReadable(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	run, err := ReadRun(filepath.Join("testdata", "runs", "rubis-sqlite.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "rubis.html")
+	writeHTML(t, &Input{Runs: []*Run{run}}, page)
+	b.open(page)
+
+	colours := value[[]string](b, `Array.from(document.querySelectorAll('#chart-spectrum path.series')).map(p => p.getAttribute('stroke'))`)
+	drawn := value[[]string](b, `Array.from(document.querySelectorAll('#chart-spectrum path.series title')).map(e => e.textContent)`)
+	if len(drawn) != spectrumLines || len(slices.Compact(slices.Sorted(slices.Values(colours)))) != len(colours) {
+		t.Errorf("the spectrum draws %d lines in colours %v, want %d in as many colours", len(drawn), colours, spectrumLines)
+	}
+	for _, op := range drawn[1:] {
+		if r := run.Result.Operations; r[op].Count > r[drawn[0]].Count {
+			t.Errorf("%s (%d) drawn after %s (%d)", op, r[op].Count, drawn[0], r[drawn[0]].Count)
+		}
+	}
+	others := value[[]string](b, `Array.from(document.querySelectorAll('#spectrum details.picked')).map(d => d.dataset.name + ':' + Array.from(d.querySelectorAll('path.series title')).map(e => e.textContent).join('+'))`)
+	seen := map[string]bool{}
+	for _, op := range drawn {
+		seen[op] = true
+	}
+	for _, o := range others {
+		op, lines, _ := strings.Cut(o, ":")
+		if seen[op] || lines != op+"+all operations" {
+			t.Errorf("other operation %q: drawn twice, or not beside all operations", o)
+		}
+		seen[op] = true
+	}
+	for _, op := range run.Result.OperationOrder {
+		if run.Result.Operations[op].Completed > 0 && !seen[op] {
+			t.Errorf("%s has no spectrum", op)
+		}
 	}
 }

@@ -23,9 +23,9 @@ type section struct {
 	Notes     []string
 	Tables    []table
 	Charts    []chart
-	// Picks are charts shown one at a time, chosen by name from a list
-	// labelled PickLabel (the operations beyond those a chart can tell
-	// apart).
+	// Picks are charts each behind its name, opened one by one (the
+	// operations beyond those one chart can tell apart); PickLabel says
+	// so above them.
 	Picks     []pick
 	PickLabel string
 	// Pre is preformatted text (a configuration) behind PreTitle.

@@ -278,7 +278,8 @@ func spectra(r *result.Result) (section, error) {
 	var rest []string
 	if len(ops) > spectrumLines {
 		ops, rest = byCount(r)[:spectrumLines], byCount(r)[spectrumLines:]
-		sec.Notes = []string{fmt.Sprintf("The %d most frequent of the %d operations in one chart; choose any of the %d others below, each beside all operations together.", spectrumLines, len(r.OperationOrder), len(rest))}
+		sec.Notes = []string{fmt.Sprintf("The %d most frequent of the %d operations in one chart: more lines would share colours.", spectrumLines, len(r.OperationOrder))}
+		sec.PickLabel = fmt.Sprintf("The %d others, by count: open one to see its spectrum beside all operations together.", len(rest))
 	}
 	c := spectrumChart("chart-spectrum", "Latency by percentile, per operation (ms)")
 	for _, op := range ops {
@@ -292,12 +293,14 @@ func spectra(r *result.Result) (section, error) {
 		if err := add(&c, op, op); err != nil {
 			return sec, err
 		}
+		if len(c.Series) == 0 {
+			continue // none completed: no spectrum
+		}
 		if err := add(&c, "all operations", ""); err != nil {
 			return sec, err
 		}
 		sec.Picks = append(sec.Picks, pick{Name: op, Chart: c})
 	}
-	sec.PickLabel = "operation:"
 	return sec, nil
 }
 
