@@ -158,3 +158,41 @@ func TestManyOperationsSpectrumStaysReadable(t *testing.T) {
 		}
 	}
 }
+
+// A comparison of two real runs (Stock-Online on SQLite: 10 clients under
+// commit option C, 20 under B) lists the settings that differ, and only
+// those: not the result file, not the seed.
+func TestComparisonNamesTheSettingsThatDiffer(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	runs := filepath.Join("testdata", "runs")
+	in, err := Read([]string{filepath.Join(runs, "stockonline-sqlite.json"), filepath.Join(runs, "stockonline-sqlite-b.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "compare.html")
+	writeHTML(t, in, page)
+	b.open(page)
+	rows := value[[]string](b, `Array.from(document.querySelectorAll('table.settings tbody tr')).map(tr => Array.from(tr.cells).map(td => td.textContent).join(' '))`)
+	want := map[string]bool{}
+	for _, r := range in.Runs {
+		for k, v := range flatConfig(r.Result) {
+			if other := flatConfig(in.Runs[0].Result)[k]; other != v {
+				want[k+" "+other+" "+v] = true
+			}
+		}
+	}
+	if len(rows) == 0 || len(rows) != len(want) {
+		t.Errorf("settings that differ: %q, want %d rows", rows, len(want))
+	}
+	for _, r := range rows {
+		if !want[r] {
+			t.Errorf("settings that differ: row %q does not differ, or has the wrong values", r)
+		}
+	}
+	for _, key := range []string{"clients 10 20", "commit-option C B"} {
+		if !slices.Contains(rows, key) {
+			t.Errorf("settings that differ lack %q: %q", key, rows)
+		}
+	}
+}
