@@ -152,11 +152,16 @@ func (c *chart) view() chartView {
 	for _, s := range c.Series {
 		for i, x := range s.X {
 			p := c.xPosition(x)
-			if math.IsInf(p, 0) || math.IsNaN(s.Y[i]) {
+			if math.IsNaN(s.Y[i]) {
+				continue
+			}
+			// A spectrum's maximum, at 100%, is drawn at the right edge:
+			// the y scale holds it, the x scale cannot.
+			ymax = math.Max(ymax, s.Y[i])
+			if math.IsInf(p, 0) {
 				continue
 			}
 			xmin, xmax = math.Min(xmin, p), math.Max(xmax, p)
-			ymax = math.Max(ymax, s.Y[i])
 			if s.High != nil && !math.IsNaN(s.High[i]) {
 				highest = math.Max(highest, s.High[i])
 			}

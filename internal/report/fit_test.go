@@ -53,6 +53,18 @@ func TestEveryPageKindFitsTheScreen(t *testing.T) {
 		if len(over) > 0 {
 			t.Errorf("%s: wider than their box: %s", tc.name, strings.Join(over, "; "))
 		}
+		// Every line stays inside its chart's frame (a spectrum's maximum
+		// too, drawn at the right edge).
+		outside := value[[]string](b, `Array.from(document.querySelectorAll('figure.chart')).flatMap(f => {
+			const frame = f.querySelector('rect.axis').getBBox();
+			return Array.from(f.querySelectorAll('path.series')).filter(p => {
+				const r = p.getBBox();
+				return r.y < frame.y - 1 || r.y + r.height > frame.y + frame.height + 1 || r.x < frame.x - 1 || r.x + r.width > frame.x + frame.width + 1;
+			}).map(p => f.id + ': ' + p.textContent);
+		})`)
+		if len(outside) > 0 {
+			t.Errorf("%s: lines leave their chart: %s", tc.name, strings.Join(outside, "; "))
+		}
 		if dir := os.Getenv("TIERBENCH_SCREENSHOTS"); dir != "" {
 			// For people: each section as the window shows it.
 			for _, id := range value[[]string](b, `Array.from(document.querySelectorAll('section')).map(s => s.id)`) {
