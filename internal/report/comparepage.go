@@ -39,21 +39,33 @@ func comparisonTables(c *Comparison) []table {
 		diffs.Header = append(diffs.Header, g.Label+" − A, 95% CI")
 	}
 	for _, f := range c.Figures {
+		// The page's rules: a latency with its unit, a rate to 3
+		// significant digits.
+		format := rate
+		if strings.HasSuffix(f.Name, " ms") {
+			format = latency
+		}
+		signedFormat := func(x float64) string {
+			if x > 0 {
+				return "+" + format(x)
+			}
+			return format(x)
+		}
 		row := []string{f.Name}
 		for _, e := range f.Estimates {
-			cell := plain(e.Value)
+			cell := format(e.Value)
 			if lo, hi, ok := interval(e); ok {
 				// Every figure compared (a rate, a latency) is positive:
 				// the t interval is cut at 0 (a truncated interval keeps
 				// its 95% coverage; the difference's interval is not cut).
-				cell += " [" + plain(math.Max(lo, 0)) + ", " + plain(hi) + "]"
+				cell += " [" + format(math.Max(lo, 0)) + ", " + format(hi) + "]"
 			}
 			row = append(row, cell)
 		}
 		side.Rows = append(side.Rows, row)
 		drow := []string{f.Name}
 		for _, d := range f.Diffs[1:] {
-			drow = append(drow, DiffText(d))
+			drow = append(drow, diffText(d, signedFormat))
 		}
 		diffs.Rows = append(diffs.Rows, drow)
 	}

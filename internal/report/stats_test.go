@@ -159,10 +159,10 @@ func TestComparisonIntervalsOfPositiveFiguresStopAtZero(t *testing.T) {
 	c := &Comparison{Groups: []Group{{Label: "A"}, {Label: "B"}}, Figures: []Figure{{Name: "p99 ms",
 		Estimates: []Estimate{wide, wide}, Diffs: []Difference{{}, difference(wide, Estimate{Value: 1.5, SE: 2, DF: 3})}}}}
 	tables := comparisonTables(c)
-	if got := tables[0].Rows[0][1]; got != "1.00 [0.0, 7.36]" {
-		t.Errorf("A's p99 %q, want 1.00 [0.0, 7.36]", got)
+	if got := tables[0].Rows[0][1]; got != "1.00 ms [0 ms, 7.36 ms]" {
+		t.Errorf("A's p99 %q, want 1.00 ms [0 ms, 7.36 ms]", got)
 	}
-	if got := tables[1].Rows[0][1]; !strings.HasPrefix(got, "+0.500 [-") {
+	if got := tables[1].Rows[0][1]; !strings.HasPrefix(got, "+500 µs [-") {
 		t.Errorf("B − A %q: the difference's interval must keep its negative end", got)
 	}
 }
