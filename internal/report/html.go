@@ -56,8 +56,7 @@ var pageTemplate = template.Must(template.New("report.html").Funcs(template.Func
 			return ` class="pass"`
 		case strings.HasPrefix(s, "FAILED") || strings.HasPrefix(s, "failed") || strings.HasPrefix(s, "no:") || s == "no":
 			return ` class="fail"`
-		// A phrase, even one that starts with a number, wraps.
-		case len(s) > 0 && !strings.ContainsAny(s[:1], "+-0123456789"), len(s) > 24 && strings.Count(s, " ") > 2:
+		case len(s) > 0 && !strings.ContainsAny(s[:1], "+-0123456789"):
 			return ` class="text"`
 		}
 		return ""
