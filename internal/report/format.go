@@ -22,9 +22,10 @@ func latency(msValue float64) string {
 		return "–"
 	case a == 0:
 		return "0 ms"
-	case a < 1:
+	// The unit changes where 3 digits round up to 1000 of it.
+	case a < 0.9995:
 		return sig3(msValue*1000) + " µs"
-	case a < 1000:
+	case a < 999.5:
 		return sig3(msValue) + " ms"
 	}
 	return sig3(msValue/1000) + " s"
