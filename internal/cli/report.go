@@ -33,8 +33,9 @@ A sweep directory (tierbench sweep's --out-dir) gives each experiment's figure: 
 varied axis, one line per series, the metric with its interval over repetitions, p90
 and p99.
 
---csv DIR writes each run's per-second series per operation: t_s, operation, count,
-errors, p50_ms, p90_ms, p99_ms, p999_ms (operation "all": every operation together).
+--csv DIR writes each run's per-second series per operation: t_s, phase (ramp-up,
+steady, ramp-down), operation, count, errors, p50_ms, p90_ms, p99_ms, p999_ms (to the
+microsecond; operation "all": every operation together).
 The HTML page is one file with no scripts and nothing fetched from the network.
 
 --max-regression gates a comparison (for CI): it exits 1 when a run (B, …) is worse

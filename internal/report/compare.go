@@ -272,7 +272,10 @@ func plain(x float64) string {
 
 // DiffText is a difference in words: "+65.6 [+3.1, +128.1] +5.3%", and
 // "not significant" when the interval holds zero.
-func DiffText(d Difference) string {
+func DiffText(d Difference) string { return diffText(d, signed) }
+
+// diffText is DiffText with the numbers printed by signed.
+func diffText(d Difference, signed func(float64) string) string {
 	s := signed(d.Delta)
 	if d.HasCI {
 		s += " [" + signed(d.Low) + ", " + signed(d.High) + "]"
