@@ -6,13 +6,22 @@ LDFLAGS := -X main.version=$(VERSION)
 # under the race detector on two cores, take 9–10 minutes on their own.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build test test-race bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
+.PHONY: help build install docs test test-race bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/tierbench
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/tierbench ./cmd/tierbench
+
+install: ## go install tierbench into GOBIN (default: GOPATH/bin), its version stamped as make build's
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/tierbench
+
+# The CLI reference and the result file's schema are generated from the
+# code; cmd/tierbench's TestDocsAreWhatTheCodeGenerates fails when the
+# committed ones differ.
+docs: ## regenerate docs/cli/*.md (the commands' reference) and docs/result.schema.json
+	$(GO) run ./cmd/tierbench docs docs
 
 test: ## go vet, then every test (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
 	$(GO) vet ./...

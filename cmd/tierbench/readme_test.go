@@ -11,12 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/testsvc"
 )
 
-// example is one ```sh block of the README and how it is marked.
+// example is one ```sh block of the README or a guide in docs/ and how
+// it is marked.
 type example struct {
+	file    string
 	line    int // of the block's first command
 	section string
 	mark    string // "quick", "not-run: REASON", or "" (unmarked)
@@ -47,7 +51,7 @@ func readmeExamples(t *testing.T, path string) []example {
 		case cur == nil && strings.HasPrefix(line, "## "):
 			section = strings.TrimPrefix(line, "## ")
 		case cur == nil && trimmed == "```sh":
-			cur = &example{line: n, section: section}
+			cur = &example{file: path, line: n, section: section}
 			if m := exampleMark.FindStringSubmatch(prev); m != nil {
 				cur.mark = m[1]
 			}
@@ -81,25 +85,43 @@ func readmeExamples(t *testing.T, path string) []example {
 	return out
 }
 
-// The README's examples marked quick run as written and pass (exit 0):
-// "everything in 20 seconds" exited 1 on a mix rule a 20-second run
-// cannot judge. Each runs with the built binary in a fresh directory;
-// the shared servers' test databases are swapped for a schema or
-// database of the test's own. Every block of the Quick start is marked,
-// quick or not-run with its reason, so a new example is placed knowingly.
+// The examples marked quick, in the README and in the guides of docs/,
+// run as written and pass (exit 0): "everything in 20 seconds" exited 1
+// on a mix rule a 20-second run cannot judge. Each runs with the built
+// binary in a fresh directory; the shared servers' test databases are
+// swapped for a schema or database of the test's own. Every block of the
+// README's Quick start is marked, quick or not-run with its reason, so a
+// new example is placed knowingly; the Quick start's run must be one of
+// the quick ones, as the first command a newcomer types.
 func TestREADMEExamplesRunAsWritten(t *testing.T) {
 	examples := readmeExamples(t, "../../README.md")
-	var quick []example
+	firstScreen := false
 	for _, ex := range examples {
 		if ex.section == "Quick start" && len(ex.cmds) > 0 && ex.mark == "" {
 			t.Errorf("README line %d: a Quick start example without <!-- example: quick --> or <!-- example: not-run: REASON --> before it", ex.line)
 		}
+		if ex.section == "Quick start" && ex.mark == "quick" && len(ex.cmds) > 0 && ex.cmds[0][0] == "run" {
+			firstScreen = true
+		}
+	}
+	if !firstScreen {
+		t.Errorf("README: the Quick start has no run marked <!-- example: quick -->")
+	}
+	guides, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range guides {
+		examples = append(examples, readmeExamples(t, g)...)
+	}
+	var quick []example
+	for _, ex := range examples {
 		if ex.mark == "quick" {
 			quick = append(quick, ex)
 		}
 	}
 	if len(quick) < 3 {
-		t.Fatalf("%d blocks marked quick; want the Quick start's and ECperf's 20-second run", len(quick))
+		t.Fatalf("%d blocks marked quick; want the Quick start's, docs/stockonline.md's and ECperf's 20-second run", len(quick))
 	}
 	bin := testsvc.Binary(t)
 	pg, my := storetest.Postgres(t), storetest.MySQL(t)
@@ -118,13 +140,39 @@ func TestREADMEExamplesRunAsWritten(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			cancel()
 			if err != nil {
-				t.Errorf("README line %d: tierbench %s: %v\n%s", ex.line, strings.Join(args, " "), err, out)
+				t.Errorf("%s line %d: tierbench %s: %v\n%s", strings.TrimPrefix(ex.file, "../../"), ex.line, strings.Join(args, " "), err, out)
 			}
 			t.Logf("%5.1fs tierbench %s", time.Since(start).Seconds(), strings.Join(args, " "))
 		}
 	}
 	t.Logf("%d quick blocks ran in %v", len(quick), time.Since(began).Round(time.Second))
-	if _, err := os.Stat(filepath.Join(dir, "results")); err != nil {
-		t.Errorf("the examples wrote no results/ directory: %v", err)
+	results, _ := filepath.Glob(filepath.Join(dir, "results", "*.json"))
+	if len(results) == 0 {
+		t.Fatalf("the examples wrote nothing in results/")
+	}
+	named, _ := filepath.Glob(filepath.Join(dir, "*.json")) // --out FILE
+	results = append(results, named...)
+	// What real runs wrote, of every workload the examples run, is what
+	// docs/result.schema.json describes.
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	schema, err := c.Compile("../../docs/result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		f, err := os.Open(r)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		v, err := jsonschema.UnmarshalJSON(f)
+		f.Close()
+		if err == nil {
+			err = schema.Validate(v)
+		}
+		if err != nil {
+			t.Errorf("%s does not validate against docs/result.schema.json: %v", filepath.Base(r), err)
+		}
 	}
 }

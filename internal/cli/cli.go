@@ -153,6 +153,7 @@ and writes versioned JSON results.`,
 	cobra.EnableCaseInsensitive = true
 	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version, TierLog: env.Stderr, Notes: env.Stderr}
 	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newServeCmd(env, r), newDriveCmd(env, r), newEmulatorCmd(), newModelCmd(env), newReportCmd(env), newAgentCmd(env, r))
+	root.AddCommand(newDocsCmd(root, env))
 	return root
 }
 

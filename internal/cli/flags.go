@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/threshold"
 	wl "github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -85,6 +86,7 @@ func addLoadGenFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.RampUp), "ramp-up", 0, "leading time not measured")
 	fs.DurationVar((*time.Duration)(&v.RampDown), "ramp-down", 0, "trailing time not measured (needs --duration)")
 	fs.Var(&v.MaxErrorRate, "max-error-rate", "the run fails (exit 1) when more than this share of its operations end in an error or in doubt (default 1%)")
+	fs.Var((*thresholdsFlag)(&v.Thresholds), "threshold", "the run fails (exit 1) unless its steady state meets this, repeatable: "+threshold.Grammar+"; STAT one of "+threshold.StatNames()+", of one operation after OPERATION.; OP <, <=, >, >=; VALUE a latency in ms, s, us or µs, error_rate in %, tps and metric plain numbers (see docs/thresholds.md)")
 	fs.StringVar(&v.Out, "out", "", "result file (default results/WORKLOAD-TIME.json)")
 	fs.BoolVar(&v.Quiet, "quiet", false, "no progress line")
 }
@@ -196,3 +198,16 @@ func (f *settingsFlag) String() string {
 }
 
 func (f *settingsFlag) Type() string { return "NAME.key=value" }
+
+// thresholdsFlag is --threshold, repeatable; the runner parses the
+// expressions, the -f file's as well.
+type thresholdsFlag []string
+
+func (f *thresholdsFlag) Set(s string) error {
+	*f = append(*f, s)
+	return nil
+}
+
+func (f *thresholdsFlag) String() string { return strings.Join(*f, " ") }
+
+func (f *thresholdsFlag) Type() string { return "EXPR" }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
@@ -75,6 +74,19 @@ func stage(fams map[string]*dto.MetricFamily) string {
 	return ""
 }
 
+// waitMetricsURL is the metrics URL a command says on stderr it serves
+// at, once it has said it.
+func waitMetricsURL(t *testing.T, stderr *lockedBuffer) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := metricsLine.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("no metrics URL on stderr: %q", stderr.String())
+	return ""
+}
+
 // A run's metrics, scraped while it drives and once it is done: the
 // documented names are there, and the final steady-state counts and
 // latency sample counts equal the result file's, operation by operation.
@@ -93,16 +105,7 @@ func TestMetricsListenMatchesResult(t *testing.T) {
 			Stdout: &stdout, Stderr: &stderr, Backends: storetest.Backends(), Workloads: reg, Version: "test",
 		})
 	}()
-	urlLine := regexp.MustCompile(`metrics: (http://\S+/metrics)`)
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := urlLine.FindStringSubmatch(stderr.String()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("no metrics URL on stderr: %q", stderr.String())
-	}
+	url := waitMetricsURL(t, &stderr)
 	sawDriving := false
 	var final map[string]*dto.MetricFamily
 	for deadline := time.Now().Add(60 * time.Second); final == nil && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {

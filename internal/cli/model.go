@@ -92,7 +92,7 @@ the stations and where each number comes from.`,
 	}
 	cmd.Flags().StringVar(&clients, "clients", "", "clients to predict: a range A..B (points 1, 2, 5, 10, 20, 50, … within it, its ends and the run's own clients), a list 1,10,100, or one number (default 1..10 × the run's clients)")
 	cmd.Flags().IntVar(&step, "step", 0, "with a range A..B, points every STEP clients from A instead of 1, 2, 5, 10, …")
-	cmd.Flags().StringVar(&csvPath, "csv", "", "also write the table, with every station's utilisation and residence time, to this CSV file")
+	cmd.Flags().StringVar(&csvPath, "csv", "", "also write the table, with every station's residence time and its utilisation (a delay's: the operations in it at once), to this CSV file")
 	return cmd
 }
 
@@ -287,15 +287,26 @@ func pct(got, want float64) float64 {
 	return d
 }
 
+// snakeCase makes a station's name a CSV column's: "db cpu" → "db_cpu".
+func snakeCase(name string) string {
+	return strings.Join(strings.Fields(strings.ToLower(name)), "_")
+}
+
 // writeModelCSV writes the table to f and closes it.
 func writeModelCSV(f *os.File, n model.Network, ex model.Explanation, pts []model.Point) error {
 	w := csv.NewWriter(f)
 	head := []string{"clients", "throughput_per_s", "response_ms", "bottleneck", "bottleneck_utilisation_pct", "solver", "measured_throughput_per_s", "measured_response_ms"}
 	for _, s := range n.Stations {
-		head = append(head, s.Name+" utilisation_pct", s.Name+" residence_ms")
+		// A delay has no servers to keep busy: its figure is how many
+		// operations are in it at once (X·D), which has no bound.
+		load := "_utilisation_pct"
+		if s.Kind == model.Delay {
+			load = "_in_service"
+		}
+		head = append(head, snakeCase(s.Name)+load, snakeCase(s.Name)+"_residence_ms")
 	}
 	if n.Admission > 0 {
-		head = append(head, threadsName+" busy_pct", threadsName+" wait_ms")
+		head = append(head, threadsName+"_busy_pct", threadsName+"_wait_ms")
 	}
 	w.Write(head)
 	g := func(x float64, digits int) string { return strconv.FormatFloat(x, 'f', digits, 64) }
@@ -305,8 +316,12 @@ func writeModelCSV(f *os.File, n model.Network, ex model.Explanation, pts []mode
 		if p.Clients == ex.Clients {
 			row[6], row[7] = g(ex.MeasuredX, 3), g(ex.MeasuredR*1000, 4)
 		}
-		for _, s := range p.Stations {
-			row = append(row, g(100*s.Utilisation, 2), g(s.Residence*1000, 4))
+		for i, s := range p.Stations {
+			load := g(100*s.Utilisation, 2)
+			if n.Stations[i].Kind == model.Delay {
+				load = g(s.Utilisation, 3)
+			}
+			row = append(row, load, g(s.Residence*1000, 4))
 		}
 		if p.Pool != nil {
 			row = append(row, g(100*p.Pool.Utilisation, 2), g(p.Pool.Residence*1000, 4))

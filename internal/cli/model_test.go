@@ -82,6 +82,31 @@ func TestModelReproducesARun(t *testing.T) {
 	if err != nil || len(recs) != 9 || recs[0][0] != "clients" || recs[4][0] != "8" {
 		t.Fatalf("csv: %v %v", err, recs)
 	}
+	// Columns are snake_case; the latency station, a delay, has no
+	// utilisation but the operations in it at once: X·D, the model's
+	// throughput times the time each spends there.
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		if strings.ContainsAny(h, " -") || strings.ToLower(h) != h {
+			t.Errorf("csv column %q is not snake_case", h)
+		}
+		col[h] = i
+	}
+	if _, ok := col["latency_utilisation_pct"]; ok {
+		t.Error("csv gives the latency delay a utilisation")
+	}
+	inService, ok := col["latency_in_service"]
+	if !ok {
+		t.Fatalf("csv lacks latency_in_service: %v", recs[0])
+	}
+	for _, rec := range recs[1:] {
+		x, _ := strconv.ParseFloat(rec[1], 64)
+		r, _ := strconv.ParseFloat(rec[col["latency_residence_ms"]], 64)
+		got, _ := strconv.ParseFloat(rec[inService], 64)
+		if math.Abs(got-x*r/1000) > 0.01*got+0.002 {
+			t.Errorf("%s clients: latency_in_service %v, X·R %v", rec[0], got, x*r/1000)
+		}
+	}
 	x, _ := strconv.ParseFloat(recs[4][1], 64)
 	if math.Abs(x-measured) > 1e-6*measured+0.001 {
 		t.Errorf("csv at 8 clients: %v/s, measured %v/s", x, measured)

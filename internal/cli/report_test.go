@@ -45,7 +45,7 @@ func TestReportOfARealRun(t *testing.T) {
 		}
 	}
 	series, err := os.ReadFile(filepath.Join(dir, "csv", "so.csv"))
-	if err != nil || !strings.HasPrefix(string(series), "t_s,operation,count,errors,p50_ms,p90_ms,p99_ms,p999_ms\n1,CreateAccount,") {
+	if err != nil || !strings.HasPrefix(string(series), "t_s,phase,operation,count,errors,p50_ms,p90_ms,p99_ms,p999_ms\n1,steady,CreateAccount,") {
 		t.Errorf("CSV (%v):\n%.300s", err, series)
 	}
 

@@ -59,10 +59,13 @@ for pages and web services, which take no token, without --insecure (which warns
 			}
 			defer mf.finish(cmd.Context(), live)
 			o.Insecure = mf.insecure
+			o.Metrics = live
 			err = r.Serve(cmd.Context(), cfg, o, func(s runner.Serving) {
 				if live != nil {
 					live.SetStage(livemetrics.StageServing)
-					live.Entities(s.Entities)
+					if s.Entities != nil { // a business tier gave its own (ServedEntities)
+						live.Entities(s.Entities)
+					}
 				}
 				printServing(out, cfg, s, o.TokenFile)
 			})

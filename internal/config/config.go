@@ -66,6 +66,11 @@ type Run struct {
 	// machines of the same size).
 	Placement string `yaml:"placement" json:"placement,omitempty"`
 
+	// Thresholds are conditions on the steady state's figures
+	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
+	// not pass. The runner validates them against the workload.
+	Thresholds []string `yaml:"threshold" json:"threshold,omitempty"`
+
 	// Options are the workload's own settings (its options.go): a struct
 	// value whose fields are tagged with their keys as Run's are. config
 	// reads them from -f files and sweeps, overlays the flags on them and
@@ -239,6 +244,9 @@ func kindName(t reflect.Type) string {
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "a list, as [p99<50ms, tps>1000]"
+		}
 		return "a list, as [Item.concurrency=readonly, Account.cache=50%]"
 	}
 	return "a single value"

@@ -33,6 +33,7 @@ func FuzzYAMLConfig(f *testing.F) {
 		"clients: 1\nclients: 2\n",
 		"clients: 1\n---\nclinets: 2\n",
 		"entity: [Item.concurrency=readonly, Account.cache=50%]\nwarmup: true\n",
+		"threshold: [p99<50ms, BuyStock.p90 < 20ms, \"error_rate<0.1%\"]\n",
 		"cycle-scale: .nan\n",
 		"seed: -1\n",
 		"base: &b {clients: 3}\n",
@@ -142,6 +143,9 @@ func same(a, b Run) bool {
 	}
 	if len(a.Entity) == 0 && len(b.Entity) == 0 {
 		a.Entity, b.Entity = nil, nil
+	}
+	if len(a.Thresholds) == 0 && len(b.Thresholds) == 0 {
+		a.Thresholds, b.Thresholds = nil, nil
 	}
 	// Whether the persistence was given says how a value came, not what
 	// it is: a written-out configuration gives every key.

@@ -59,6 +59,8 @@ type Server struct {
 	run      *Run
 	stage    string
 	entities func() []workload.EntityStats
+
+	served *served
 }
 
 // Listen binds addr and serves the metrics there until Close. A bare port
@@ -77,6 +79,7 @@ func Listen(addr, workloadName, token string) (*Server, error) {
 	s := &Server{addr: ln.Addr().String(), workload: workloadName, stage: StageStarting, done: make(chan struct{})}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{s}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.served = newServed(reg, workloadName)
 	mux := http.NewServeMux()
 	mux.Handle(Path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -27,22 +27,27 @@ type ServerOptions struct {
 	// TOKEN"); a call without it is refused as Unauthenticated.
 	Token string
 	Log   *slog.Logger
+	// Observe, when set, is told of each call to a registered method as
+	// it arrives (its service's full name, "/", the method's), refused
+	// ones included; done is told the code it was answered with.
+	Observe func(method string) (done func(codes.Code))
 }
 
 // Server answers the calls of the services registered with it over one
 // protocol. It is a grpc.ServiceRegistrar: a generated Register…Server
 // function registers a bean with it.
 type Server struct {
-	token []byte // nil: none required
-	log   *slog.Logger
-	grpc  *grpc.Server
-	mux   *http.ServeMux
-	http  *http.Server
+	token   []byte // nil: none required
+	log     *slog.Logger
+	observe func(method string) (done func(codes.Code))
+	grpc    *grpc.Server
+	mux     *http.ServeMux
+	http    *http.Server
 }
 
 // NewServer returns a server of protocol p.
 func NewServer(p Protocol, o ServerOptions) *Server {
-	s := &Server{log: o.Log}
+	s := &Server{log: o.Log, observe: o.Observe}
 	if o.Token != "" {
 		s.token = []byte(o.Token)
 	}
@@ -52,7 +57,7 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 	switch p {
 	case GRPC:
 		s.grpc = grpc.NewServer(
-			grpc.ChainUnaryInterceptor(s.authorize, timeBean),
+			grpc.ChainUnaryInterceptor(s.observeCall, s.authorize, timeBean),
 			grpc.ChainStreamInterceptor(s.authorizeStream),
 			grpc.MaxRecvMsgSize(maxMessageBytes),
 			// Callers ping an idle-looking connection to find a tier that
@@ -78,7 +83,7 @@ func (s *Server) RegisterService(sd *grpc.ServiceDesc, impl any) {
 	}
 	for i := range sd.Methods {
 		md := &sd.Methods[i]
-		s.mux.Handle("POST /"+sd.ServiceName+"/"+md.MethodName, s.httpMethod(md, impl))
+		s.mux.Handle("POST /"+sd.ServiceName+"/"+md.MethodName, s.httpMethod(sd.ServiceName+"/"+md.MethodName, md, impl))
 	}
 }
 
@@ -113,6 +118,18 @@ func (s *Server) Stop(ctx context.Context) {
 	if err := s.http.Shutdown(ctx); err != nil {
 		s.http.Close()
 	}
+}
+
+// observeCall tells Observe of a gRPC call, before its token is checked,
+// so that refused calls count too.
+func (s *Server) observeCall(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if s.observe == nil {
+		return handler(ctx, req)
+	}
+	done := s.observe(strings.TrimPrefix(info.FullMethod, "/"))
+	resp, err := handler(ctx, req)
+	done(status.Code(err))
+	return resp, err
 }
 
 func (s *Server) authorize(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -165,15 +182,24 @@ var (
 // httpMethod answers one method over HTTP: the request's JSON decoded into
 // the method's request message, the bean called as gRPC would call it, its
 // reply or its status returned as JSON.
-func (s *Server) httpMethod(md *grpc.MethodDesc, impl any) http.Handler {
+func (s *Server) httpMethod(name string, md *grpc.MethodDesc, impl any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := codes.OK
+		if s.observe != nil {
+			done := s.observe(name)
+			defer func() { done(code) }()
+		}
+		fail := func(st *status.Status) {
+			code = st.Code()
+			writeStatus(w, st)
+		}
 		if s.token != nil && !s.tokenIs(r.Header.Get(tokenKey)) {
-			writeStatus(w, status.Convert(errUnauthenticated))
+			fail(status.Convert(errUnauthenticated))
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBytes))
 		if err != nil {
-			writeStatus(w, status.New(codes.ResourceExhausted, "request: "+err.Error()))
+			fail(status.New(codes.ResourceExhausted, "request: "+err.Error()))
 			return
 		}
 		dec := func(v any) error {
@@ -191,12 +217,12 @@ func (s *Server) httpMethod(md *grpc.MethodDesc, impl any) http.Handler {
 		resp, err := md.Handler(impl, r.Context(), dec, timed)
 		w.Header().Set(beanTimeKey, strconv.FormatInt(int64(bean), 10))
 		if err != nil {
-			writeStatus(w, statusOf(err))
+			fail(statusOf(err))
 			return
 		}
 		out, err := jsonOut.Marshal(resp.(proto.Message))
 		if err != nil {
-			writeStatus(w, status.New(codes.Internal, "reply: "+err.Error()))
+			fail(status.New(codes.Internal, "reply: "+err.Error()))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -32,6 +32,8 @@ type series struct {
 	// Markers draws each point (a sweep's few points); a time series is a
 	// line only.
 	Markers bool
+	// Colour, when set, replaces the palette's (a reference drawn in grey).
+	Colour string
 }
 
 // band shades a stretch of the x axis (a ramp).
@@ -111,7 +113,9 @@ type marker struct {
 
 type bar struct {
 	X, Y1, Y2 float64
-	Colour    string
+	// Cut: the interval goes on above the plot.
+	Cut    bool
+	Colour string
 }
 
 type legendItem struct {
@@ -144,20 +148,29 @@ func (c *chart) view() chartView {
 	v := chartView{ID: c.ID, Title: c.Title, Note: c.Note, Width: chartWidth, Height: chartHeight,
 		Plot:   rect{X: marginLeft, Y: marginTop, W: plotWidth, H: plotHeight},
 		XLabel: c.XLabel, YLabel: c.YLabel, Data: c.Data}
-	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
+	xmin, xmax, ymax, highest := math.Inf(1), math.Inf(-1), 0.0, 0.0
 	for _, s := range c.Series {
 		for i, x := range s.X {
 			p := c.xPosition(x)
-			if math.IsInf(p, 0) || math.IsNaN(s.Y[i]) {
+			if math.IsNaN(s.Y[i]) {
+				continue
+			}
+			// A spectrum's maximum, at 100%, is drawn at the right edge:
+			// the y scale holds it, the x scale cannot.
+			ymax = math.Max(ymax, s.Y[i])
+			if math.IsInf(p, 0) {
 				continue
 			}
 			xmin, xmax = math.Min(xmin, p), math.Max(xmax, p)
-			// An interval of two repetitions can be ten times the
-			// spread: its bars are cut at the top rather than squash
-			// the lines.
-			ymax = math.Max(ymax, s.Y[i])
+			if s.High != nil && !math.IsNaN(s.High[i]) {
+				highest = math.Max(highest, s.High[i])
+			}
 		}
 	}
+	// Intervals are drawn whole up to twice the highest point; one of two
+	// repetitions can be ten times the spread, and is cut there (an
+	// arrowhead says so) rather than squash the lines.
+	ymax = math.Max(ymax, math.Min(highest, 2*ymax))
 	for _, b := range c.Bands {
 		xmin, xmax = math.Min(xmin, b.From), math.Max(xmax, b.To)
 	}
@@ -217,6 +230,9 @@ func (c *chart) view() chartView {
 	downsampled := false
 	for i, s := range c.Series {
 		colour := palette[i%len(palette)]
+		if s.Colour != "" {
+			colour = s.Colour
+		}
 		dash := ""
 		if s.Dashed {
 			dash = "6 4"
@@ -244,7 +260,7 @@ func (c *chart) view() chartView {
 				if s.Low != nil && !math.IsNaN(s.Low[j]) && !math.IsNaN(s.High[j]) {
 					// Series at one x would hide each other's bars: spread them.
 					offset := (float64(i) - float64(len(c.Series)-1)/2) * 4
-					v.Bars = append(v.Bars, bar{X: px + offset, Y1: sy(math.Max(s.Low[j], 0)), Y2: math.Max(sy(s.High[j]), marginTop), Colour: colour})
+					v.Bars = append(v.Bars, bar{X: px + offset, Y1: sy(math.Max(s.Low[j], 0)), Y2: sy(math.Min(s.High[j], ytop)), Cut: s.High[j] > ytop, Colour: colour})
 				}
 			}
 		}

@@ -32,7 +32,8 @@ func (g Group) Name() string {
 // printed, on the same tierbench, database and host.
 func configKey(r *result.Result) string {
 	c := r.Config
-	c.Seed, c.Out, c.Quiet = 0, "", false
+	// Thresholds judge a run; they do not change it.
+	c.Seed, c.Out, c.Quiet, c.Thresholds = 0, "", false, nil
 	b, err := json.Marshal(struct {
 		Config                    any
 		Version, DB, Target, Host string
@@ -85,8 +86,12 @@ func label(i int) string {
 // Figure is one row of a comparison: a figure of every group, and each
 // group's difference from the first.
 type Figure struct {
-	Name      string
-	Estimates []Estimate
+	Name string
+	// Key names the figure in --max-regression (metric, tps, p50, p99);
+	// HigherIsBetter says which way it gets worse.
+	Key            string
+	HigherIsBetter bool
+	Estimates      []Estimate
 	// Diffs[i] is group i's difference from group 0 (Diffs[0] is zero).
 	Diffs []Difference
 }
@@ -102,7 +107,8 @@ type Comparison struct {
 // figureDef reads one figure of a run, and its batch figures for the
 // run's standard error.
 type figureDef struct {
-	name string
+	name, key      string
+	higherIsBetter bool
 	// value is the run's own figure.
 	value func(*result.Result) float64
 	// batches returns the standard error of the figure from the run's
@@ -126,14 +132,14 @@ func Compare(groups []Group) *Comparison {
 	}
 	hists := batchHistograms{}
 	defs := []figureDef{
-		{metricName, func(r *result.Result) float64 { return r.Summary.Metric.Value }, metricBatches},
-		{"throughput/s", func(r *result.Result) float64 { return r.Summary.ThroughputPerS }, throughputBatches},
-		{"p50 ms", func(r *result.Result) float64 { return r.TotalLatency.P50 }, hists.quantile(0.5)},
-		{"p99 ms", func(r *result.Result) float64 { return r.TotalLatency.P99 }, hists.quantile(0.99)},
+		{metricName, "metric", true, func(r *result.Result) float64 { return r.Summary.Metric.Value }, metricBatches},
+		{"throughput/s", "tps", true, func(r *result.Result) float64 { return r.Summary.ThroughputPerS }, throughputBatches},
+		{"p50 ms", "p50", false, func(r *result.Result) float64 { return r.TotalLatency.P50 }, hists.quantile(0.5)},
+		{"p99 ms", "p99", false, func(r *result.Result) float64 { return r.TotalLatency.P99 }, hists.quantile(0.99)},
 	}
 	c := &Comparison{Groups: groups, Methods: make([]string, len(groups))}
 	for _, d := range defs {
-		f := Figure{Name: d.name}
+		f := Figure{Name: d.name, Key: d.key, HigherIsBetter: d.higherIsBetter}
 		for gi, g := range groups {
 			var e Estimate
 			if len(g.Runs) > 1 {
@@ -266,7 +272,10 @@ func plain(x float64) string {
 
 // DiffText is a difference in words: "+65.6 [+3.1, +128.1] +5.3%", and
 // "not significant" when the interval holds zero.
-func DiffText(d Difference) string {
+func DiffText(d Difference) string { return diffText(d, signed) }
+
+// diffText is DiffText with the numbers printed by signed.
+func diffText(d Difference, signed func(float64) string) string {
 	s := signed(d.Delta)
 	if d.HasCI {
 		s += " [" + signed(d.Low) + ", " + signed(d.High) + "]"

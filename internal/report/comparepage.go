@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // runLabels name each run in legends: its group's letter, and its place in
@@ -37,22 +39,75 @@ func comparisonTables(c *Comparison) []table {
 		diffs.Header = append(diffs.Header, g.Label+" − A, 95% CI")
 	}
 	for _, f := range c.Figures {
+		// The page's rules: a latency with its unit, a rate to 3
+		// significant digits.
+		format := rate
+		if strings.HasSuffix(f.Name, " ms") {
+			format = latency
+		}
+		signedFormat := func(x float64) string {
+			if x > 0 {
+				return "+" + format(x)
+			}
+			return format(x)
+		}
 		row := []string{f.Name}
 		for _, e := range f.Estimates {
-			cell := plain(e.Value)
+			cell := format(e.Value)
 			if lo, hi, ok := interval(e); ok {
-				cell += " [" + plain(lo) + ", " + plain(hi) + "]"
+				// Every figure compared (a rate, a latency) is positive:
+				// the t interval is cut at 0 (a truncated interval keeps
+				// its 95% coverage; the difference's interval is not cut).
+				cell += " [" + format(math.Max(lo, 0)) + ", " + format(hi) + "]"
 			}
 			row = append(row, cell)
 		}
 		side.Rows = append(side.Rows, row)
 		drow := []string{f.Name}
 		for _, d := range f.Diffs[1:] {
-			drow = append(drow, DiffText(d))
+			drow = append(drow, diffText(d, signedFormat))
 		}
 		diffs.Rows = append(diffs.Rows, drow)
 	}
 	return []table{side, diffs}
+}
+
+// runLetter is a run's label without its file name ("B2" of "B2 b-2").
+func runLetter(label string) string {
+	l, _, _ := strings.Cut(label, " ")
+	return l
+}
+
+// settingsThatDiffer is the configuration keys (the seed, the result
+// file's path and the progress line aside) whose values are not the same
+// in every group, with each group's value; false when none differs.
+func settingsThatDiffer(groups []Group) (table, bool) {
+	t := table{Class: "settings", Header: []string{"setting that differs"}}
+	flat := make([]map[string]string, len(groups))
+	keys := map[string]bool{}
+	for i, g := range groups {
+		t.Header = append(t.Header, g.Label)
+		flat[i] = flatConfig(g.Runs[0].Result)
+		for k := range flat[i] {
+			keys[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		row := []string{k}
+		differs := false
+		for i := range groups {
+			v, ok := flat[i][k]
+			if !ok {
+				v = "(none)"
+			}
+			row = append(row, v)
+			differs = differs || v != row[1]
+		}
+		if differs {
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t, len(t.Rows) > 0
 }
 
 // comparePage sets several runs side by side.
@@ -68,8 +123,14 @@ func comparePage(runs []*Run) (*page, error) {
 			who.Rows = append(who.Rows, []string{labels[r], r.Path, describe(r.Result), r.Result.Verdict()})
 		}
 	}
-	p.Sections = append(p.Sections, section{ID: "runs", Title: "Runs", Tables: []table{who},
-		Notes: []string{"A is the baseline. Runs of one configuration (all settings but the seed) are repetitions and count as one group."}})
+	runsSection := section{ID: "runs", Title: "Runs", Tables: []table{who},
+		Notes: []string{"A is the baseline. Runs of one configuration (all settings but the seed) are repetitions and count as one group."}}
+	if d, ok := settingsThatDiffer(groups); ok {
+		runsSection.Tables = append(runsSection.Tables, d)
+	} else if len(groups) > 1 {
+		runsSection.Notes = append(runsSection.Notes, "The groups have the same settings: any difference is the seed's, the machine's or chance's.")
+	}
+	p.Sections = append(p.Sections, runsSection)
 
 	notes := []string{"Each cell: the group's figure and its 95% confidence interval; differences from A with theirs (Welch's t), \"not significant\" when the interval holds 0."}
 	for gi, g := range groups {
@@ -139,6 +200,12 @@ func comparePage(runs []*Run) (*page, error) {
 		ops = slices.DeleteFunc(slices.Clone(ops), func(op string) bool { return !slices.Contains(r.Result.OperationOrder, op) })
 	}
 	if len(spec.Notes) == 0 {
+		// The most frequent operations drawn, the others each behind its
+		// name: a page of 27 charts is not read.
+		ops = slices.DeleteFunc(byCount(runs[0].Result), func(op string) bool { return !slices.Contains(ops, op) })
+		if len(ops) > spectrumLines {
+			spec.PickLabel = fmt.Sprintf("The %d other operations, by count: open one to see its spectra.", len(ops)-spectrumLines)
+		}
 		for i, op := range append([]string{""}, ops...) {
 			name := op
 			if op == "" {
@@ -155,6 +222,10 @@ func comparePage(runs []*Run) (*page, error) {
 				c.Series = append(c.Series, s)
 				c.Data.Rows = append(c.Data.Rows, rows...)
 			}
+			if i > spectrumLines {
+				spec.Picks = append(spec.Picks, pick{Name: op, Chart: c})
+				continue
+			}
 			spec.Charts = append(spec.Charts, c)
 		}
 	}
@@ -162,7 +233,7 @@ func comparePage(runs []*Run) (*page, error) {
 
 	perOp := table{Class: "operations", Header: []string{"operation"}}
 	for _, r := range runs {
-		perOp.Header = append(perOp.Header, labels[r]+" per s", labels[r]+" p99 ms")
+		perOp.Header = append(perOp.Header, runLetter(labels[r])+" per s", runLetter(labels[r])+" p99")
 	}
 	for _, op := range runs[0].Result.OperationOrder {
 		row := []string{op}
@@ -172,7 +243,7 @@ func comparePage(runs []*Run) (*page, error) {
 				row = append(row, "", "")
 				continue
 			}
-			row = append(row, num(math.Round(float64(o.Completed)/r.Result.Summary.ElapsedS*10)/10), num(o.Latency.P99))
+			row = append(row, rate(float64(o.Completed)/r.Result.Summary.ElapsedS), latency(o.Latency.P99))
 		}
 		perOp.Rows = append(perOp.Rows, row)
 	}

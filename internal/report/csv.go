@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,12 +15,36 @@ import (
 )
 
 // CSVHeader is the columns of a run's per-second CSV file: one row per
-// second of the whole run (ramps included; t_s is the second's end) and
-// operation, then a row "all" of every operation together. Latencies are
-// of the completed operations, in ms, from the per-second histograms (1
-// significant digit: within 6.25%); empty where none completed. A result
-// without histograms has the "all" rows only, without p90 and p99.9.
-var CSVHeader = []string{"t_s", "operation", "count", "errors", "p50_ms", "p90_ms", "p99_ms", "p999_ms"}
+// second of the whole run (ramps included; t_s is the second's end, phase
+// ramp-up, steady or ramp-down) and operation, then a row "all" of every
+// operation together. Latencies are of the completed operations, in ms,
+// from the per-second histograms (1 significant digit: within 6.25%),
+// rounded to the microsecond as the result file's are (a bucket's bound,
+// 41.943039 ms, claims a precision the bucket does not have); empty where
+// none completed. A result without histograms has the "all" rows only,
+// without p90 and p99.9.
+var CSVHeader = []string{"t_s", "phase", "operation", "count", "errors", "p50_ms", "p90_ms", "p99_ms", "p999_ms"}
+
+// Phases of the CSV's rows.
+const (
+	PhaseRampUp   = "ramp-up"
+	PhaseSteady   = "steady"
+	PhaseRampDown = "ramp-down"
+)
+
+// phaseOf names the phase of the second ending at t.
+func phaseOf(p phases, t int) string {
+	switch {
+	case float64(t) <= p.rampUp:
+		return PhaseRampUp
+	case p.rampDownFrom > 0 && float64(t) > p.rampDownFrom:
+		return PhaseRampDown
+	}
+	return PhaseSteady
+}
+
+// microseconds prints a latency in ms rounded to the microsecond.
+func microseconds(msValue float64) string { return num(math.Round(msValue*1000) / 1000) }
 
 // AllOperations names the rows of every operation together.
 const AllOperations = "all"
@@ -33,17 +58,18 @@ func WriteSeriesCSV(w io.Writer, r *result.Result) error {
 			return []string{"", "", "", ""}
 		}
 		q := h.Quantiles()
-		return []string{num(ms(q.P50)), num(ms(q.P90)), num(ms(q.P99)), num(ms(q.P999))}
+		return []string{microseconds(ms(q.P50)), microseconds(ms(q.P90)), microseconds(ms(q.P99)), microseconds(ms(q.P999))}
 	}
+	ph := phasesOf(r)
 	last := 0
 	for _, p := range r.Timeseries {
 		last = max(last, p.T)
 	}
 	if r.Histograms == nil {
 		for _, p := range perSecond(r) {
-			row := []string{strconv.Itoa(p.T), AllOperations, count(p.Ops), count(p.Errors), "", "", "", ""}
+			row := []string{strconv.Itoa(p.T), phaseOf(ph, p.T), AllOperations, count(p.Ops), count(p.Errors), "", "", "", ""}
 			if p.Ops > 0 {
-				row[4], row[6] = num(p.P50Ms), num(p.P99Ms)
+				row[5], row[7] = microseconds(p.P50Ms), microseconds(p.P99Ms)
 			}
 			cw.Write(row)
 		}
@@ -75,7 +101,7 @@ func WriteSeriesCSV(w io.Writer, r *result.Result) error {
 				}
 			}
 			n, errs = n+o.Count, errs+o.Errors
-			cw.Write(append([]string{strconv.Itoa(t), op, count(o.Count), count(o.Errors)}, quantiles(h)...))
+			cw.Write(append([]string{strconv.Itoa(t), phaseOf(ph, t), op, count(o.Count), count(o.Errors)}, quantiles(h)...))
 			switch {
 			case h == nil:
 			case all == nil:
@@ -84,7 +110,7 @@ func WriteSeriesCSV(w io.Writer, r *result.Result) error {
 				all.Merge(h)
 			}
 		}
-		cw.Write(append([]string{strconv.Itoa(t), AllOperations, count(n), count(errs)}, quantiles(all)...))
+		cw.Write(append([]string{strconv.Itoa(t), phaseOf(ph, t), AllOperations, count(n), count(errs)}, quantiles(all)...))
 	}
 	cw.Flush()
 	return cw.Error()

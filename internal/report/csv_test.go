@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/metrics"
 )
@@ -24,12 +26,24 @@ func TestSeriesCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0], ",") != "t_s,operation,count,errors,p50_ms,p90_ms,p99_ms,p999_ms" {
+	if strings.Join(rows[0], ",") != "t_s,phase,operation,count,errors,p50_ms,p90_ms,p99_ms,p999_ms" {
 		t.Errorf("header %v", rows[0])
 	}
 	if want := 1 + 20*3; len(rows) != want {
 		t.Fatalf("%d rows, want %d (20 seconds × 2 operations and all)", len(rows), want)
 	}
+	// 2-second ramps of a 20-second run.
+	phase := func(t int) string {
+		switch {
+		case t <= 2:
+			return "ramp-up"
+		case t > 18:
+			return "ramp-down"
+		}
+		return "steady"
+	}
+	// Latencies to the microsecond: the bucket's bound, not its digits.
+	us := func(d time.Duration) string { return num(float64(d.Round(time.Microsecond)) / 1e6) }
 	for _, s := range r.Histograms.Seconds {
 		var all *metrics.Histogram
 		for i, o := range s.Ops {
@@ -39,7 +53,7 @@ func TestSeriesCSV(t *testing.T) {
 				t.Fatal(err)
 			}
 			q := h.Quantiles()
-			want := []string{strconv.Itoa(s.T), r.OperationOrder[i], strconv.FormatInt(o.Count, 10), "0", num(ms(q.P50)), num(ms(q.P90)), num(ms(q.P99)), num(ms(q.P999))}
+			want := []string{strconv.Itoa(s.T), phase(s.T), r.OperationOrder[i], strconv.FormatInt(o.Count, 10), "0", us(q.P50), us(q.P90), us(q.P99), us(q.P999)}
 			if strings.Join(row, ",") != strings.Join(want, ",") {
 				t.Errorf("row %v, want %v", row, want)
 			}
@@ -50,7 +64,7 @@ func TestSeriesCSV(t *testing.T) {
 			}
 		}
 		total := rows[1+(s.T-1)*3+2]
-		if total[1] != AllOperations || total[2] != strconv.FormatInt(s.Ops[0].Count+s.Ops[1].Count, 10) || total[6] != num(ms(all.Quantile(0.99))) {
+		if total[1] != phase(s.T) || total[2] != AllOperations || total[3] != strconv.FormatInt(s.Ops[0].Count+s.Ops[1].Count, 10) || total[7] != us(all.Quantile(0.99)) {
 			t.Errorf("second %d: all row %v", s.T, total)
 		}
 	}
@@ -81,7 +95,49 @@ func TestResultWithoutHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(series.String()), "\n")
-	if len(lines) != 21 || !strings.HasPrefix(lines[1], "1,all,") {
+	if len(lines) != 21 || !strings.HasPrefix(lines[1], "1,ramp-up,all,") {
 		t.Errorf("CSV of an old result:\n%s", series.String())
+	}
+}
+
+// The CSV of a real run (Stock-Online on SQLite: 8 s, ramps of 1 s)
+// names each second's phase, and no latency has digits below the
+// microsecond.
+func TestSeriesCSVOfARealRun(t *testing.T) {
+	t.Parallel()
+	run, err := ReadRun(filepath.Join("testdata", "runs", "stockonline-sqlite.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteSeriesCSV(&b, run.Result); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]string{}
+	latencies := 0
+	for _, row := range rows[1:] {
+		phases[row[0]] = row[1]
+		for _, v := range row[5:] {
+			if v == "" {
+				continue
+			}
+			latencies++
+			if _, frac, _ := strings.Cut(v, "."); len(frac) > 3 {
+				t.Errorf("second %s, %s: %s ms, finer than a microsecond", row[0], row[2], v)
+			}
+		}
+	}
+	want := map[string]string{"1": "ramp-up", "2": "steady", "7": "steady", "8": "ramp-down"}
+	for sec, p := range want {
+		if phases[sec] != p {
+			t.Errorf("second %s is %q, want %q", sec, phases[sec], p)
+		}
+	}
+	if latencies == 0 {
+		t.Error("no latency in the CSV")
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -102,18 +103,18 @@ func summarySection(r *result.Result) section {
 	}
 	facts := keyValues(
 		[2]string{"verdict", verdict},
-		[2]string{s.Metric.Name, num(s.Metric.Value)},
-		[2]string{"throughput (per s)", num(s.ThroughputPerS)},
-		[2]string{"operations (steady state)", count(s.Operations)},
-		[2]string{"completed in it", count(s.Completed)},
-		[2]string{"errors", count(s.Errors)},
-		[2]string{"in doubt", count(s.InDoubt)},
-		[2]string{"business exceptions", count(s.BusinessExceptions)},
-		[2]string{"retries", count(s.Retries)},
-		[2]string{"aborts (deadlock, lock timeout, serialization)", fmt.Sprintf("%d, %d, %d", s.Aborts.Deadlock, s.Aborts.LockTimeout, s.Aborts.Serialization)},
+		[2]string{s.Metric.Name, rate(s.Metric.Value)},
+		[2]string{"throughput (per s)", rate(s.ThroughputPerS)},
+		[2]string{"operations (steady state)", grouped(s.Operations)},
+		[2]string{"completed in it", grouped(s.Completed)},
+		[2]string{"errors", grouped(s.Errors)},
+		[2]string{"in doubt", grouped(s.InDoubt)},
+		[2]string{"business exceptions", grouped(s.BusinessExceptions)},
+		[2]string{"retries", grouped(s.Retries)},
+		[2]string{"aborts (deadlock, lock timeout, serialization)", fmt.Sprintf("%s, %s, %s", grouped(s.Aborts.Deadlock), grouped(s.Aborts.LockTimeout), grouped(s.Aborts.Serialization))},
 		[2]string{"error rate", fmt.Sprintf("%s%% (limit %s%%)", num(s.ErrorRatePct), num(s.MaxErrorRatePct))},
 		[2]string{"measured window", num(s.ElapsedS) + " s of " + num(s.RunS) + " s"},
-		[2]string{"latency of all operations (ms)", fmt.Sprintf("mean %s, p50 %s, p90 %s, p99 %s, max %s", num(r.TotalLatency.Mean), num(r.TotalLatency.P50), num(r.TotalLatency.P90), num(r.TotalLatency.P99), num(r.TotalLatency.Max))},
+		[2]string{"latency of all operations", fmt.Sprintf("mean %s, p50 %s, p90 %s, p99 %s, max %s", latency(r.TotalLatency.Mean), latency(r.TotalLatency.P50), latency(r.TotalLatency.P90), latency(r.TotalLatency.P99), latency(r.TotalLatency.Max))},
 		[2]string{"interrupted", s.InterruptedDuring},
 		[2]string{"unchecked", s.Unchecked},
 	)
@@ -132,7 +133,7 @@ func summarySection(r *result.Result) section {
 	for _, name := range r.OperationOrder {
 		f := r.Operations[name].Failures
 		for _, class := range slices.Sorted(maps.Keys(f)) {
-			failures.Rows = append(failures.Rows, []string{name, class, count(f[class].Count), f[class].Sample})
+			failures.Rows = append(failures.Rows, []string{name, class, grouped(f[class].Count), f[class].Sample})
 		}
 	}
 	if len(failures.Rows) > 0 {
@@ -233,52 +234,99 @@ func spectrumOf(r *result.Result, op string) ([]spectrumPoint, error) {
 
 const spectrumNote = "Steady state, from each operation's full histogram (3 significant digits). x: the percentile on a log scale of 1/(1−p); the last point of each line, the maximum, sits at the right edge."
 
-// spectra is the latency percentile spectrum of each operation.
+// spectrumLines is how many operations one spectrum chart draws: the
+// palette's colours, less one for all operations together in the
+// charts of the others.
+const spectrumLines = 8
+
+// byCount is the run's operations, the most frequent first (ties in the
+// workload's order).
+func byCount(r *result.Result) []string {
+	ops := slices.Clone(r.OperationOrder)
+	slices.SortStableFunc(ops, func(a, b string) int { return cmp.Compare(r.Operations[b].Count, r.Operations[a].Count) })
+	return ops
+}
+
+// spectra is the latency percentile spectrum of each operation: one
+// chart of them all when they are few enough to tell apart, otherwise of
+// the most frequent, and one chart per other operation (beside all
+// operations together) to choose from a list.
 func spectra(r *result.Result) (section, error) {
 	sec := section{ID: "spectrum", Title: "Latency percentile spectrum"}
 	if r.Histograms == nil {
 		sec.Notes = []string{noHistograms(r)}
 		return sec, nil
 	}
-	c := chart{ID: "chart-spectrum", Title: "Latency by percentile, per operation (ms)", XLabel: "percentile", YLabel: "latency (ms)", XKind: percentileAxis,
-		Note: spectrumNote, Data: table{Class: "data", Header: []string{"operation", "percentile", "latency_ms"}}}
-	for _, op := range r.OperationOrder {
+	spectrumChart := func(id, title string) chart {
+		return chart{ID: id, Title: title, XLabel: "percentile", YLabel: "latency (ms)", XKind: percentileAxis,
+			Note: spectrumNote, Data: table{Class: "data", Header: []string{"operation", "percentile", "latency_ms"}}}
+	}
+	add := func(c *chart, name, op string) error {
 		pts, err := spectrumOf(r, op)
-		if err != nil {
-			return sec, err
+		if err != nil || len(pts) == 0 {
+			return err
 		}
-		if len(pts) == 0 {
-			continue
+		s, rows := spectrumSeries(name, pts)
+		if op == "" {
+			s.Dashed, s.Colour = true, "#555"
 		}
-		s, rows := spectrumSeries(op, pts)
 		c.Series = append(c.Series, s)
 		c.Data.Rows = append(c.Data.Rows, rows...)
+		return nil
+	}
+	ops := r.OperationOrder
+	var rest []string
+	if len(ops) > spectrumLines {
+		ops, rest = byCount(r)[:spectrumLines], byCount(r)[spectrumLines:]
+		sec.Notes = []string{fmt.Sprintf("The %d most frequent of the %d operations in one chart: more lines would share colours.", spectrumLines, len(r.OperationOrder))}
+		sec.PickLabel = fmt.Sprintf("The %d others, by count: open one to see its spectrum beside all operations together.", len(rest))
+	}
+	c := spectrumChart("chart-spectrum", "Latency by percentile, per operation (ms)")
+	for _, op := range ops {
+		if err := add(&c, op, op); err != nil {
+			return sec, err
+		}
 	}
 	sec.Charts = []chart{c}
+	for i, op := range rest {
+		c := spectrumChart(fmt.Sprintf("chart-spectrum-other-%d", i), "Latency by percentile: "+op+" (ms)")
+		if err := add(&c, op, op); err != nil {
+			return sec, err
+		}
+		if len(c.Series) == 0 {
+			continue // none completed: no spectrum
+		}
+		if err := add(&c, "all operations", ""); err != nil {
+			return sec, err
+		}
+		sec.Picks = append(sec.Picks, pick{Name: op, Chart: c})
+	}
 	return sec, nil
 }
 
-// operationsSection is the per-operation table.
+// operationsSection is the per-operation tables: what each did, and how
+// long it took (two tables, so that both fit the page's column).
 func operationsSection(r *result.Result) section {
-	t := table{Class: "operations", Header: []string{"operation", "count", "completed", "errors", "biz-exc", "retries", "mean", "p50", "p90", "p95", "p99", "max", "per s", "queue mean", "service mean"}}
+	counts := table{Class: "operations", Header: []string{"operation", "count", "completed", "errors", "business exceptions", "retries", "completed per s"}}
+	times := table{Class: "latencies", Header: []string{"operation", "mean", "p50", "p90", "p95", "p99", "max", "queue mean", "service mean"}}
 	for _, name := range r.OperationOrder {
 		op, ok := r.Operations[name]
 		if !ok {
 			continue
 		}
 		l := op.Latency
-		rate := 0.0
+		perS := math.NaN()
 		if r.Summary.ElapsedS > 0 {
-			rate = math.Round(float64(op.Completed)/r.Summary.ElapsedS*10) / 10
+			perS = float64(op.Completed) / r.Summary.ElapsedS
 		}
 		queue, service := "", ""
 		if op.Queue != nil {
-			queue, service = num(op.Queue.Mean), num(op.Service.Mean)
+			queue, service = latency(op.Queue.Mean), latency(op.Service.Mean)
 		}
-		t.Rows = append(t.Rows, []string{name, count(op.Count), count(op.Completed), count(op.Errors), count(op.BusinessExceptions), count(op.Retries),
-			num(l.Mean), num(l.P50), num(l.P90), num(l.P95), num(l.P99), num(l.Max), num(rate), queue, service})
+		counts.Rows = append(counts.Rows, []string{name, grouped(op.Count), grouped(op.Completed), grouped(op.Errors), grouped(op.BusinessExceptions), grouped(op.Retries), rate(perS)})
+		times.Rows = append(times.Rows, []string{name, latency(l.Mean), latency(l.P50), latency(l.P90), latency(l.P95), latency(l.P99), latency(l.Max), queue, service})
 	}
-	return section{ID: "operations", Title: "Operations", Notes: []string{"Latency in ms, end-to-end as the client saw it, steady state; queue = waiting for a server thread, service = holding one."}, Tables: []table{t}}
+	return section{ID: "operations", Title: "Operations", Notes: []string{"Steady state. Latency end-to-end as the client saw it; queue = waiting for a server thread, service = holding one."}, Tables: []table{counts, times}}
 }
 
 // containerSection is the entity container's counters per entity type,
@@ -286,21 +334,25 @@ func operationsSection(r *result.Result) section {
 func containerSection(r *result.Result) section {
 	sec := section{ID: "container", Title: "Container and database"}
 	if len(r.EntityOrder) > 0 {
-		t := table{Class: "entities", Header: []string{"entity", "finds", "cache hits", "hit rate", "tx hits", "loads", "not found", "stores", "creates", "removes", "instantiations", "activations", "passivations", "discards", "peak ready", "peak pooled", "lock waits", "settings"}}
+		cache := table{Class: "entities", Header: []string{"entity", "finds", "cache hits", "hit rate", "tx hits", "loads", "not found", "stores", "creates", "removes"}}
+		instances := table{Class: "instances", Header: []string{"entity", "instantiations", "activations", "passivations", "discards", "peak ready", "peak pooled", "lock waits", "settings"}}
 		for _, name := range r.EntityOrder {
 			e := r.Container[name]
 			s := e.Settings
-			t.Rows = append(t.Rows, []string{name, count(e.Finds), count(e.CacheHits), num(e.HitRate), count(e.TxHits), count(e.Loads), count(e.NotFound), count(e.Stores), count(e.Creates), count(e.Removes),
-				count(e.Instantiations), count(e.Activations), count(e.Passivations), count(e.Discards), count(e.PeakReady), count(e.PeakPooled), count(e.LockWaits),
+			cache.Rows = append(cache.Rows, []string{name, grouped(e.Finds), grouped(e.CacheHits), share(e.HitRate), grouped(e.TxHits), grouped(e.Loads), grouped(e.NotFound), grouped(e.Stores), grouped(e.Creates), grouped(e.Removes)})
+			instances.Rows = append(instances.Rows, []string{name, grouped(e.Instantiations), grouped(e.Activations), grouped(e.Passivations), grouped(e.Discards), grouped(e.PeakReady), grouped(e.PeakPooled), grouped(e.LockWaits),
 				fmt.Sprintf("option %s, cache %d, pool %d, %s, %s", s.CommitOption, s.Cache, s.Pool, s.Persistence, s.Concurrency)})
 		}
-		sec.Tables = append(sec.Tables, t)
+		sec.Tables = append(sec.Tables, cache, instances)
 	} else {
 		sec.Notes = append(sec.Notes, "No entity container in this run (direct SQL, or a remote site).")
 	}
 	d := r.Database
-	sec.Tables = append(sec.Tables, table{Class: "database", Header: []string{"statements", "transactions", "commits", "rollbacks", "deadlocks", "serialization failures", "lock timeouts", "unique violations", "connections lost", "in doubt"},
-		Rows: [][]string{{count(d.Statements), count(d.Transactions), count(d.Commits), count(d.Rollbacks), count(d.Deadlocks), count(d.SerializationFailures), count(d.LockTimeouts), count(d.UniqueViolations), count(d.ConnectionsLost), count(d.InDoubt)}}})
+	sec.Tables = append(sec.Tables,
+		table{Class: "database", Header: []string{"database: statements", "transactions", "commits", "rollbacks", "in doubt"},
+			Rows: [][]string{{grouped(d.Statements), grouped(d.Transactions), grouped(d.Commits), grouped(d.Rollbacks), grouped(d.InDoubt)}}},
+		table{Class: "database-failures", Header: []string{"deadlocks", "serialization failures", "lock timeouts", "unique violations", "connections lost"},
+			Rows: [][]string{{grouped(d.Deadlocks), grouped(d.SerializationFailures), grouped(d.LockTimeouts), grouped(d.UniqueViolations), grouped(d.ConnectionsLost)}}})
 	return sec
 }
 
@@ -311,9 +363,9 @@ func tiersSection(r *result.Result) (section, bool) {
 	if t == nil {
 		return section{}, false
 	}
-	tab := table{Class: "tiers", Header: []string{"page", "pages", "calls", "failed", "calls/page", "bytes out/page", "bytes in/page", "call ms", "bean ms", "layer ms/page"}}
+	tab := table{Class: "tiers", Header: []string{"page", "pages", "calls", "failed", "calls/page", "bytes out/page", "bytes in/page", "call", "bean", "layer/page"}}
 	row := func(name string, c result.TierCalls) []string {
-		return []string{name, count(c.Pages), count(c.Calls), count(c.Failed), num(c.CallsPerPage), num(c.BytesOutPerPage), num(c.BytesInPerPage), num(c.CallMs), num(c.BeanMs), num(c.LayerMsPerPage)}
+		return []string{name, grouped(c.Pages), grouped(c.Calls), grouped(c.Failed), rate(c.CallsPerPage), rate(c.BytesOutPerPage), rate(c.BytesInPerPage), latency(c.CallMs), latency(c.BeanMs), latency(c.LayerMsPerPage)}
 	}
 	for _, p := range t.Pages {
 		tab.Rows = append(tab.Rows, row(p.Name, p))

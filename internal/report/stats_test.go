@@ -149,3 +149,20 @@ func TestRepetitionsMakeTheInterval(t *testing.T) {
 		t.Errorf("method %q", c.Methods[0])
 	}
 }
+
+// A group's interval of a positive figure stops at 0: a latency's t
+// interval of a wide spread would start below it. Differences, which can
+// be negative, keep theirs.
+func TestComparisonIntervalsOfPositiveFiguresStopAtZero(t *testing.T) {
+	t.Parallel()
+	wide := Estimate{Value: 1, SE: 2, DF: 3}
+	c := &Comparison{Groups: []Group{{Label: "A"}, {Label: "B"}}, Figures: []Figure{{Name: "p99 ms",
+		Estimates: []Estimate{wide, wide}, Diffs: []Difference{{}, difference(wide, Estimate{Value: 1.5, SE: 2, DF: 3})}}}}
+	tables := comparisonTables(c)
+	if got := tables[0].Rows[0][1]; got != "1.00 ms [0 ms, 7.36 ms]" {
+		t.Errorf("A's p99 %q, want 1.00 ms [0 ms, 7.36 ms]", got)
+	}
+	if got := tables[1].Rows[0][1]; !strings.HasPrefix(got, "+500 µs [-") {
+		t.Errorf("B − A %q: the difference's interval must keep its negative end", got)
+	}
+}

@@ -32,6 +32,9 @@ type Sweep struct {
 	// axes are the settings that differ between its results.
 	Inferred    bool
 	Experiments []SweepExperiment
+	// Declared is how many experiments the sweep file has; fewer have
+	// results when the sweep ran some (sweep --experiment).
+	Declared int
 }
 
 // SweepExperiment is one experiment's points, in the sweep file's order.
@@ -138,7 +141,7 @@ func ReadSweep(dir string) (*Sweep, error) {
 	case err != nil:
 		return nil, inputError("%v", err)
 	}
-	s.Name, s.Title = file.Name, file.Title
+	s.Name, s.Title, s.Declared = file.Name, file.Title, len(file.Experiments)
 	// The points' labels are all the report needs of their
 	// configurations, so the workload's defaults and options can stay
 	// unknown.
@@ -280,6 +283,29 @@ func flatConfig(r *result.Result) map[string]string {
 	return out
 }
 
+// sweepAxis is how a sweep axis's values are drawn: along a linear axis
+// when they are all numbers, or all percentages (percent; a plain 0 among
+// them is 0% too: none is none, counted or as a share); as categories
+// otherwise, counts and percentages mixed included.
+func sweepAxis(values []string) (kind axisKind, percent bool) {
+	counts, percents := 0, 0
+	for _, v := range values {
+		if _, ok := numeric(v); !ok {
+			return categoryAxis, false
+		}
+		switch {
+		case strings.HasSuffix(v, "%"):
+			percents++
+		case v != "0":
+			counts++
+		}
+	}
+	if counts > 0 && percents > 0 {
+		return categoryAxis, false
+	}
+	return linearAxis, percents > 0
+}
+
 // numeric reads a sweep value as a number: "20", "0.5", "20%".
 func numeric(s string) (float64, bool) {
 	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
@@ -313,6 +339,14 @@ func sweepPage(s *Sweep) *page {
 	if s.Title != "" {
 		title += ": " + s.Title
 	}
+	if n := len(s.Experiments); n < s.Declared {
+		// The file's title names all its experiments; say which ran.
+		var ran []string
+		for _, x := range s.Experiments {
+			ran = append(ran, x.Experiment.Name)
+		}
+		title = fmt.Sprintf("%s: %s only (%d of the %d experiments of %q)", s.Name, strings.Join(ran, ", "), n, s.Declared, s.Title)
+	}
 	p := &page{Title: "tierbench sweep " + title}
 	if s.Inferred {
 		p.Notes = append(p.Notes, fmt.Sprintf("%s has no %s (sweeps before it kept their file): each experiment's axes are the settings that differ between its results.", s.Dir, SweepFile))
@@ -331,21 +365,23 @@ func sweepPage(s *Sweep) *page {
 			{"p99", "p99 latency, all operations (ms)", "p99 (ms)", func(r *result.Result) float64 { return r.TotalLatency.P99 }},
 		}
 		var categories []string
-		allNumeric := true
 		for _, pt := range x.Points {
 			if !slices.Contains(categories, pt.X) {
 				categories = append(categories, pt.X)
 			}
-			_, ok := numeric(pt.X)
-			allNumeric = allNumeric && ok
 		}
-		kind := linearAxis
-		if !allNumeric || x.XKey == "" {
-			kind = categoryAxis
-		}
+		kind, percent := sweepAxis(categories)
 		xLabel := x.XKey
-		if xLabel == "" {
-			xLabel = "point"
+		switch {
+		case xLabel == "":
+			xLabel, kind = "point", categoryAxis
+		case percent:
+			xLabel += " (%)"
+			for i, c := range categories {
+				if c == "0" {
+					categories[i] = "0%"
+				}
+			}
 		}
 		for _, f := range figures {
 			c := chart{ID: fmt.Sprintf("chart-sweep-%d-%s", ei, f.id), Title: f.title + " by " + xLabel, XLabel: xLabel, YLabel: f.unit, XKind: kind, Categories: categories,
@@ -384,24 +420,28 @@ func sweepPage(s *Sweep) *page {
 				row := []string{pt.Series, pt.X, strconv.Itoa(len(xs)), num(est.Value), numOrEmpty(lo), numOrEmpty(hi)}
 				if len(e.Paper) > 0 && f.id == "metric" {
 					paper := ""
-					if len(pt.Values) > 0 {
-						if v, ok := e.Paper[strings.SplitN(pt.Values[0], "=", 2)[1]]; ok {
-							paper = num(v)
-						}
+					if v, ok := paperFigure(e, pt.Values); ok {
+						paper = num(v)
 					}
 					row = append(row, paper)
 				}
 				c.Data.Rows = append(c.Data.Rows, row)
 			}
 			if f.id == "metric" {
-				c.Note = "Each point: the mean of its repetitions; bars: the 95% t interval over them (none for a single run)."
+				c.Note = "Each point: the mean of its repetitions; bars: the 95% t interval over them (none for a single run; with two, t is 12.7, so the bars are long)."
+				if paper, ok := paperSeries(x, kind, categories); ok {
+					c.Series = append(c.Series, paper)
+					c.Note += " Grey, dashed: the paper's figures, from the sweep file (another machine and era: compare the shapes in the next chart)."
+					sec.Charts = append(sec.Charts, c)
+					c = shapeChart(fmt.Sprintf("chart-sweep-%d-shape", ei), metricName, xLabel, kind, categories, c.Series)
+				}
 			}
 			sec.Charts = append(sec.Charts, c)
 		}
 		var tab strings.Builder
 		sweep.WriteTable(&tab, x.outcomes())
 		sec.Pre, sec.PreTitle = tab.String(), "the sweep's table"
-		points := table{Class: "points", Header: []string{"point", "runs", metricName + " mean", "p90 ms", "p99 ms", "verdicts", "files"}}
+		points := table{Class: "points", Header: []string{"point", "runs", metricName + " mean", "p90", "p99", "verdicts", "files"}}
 		for _, pt := range x.Points {
 			var verdicts, files []string
 			var m, p90, p99 []float64
@@ -410,13 +450,80 @@ func sweepPage(s *Sweep) *page {
 				files = append(files, filepath.Base(r.Path))
 				m, p90, p99 = append(m, r.Result.Summary.Metric.Value), append(p90, r.Result.TotalLatency.P90), append(p99, r.Result.TotalLatency.P99)
 			}
-			points.Rows = append(points.Rows, []string{strings.Join(pt.Values, " "), strconv.Itoa(len(pt.Runs)), plain(fromSamples(m).Value), plain(fromSamples(p90).Value), plain(fromSamples(p99).Value),
+			points.Rows = append(points.Rows, []string{strings.Join(pt.Values, " "), strconv.Itoa(len(pt.Runs)), rate(fromSamples(m).Value), latency(fromSamples(p90).Value), latency(fromSamples(p99).Value),
 				strings.Join(slices.Compact(verdicts), "; "), strings.Join(files, " ")})
 		}
 		sec.Tables = []table{points}
 		p.Sections = append(p.Sections, sec)
 	}
 	return p
+}
+
+// paperFigure is the sweep file's figure for a point: by its first
+// axis's value.
+func paperFigure(e *sweep.Experiment, values []string) (float64, bool) {
+	if len(values) == 0 {
+		return 0, false
+	}
+	_, v, _ := strings.Cut(values[0], "=")
+	f, ok := e.Paper[v]
+	return f, ok
+}
+
+// paperSeries is the paper's figures along the experiment's x axis: for
+// an experiment of one axis (the paper's figures are by the first axis's
+// value, so with more axes they would not follow x).
+func paperSeries(x SweepExperiment, kind axisKind, categories []string) (series, bool) {
+	s := series{Name: "paper", Markers: true, Dashed: true, Colour: "#888"}
+	for _, pt := range x.Points {
+		v, ok := paperFigure(x.Experiment, pt.Values)
+		if !ok || len(pt.Values) != 1 {
+			continue
+		}
+		xv := float64(slices.Index(categories, pt.X))
+		if kind == linearAxis {
+			xv, _ = numeric(pt.X)
+		}
+		s.X, s.Y = append(s.X, xv), append(s.Y, v)
+	}
+	return s, len(s.X) > 0
+}
+
+// shapeChart draws the measured metric and the paper's, each relative to
+// its own value at the first x both have: the paper ran on another
+// machine, so its scale is not the run's, but its shape should be.
+func shapeChart(id, metricName, xLabel string, kind axisKind, categories []string, lines []series) chart {
+	measured, paper := lines[0], lines[len(lines)-1]
+	c := chart{ID: id, Title: metricName + " relative to the first point the paper gives, measured and paper", XLabel: xLabel, YLabel: "relative " + metricName, XKind: kind, Categories: categories,
+		Data: table{Class: "data", Header: []string{"x", "measured_relative", "paper_relative"}},
+		Note: "Each line divided by its own value at the first point both have: 1 there; the lines agree where the measured figure grows or falls as the paper's did."}
+	base := -1
+	for i, x := range measured.X {
+		if base < 0 && slices.Contains(paper.X, x) {
+			base = i
+		}
+	}
+	if base < 0 || measured.Y[base] == 0 || paper.Y[slices.Index(paper.X, measured.X[base])] == 0 {
+		return c
+	}
+	pBase := paper.Y[slices.Index(paper.X, measured.X[base])]
+	rel := series{Name: "measured", Markers: true}
+	for i, x := range measured.X {
+		rel.X, rel.Y = append(rel.X, x), append(rel.Y, measured.Y[i]/measured.Y[base])
+	}
+	relPaper := series{Name: "paper", Markers: true, Dashed: true, Colour: "#888"}
+	for i, x := range paper.X {
+		relPaper.X, relPaper.Y = append(relPaper.X, x), append(relPaper.Y, paper.Y[i]/pBase)
+	}
+	c.Series = []series{rel, relPaper}
+	for i, x := range measured.X {
+		row := []string{num(x), num(rel.Y[i]), ""}
+		if j := slices.Index(paper.X, x); j >= 0 {
+			row[2] = num(relPaper.Y[j])
+		}
+		c.Data.Rows = append(c.Data.Rows, row)
+	}
+	return c
 }
 
 func numOrEmpty(x float64) string {

@@ -51,6 +51,9 @@ type Result struct {
 	Setup string `json:"setup,omitempty"`
 	// Validity is the reference's rules for a run to count (ECperf).
 	Validity *Validity `json:"validity,omitempty"`
+	// Thresholds are the run's --threshold, each judged on the steady
+	// state; absent when none was given.
+	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// Mix is a Markov-chain workload's observed mix against its table's
 	// (RUBiS); absent for the others.
 	Mix        *Mix    `json:"mix,omitempty"`
@@ -137,7 +140,7 @@ type Summary struct {
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	Metric         Metric  `json:"metric"`
 	// Passed: the run finished, its error rate is within the limit, and
-	// every consistency check and validity rule held.
+	// every consistency check, validity rule and threshold held.
 	Passed      bool `json:"passed"`
 	Interrupted bool `json:"interrupted,omitempty"`
 	// InterruptedDuring is the phase an interrupt stopped: load, start,
@@ -482,6 +485,8 @@ func Build(in Inputs) *Result {
 			r.Summary.Passed = r.Summary.Passed && rule.Passed
 		}
 	}
+	r.Thresholds = judgeThresholds(r, in.Snapshot, total.Latency)
+	r.Summary.Passed = r.Summary.Passed && len(r.ThresholdsFailed()) == 0
 	for _, s := range in.Snapshot.Series {
 		r.Timeseries = append(r.Timeseries, Point{T: s.T, Ops: s.Ops, Errors: s.Errors,
 			P50Ms: round(float64(s.P50)/1e6, 3), P99Ms: round(float64(s.P99)/1e6, 3)})

@@ -153,6 +153,7 @@ func WriteSummary(w io.Writer, r *Result) {
 	if r.Validity != nil {
 		writeVerdicts(w, "validity", r.Validity.Rules)
 	}
+	writeThresholds(w, r)
 }
 
 // writeEntities prints a line per entity type: its settings and what the

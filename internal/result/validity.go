@@ -126,6 +126,9 @@ func (r *Result) Verdict() string {
 		}
 		failed = append(failed, "INVALID ("+strings.Join(rules, ", ")+")")
 	}
+	if t := r.ThresholdsFailed(); len(t) > 0 {
+		failed = append(failed, "THRESHOLDS FAILED ("+strings.Join(t, ", ")+")")
+	}
 	if r.TooManyErrors() {
 		failed = append(failed, fmt.Sprintf("TOO MANY ERRORS (%.3g%% of operations failed; --max-error-rate %g%%)", r.Summary.ErrorRatePct, r.Summary.MaxErrorRatePct))
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/threshold"
 	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -672,6 +673,7 @@ func (r *Runner) validated(cfg config.Run) (workload.Workload, error) {
 	}
 	info := w.Info()
 	errs := cfg.Validate(info.Persistence)
+	errs = append(errs, threshold.Validate(cfg.Thresholds, cfg.Workload, info.Operations)...)
 	errs = append(errs, workload.OptionsOf(cfg).Validate(cfg)...)
 	if len(errs) > 0 {
 		return nil, config.Usage(errors.Join(errs...))

@@ -14,11 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/inputfile"
+	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
@@ -51,6 +53,9 @@ type ServeOptions struct {
 	// Insecure serves a tier that authenticates no one at an address
 	// other hosts reach (guardListen).
 	Insecure bool
+	// Metrics, when set (--metrics-listen), counts the requests the tier
+	// answers and exports its container's counters.
+	Metrics *livemetrics.Server
 }
 
 // Serving is what a tier serves, once it listens.
@@ -73,16 +78,16 @@ type Serving struct {
 // the remote calls its pages made) as JSON, for the run that started it.
 const tiersPath = "/_tierbench/tiers"
 
-// withTierPaths answers tiersPath beside h when h knows its tiers; every
-// other request goes to h as it is.
-func withTierPaths(h http.Handler) http.Handler {
+// withTierPaths answers tiersPath beside serve when h knows its tiers;
+// every other request goes to serve (h, or h measured) as it is.
+func withTierPaths(h, serve http.Handler) http.Handler {
 	tr, ok := h.(workload.TieredRun)
 	if !ok {
-		return h
+		return serve
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != tiersPath {
-			h.ServeHTTP(w, r)
+			serve.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -129,7 +134,15 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 		return err
 	}
 	defer db.Close()
-	srv := remote.NewServer(protocol, remote.ServerOptions{Token: token})
+	so := remote.ServerOptions{Token: token}
+	if o.Metrics != nil {
+		so.Observe = func(method string) func(codes.Code) {
+			done := o.Metrics.Call(livemetrics.TierBusiness, method)
+			return func(c codes.Code) { done(c.String(), c != codes.OK) }
+		}
+		p.ServedEntities = o.Metrics.Entities
+	}
+	srv := remote.NewServer(protocol, so)
 	remote.RegisterPing(srv)
 	closeTier, err := b.ServeBusiness(ctx, db, srv, p)
 	if err != nil {
@@ -183,7 +196,7 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 		return err
 	}
 	defer front.Close()
-	return serveHTTP(ctx, front, o.Listen, func(url string) {
+	return serveHTTP(ctx, front, o.Listen, o.measure(livemetrics.TierWeb), func(url string) {
 		if ready != nil {
 			ready(Serving{Tier: TierWeb, What: cfg.Workload + " web tier", URL: url, Style: styleOf(cfg), Protocol: string(protocol)})
 		}

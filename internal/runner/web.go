@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/store"
@@ -107,7 +108,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 		return fmt.Errorf("start %s: %w", cfg.Workload, err)
 	}
 	defer site.Close()
-	return serveHTTP(ctx, site, o.Listen, func(url string) {
+	return serveHTTP(ctx, site, o.Listen, o.measure(livemetrics.TierSite), func(url string) {
 		if ready != nil {
 			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: styleOf(cfg)}
 			if er, ok := site.(workload.EntityRun); ok {
@@ -153,11 +154,20 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	return db, cfg, p, nil
 }
 
-// serveHTTP serves h at listen, with the tier's own paths beside it, until
-// ctx is done or the server fails, then lets the requests under way
-// finish.
-func serveHTTP(ctx context.Context, h http.Handler, listen string, ready func(url string)) error {
-	srv, err := server.Start(listen, withTierPaths(h))
+// measure is what counts the requests tier answers: nothing without
+// metrics.
+func (o ServeOptions) measure(tier string) func(http.Handler) http.Handler {
+	if o.Metrics == nil {
+		return func(h http.Handler) http.Handler { return h }
+	}
+	return func(h http.Handler) http.Handler { return o.Metrics.Handler(tier, h) }
+}
+
+// serveHTTP serves h, measured, at listen, with the tier's own paths
+// beside it, until ctx is done or the server fails, then lets the
+// requests under way finish.
+func serveHTTP(ctx context.Context, h http.Handler, listen string, measure func(http.Handler) http.Handler, ready func(url string)) error {
+	srv, err := server.Start(listen, withTierPaths(h, measure(h)))
 	if err != nil {
 		return config.Usage(err)
 	}

@@ -171,3 +171,23 @@ func Guard(ctx context.Context, flag, addr, what, fix string, insecure bool, war
 	}
 	return fmt.Errorf("%s %s reaches other hosts, and %s would answer anyone there: %sgive --insecure to serve it open anyway", flag, addr, what, fix)
 }
+
+// operationKey holds, in a measured request's context, where the tier
+// names the request's operation.
+type operationKey struct{}
+
+// WithOperation returns a context in which NameOperation writes to name.
+func WithOperation(ctx context.Context, name *string) context.Context {
+	return context.WithValue(ctx, operationKey{}, name)
+}
+
+// NameOperation names r's operation where its route does not (one
+// endpoint for every method of a service): the tier's metrics count r
+// under name. name must be one of a fixed set (a method the tier knows),
+// never a client's text: each is a series. Without metrics it does
+// nothing.
+func NameOperation(r *http.Request, name string) {
+	if p, ok := r.Context().Value(operationKey{}).(*string); ok {
+		*p = name
+	}
+}

@@ -333,7 +333,12 @@ func WriteTable(w io.Writer, outs []Outcome) {
 			mark = " CHECKS FAILED"
 		}
 		p90 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P90 })
-		fmt.Fprintf(w, "  %-*s %22s %9.1f", width, o.Point.Label(), fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD), p90.Mean)
+		spread := fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD)
+		if len(o.Runs) < 2 {
+			// One run has no spread to show; ± 0.0 would claim one.
+			spread = fmt.Sprintf("%.1f", m.Mean)
+		}
+		fmt.Fprintf(w, "  %-*s %22s %9.1f", width, o.Point.Label(), spread, p90.Mean)
 		if len(e.Paper) > 0 {
 			paper := "-"
 			if len(o.Point.Values) > 0 {

@@ -133,6 +133,10 @@ type RunParams struct {
 	// its own clients (`tierbench run`); the runner provides it. It
 	// returns the base URL and a stop that lets requests under way finish.
 	Listen func(http.Handler) (url string, stop func(context.Context) error, err error)
+	// ServedEntities, when set, is given the container's counters by a
+	// business tier served alone (ServeBusiness) on the entity container,
+	// for serve's live metrics.
+	ServedEntities func(read func() []EntityStats)
 }
 
 // Web is implemented by a workload whose middle tier is a web site
@@ -252,6 +256,19 @@ type EntityRun interface {
 	// EntityStats are the container's counters by entity type, in the
 	// order of Info.Entities.
 	EntityStats() []EntityStats
+}
+
+// ContainerStats are ctr's counters by entity type, in the order of its
+// homes; none for a nil container (direct persistence).
+func ContainerStats(ctr *container.Container) []EntityStats {
+	if ctr == nil {
+		return nil
+	}
+	var out []EntityStats
+	for _, h := range ctr.Homes() {
+		out = append(out, EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
+	}
+	return out
 }
 
 // EntityStats are one entity type's settings and counters.

@@ -399,13 +399,7 @@ func (a *app) Groups() []workload.Group {
 }
 
 // EntityStats are the container's counters by type.
-func (a *app) EntityStats() []workload.EntityStats {
-	var out []workload.EntityStats
-	for _, h := range a.ctr.Homes() {
-		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
-	}
-	return out
-}
+func (a *app) EntityStats() []workload.EntityStats { return workload.ContainerStats(a.ctr) }
 
 func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
 	return newClient(a, group, rng)

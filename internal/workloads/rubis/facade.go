@@ -77,16 +77,7 @@ func openContainer(ctx context.Context, db *store.DB, settings map[string]contai
 
 // EntityStats are the container's counters by entity type; none when
 // the container is on another tier.
-func (b *Facade) EntityStats() []workload.EntityStats {
-	if b.ctr == nil {
-		return nil
-	}
-	var out []workload.EntityStats
-	for _, h := range b.ctr.Homes() {
-		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
-	}
-	return out
-}
+func (b *Facade) EntityStats() []workload.EntityStats { return workload.ContainerStats(b.ctr) }
 
 // entitySite is the site served by Facade: its counters go into the result.
 type entitySite struct {

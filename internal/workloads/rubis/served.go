@@ -42,6 +42,9 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if err != nil {
 		return nil, err
 	}
+	if beans, ok := a.(*Facade); ok && beans.ctr != nil && p.ServedEntities != nil {
+		p.ServedEntities(beans.EntityStats)
+	}
 	return func() error { afterStop(); return nil }, nil
 }
 

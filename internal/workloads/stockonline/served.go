@@ -24,7 +24,7 @@ var _ workload.Served = Workload{}
 // p.Persistence), each call on one of p.Threads server threads (all of
 // db's when 0).
 func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceRegistrar, p workload.RunParams) (func() error, error) {
-	beans, _, err := newBusiness(ctx, db, p)
+	beans, ctr, err := newBusiness(ctx, db, p)
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +36,9 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 		return nil, fmt.Errorf("stockonline: %d server threads, but the database has sessions for %d", threads, len(beans))
 	}
 	serveBroker(s, beans, threads)
+	if ctr != nil && p.ServedEntities != nil {
+		p.ServedEntities(func() []workload.EntityStats { return workload.ContainerStats(ctr) })
+	}
 	// The beans hold statements prepared on db and the container's caches,
 	// both released with db and the beans themselves: nothing to close
 	// before.

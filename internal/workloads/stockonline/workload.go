@@ -139,16 +139,7 @@ type run struct {
 var _ workload.EntityRun = (*run)(nil)
 
 // EntityStats are the container's counters; none for direct SQL.
-func (r *run) EntityStats() []workload.EntityStats {
-	if r.ctr == nil {
-		return nil
-	}
-	var out []workload.EntityStats
-	for _, h := range r.ctr.Homes() {
-		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
-	}
-	return out
-}
+func (r *run) EntityStats() []workload.EntityStats { return workload.ContainerStats(r.ctr) }
 
 func (r *run) NewClient(_, _ int, rng *rand.Rand) workload.Client {
 	return localClient{client: newClient(r.pop, rng), beans: r.beans}

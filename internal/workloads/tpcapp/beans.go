@@ -34,13 +34,7 @@ func NewBeans(ctr *container.Container) *Beans {
 }
 
 // EntityStats are the container's counters by entity type.
-func (b *Beans) EntityStats() []workload.EntityStats {
-	var out []workload.EntityStats
-	for _, h := range b.ctr.Homes() {
-		out = append(out, workload.EntityStats{Name: h.Type().Name, Settings: h.Settings(), Stats: h.Stats()})
-	}
-	return out
-}
+func (b *Beans) EntityStats() []workload.EntityStats { return workload.ContainerStats(b.ctr) }
 
 // inTx runs fn as one container transaction on thread, read-write when
 // write is set, committed when fn returns nil; a run the container or the

@@ -15,6 +15,7 @@ import (
 	"text/template"
 
 	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -176,6 +177,9 @@ func writeJSONError(w http.ResponseWriter, status int, kind, msg string) {
 func (f *Front) serveJSON(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("method")
 	c, ok := calls[name]
+	if ok {
+		server.NameOperation(r, name)
+	}
 	switch {
 	case !ok:
 		writeJSONError(w, http.StatusNotFound, faultRequest, fmt.Sprintf("no method %q; the methods: NewCustomer, ChangePaymentMethod, CreateOrder, OrderStatus, NewProducts, ProductDetail, ChangeItem", name))
@@ -296,6 +300,7 @@ func (f *Front) serveSOAP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, faultRequest, fmt.Sprintf("no method %q", name))
 		return
 	}
+	server.NameOperation(r, name)
 	res, err := f.run(r.Context(), c, func(v any) error {
 		if err := dec.DecodeElement(v, start); err != nil {
 			return &RequestError{Msg: name + ": " + err.Error()}
