@@ -1,0 +1,62 @@
+package ecperf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/config"
+)
+
+// Each of ECperf's options is checked by its Validate, the refusal naming
+// the flag, the value and what is allowed (these were config's checks).
+func TestOptionsValidateNamesFlagAndAllowedValues(t *testing.T) {
+	common := config.New("ecperf", New().Info().Defaults)
+	if errs := DefaultOptions.Validate(common); len(errs) != 0 {
+		t.Fatalf("defaults invalid: %v", errs)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Options)
+		want   []string
+	}{
+		{"po dispatch", func(o *Options) { o.PODispatch = "fax" }, []string{`--po-dispatch "fax"`, "sync, poller, queue"}},
+		{"po senders", func(o *Options) { o.POSenders = 0 }, []string{"--po-senders 0", "at least 1"}},
+		{"broker", func(o *Options) { o.Broker = "http://127.0.0.1:4222" }, []string{"--broker", "nats://HOST:PORT"}},
+		{"receiver syntax", func(o *Options) { o.Receiver = "8100" }, []string{`--receiver "8100"`, "HOST:PORT"}},
+		{"receiver wildcard", func(o *Options) { o.Receiver = "0.0.0.0:8100" }, []string{`--receiver "0.0.0.0:8100"`, "not every interface"}},
+		{"receiver empty host", func(o *Options) { o.Receiver = ":8100" }, []string{`--receiver ":8100"`, "not every interface"}},
+		{"receiver loopback, emulator remote", func(o *Options) { o.Emulator = "http://emu-host:8099" }, []string{`--receiver "127.0.0.1:0" is reachable only from this host`, "emu-host can reach"}},
+		{"lead time unit", func(o *Options) { o.LeadTimeUnit = -1 }, []string{"--lead-time-unit", "must not be negative"}},
+		{"cycle scale", func(o *Options) { o.CycleScale = 0 }, []string{"--cycle-scale 0", "(0, 100]"}},
+	} {
+		o := DefaultOptions
+		tc.change(&o)
+		errs := o.Validate(common)
+		if len(errs) != 1 {
+			t.Errorf("%s: %d problems %v, want 1", tc.name, len(errs), errs)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errs[0].Error(), w) {
+				t.Errorf("%s: %q does not say %q", tc.name, errs[0], w)
+			}
+		}
+	}
+	for _, ok := range []struct{ receiver, emulator string }{
+		{"127.0.0.1:0", ""}, {"127.0.0.1:0", "http://127.0.0.1:8099"}, {"localhost:8100", "http://localhost:8099"},
+		{"10.0.0.5:8100", "http://emu-host:8099"}, {"driver-host:0", "http://10.0.0.7:8099"},
+	} {
+		o := DefaultOptions
+		o.Receiver, o.Emulator = ok.receiver, ok.emulator
+		if errs := o.Validate(common); len(errs) != 0 {
+			t.Errorf("--receiver %s with --emulator %q: %v, want accepted", ok.receiver, ok.emulator, errs)
+		}
+	}
+	// --ir is the scale, and --ir 0 given is refused (not given, --scale).
+	o, c := DefaultOptions, common
+	o.IR = 3
+	o.Resolve(&c)
+	if c.Scale != 3 || o.Setup(c) != "Ir 3, PO dispatch sync, cycle scale 1" {
+		t.Errorf("--ir 3: scale %d, setup %q", c.Scale, o.Setup(c))
+	}
+}
