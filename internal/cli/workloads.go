@@ -32,7 +32,7 @@ func newWorkloadsCmd(env *Env) *cobra.Command {
 				d := info.Defaults
 				terminals := fmt.Sprintf("%d clients", d.Clients)
 				if info.Grouped {
-					terminals = "terminals from --ir (see the README)"
+					terminals = "terminals from --ir (see docs/ecperf.md)"
 				}
 				length := fmt.Sprintf("%d iterations", d.Iterations)
 				if d.Duration > 0 {
