@@ -92,8 +92,9 @@ func checksOf(t *testing.T, res *result.Result) map[string]workload.Check {
 // whatever the dispatch, on every backend.
 func TestEveryDispatchSendsEachCommittedPOOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
+		for mi, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 			t.Run(mode, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, mi)
 				r := newRunner(t)
 				cfg := shortRun(t, r, dsn, mode)
 				res, err := r.Run(context.Background(), cfg)
