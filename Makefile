@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # under the race detector on two cores, take 9–10 minutes on their own.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build install docs test test-race bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
+.PHONY: help build install docs test test-long test-race test-all bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -23,17 +23,32 @@ install: ## go install tierbench into GOBIN (default: GOPATH/bin), its version s
 docs: ## regenerate docs/cli/*.md (the commands' reference) and docs/result.schema.json
 	$(GO) run ./cmd/tierbench docs docs
 
-test: ## go vet, then every test (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
+# make test is the README's test command: every package against the real
+# databases, broker and browser, in about 5 minutes on two idle cores.
+# The long tests (servers and tiers killed mid-run, soaks, every cell of a
+# matrix: testsvc.SkipUnlessLong, storetest.ShareCell) skip unless
+# TIERBENCH_LONG=1, which make test-all sets. docs/testing.md has the
+# measured times.
+test: ## go vet, then every package's tests, the long ones skipped: ~5 min on 2 idle cores (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-long: ## every test with the long ones (TIERBENCH_LONG=1): ~10 min on 2 idle cores
+	TIERBENCH_LONG=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Under the race detector each test runs on SQLite alone (-short skips the
 # PostgreSQL and MariaDB backends and the private servers): the detector
 # watches tierbench's goroutines, which are the same whichever database
-# answers, and make test runs every backend. cmd/tierbench's tests drive
-# child processes of a binary built without -race, so they are make test's.
-test-race: ## every test under the race detector, on SQLite (needs cgo and a C compiler)
-	$(GO) test -count=1 -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/cmd/tierbench$$')
+# answers, and make test runs every backend. TIERBENCH_LONG=1 runs every
+# cell of a matrix on SQLite. cmd/tierbench's tests drive child processes
+# of a binary built without -race, so they are make test's.
+test-race: ## every test under the race detector, on SQLite (needs cgo and a C compiler): ~12 min on 2 idle cores
+	TIERBENCH_LONG=1 $(GO) test -count=1 -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/cmd/tierbench$$')
+
+test-all: ## go vet, test-long, then test-race: everything CI tests, ~23 min on 2 idle cores
+	$(GO) vet ./...
+	$(MAKE) test-long
+	$(MAKE) test-race
 
 bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/driver/ ./internal/metrics/ ./internal/container/

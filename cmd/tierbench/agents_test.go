@@ -183,6 +183,7 @@ func TestDriveOverThreeAgents(t *testing.T) {
 // (the result still written), or 0 with --tolerate-agent-loss, and then
 // the figures are exactly the survivors' parts.
 func TestDriveAgentKilled(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "an agent killed mid-drive")
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	nats := testsvc.NATS(t)
@@ -242,6 +243,7 @@ func TestDriveAgentKilled(t *testing.T) {
 // during a second such drive, deleted behind its back, still fail it
 // (exit 1). On SQLite and on a private PostgreSQL server.
 func TestDriveLostAgentReconciled(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "agents lost mid-drive on each backend, a private PostgreSQL")
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	for _, backend := range []string{"sqlite", "postgres"} {

@@ -28,6 +28,7 @@ func startRun(t *testing.T, dsn, out string, extra ...string) *testsvc.Proc {
 // prints its summary and writes its result with the failure, when it
 // began and what it did, and exits 3.
 func TestDatabaseLostForGoodStillWritesTheResult(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private PostgreSQL killed mid-run")
 	t.Parallel()
 	pg := testsvc.Postgres(t)
 	out := filepath.Join(t.TempDir(), "result.json")
@@ -70,6 +71,7 @@ const OutageLimit = 45 * time.Second
 // restart are errors or in doubt, and the checks, which reconcile the
 // commits in doubt, find the database consistent.
 func TestDatabaseRestartMidRunKeepsTheDatabaseConsistent(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private PostgreSQL restarted mid-run")
 	t.Parallel()
 	pg := testsvc.Postgres(t)
 	out := filepath.Join(t.TempDir(), "result.json")

@@ -30,6 +30,7 @@ func count(t *testing.T, dsn, sql string) int64 {
 // its PO and outbox row and before the relay published it: the next run on
 // the database publishes and sends that PO, once, and its checks pass.
 func TestRunKilledBetweenCommitAndPublishLosesNoPO(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a run killed between commit and publish, then run again")
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	dir := t.TempDir()

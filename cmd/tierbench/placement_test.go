@@ -18,6 +18,7 @@ import (
 // second CPU, runs on the first, records both in its result, and leaves
 // no server and no directory behind.
 func TestPlacementDualRun(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private PostgreSQL pinned to its own CPUs; internal/placement runs one in make test")
 	t.Parallel()
 	skip := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)

@@ -123,6 +123,9 @@ func TestREADMEExamplesRunAsWritten(t *testing.T) {
 	if len(quick) < 3 {
 		t.Fatalf("%d blocks marked quick; want the Quick start's, docs/stockonline.md's and ECperf's 20-second run", len(quick))
 	}
+	// The marks are checked above in make test; running the blocks (a
+	// 30-second run, a 20-second ECperf) is make test-all's.
+	testsvc.SkipUnlessLong(t, "runs every quick README example, timed runs included")
 	bin := testsvc.Binary(t)
 	pg, my := storetest.Postgres(t), storetest.MySQL(t)
 	dir := t.TempDir()

@@ -94,6 +94,7 @@ func TestRunWithThreeTiers(t *testing.T) {
 // tier, no hang; the result is written and the database passes its
 // checks.
 func TestTierKilledMidRun(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a tier process killed mid-run")
 	for _, tier := range []string{"business", "web"} {
 		t.Run(tier, func(t *testing.T) {
 			t.Parallel()

@@ -36,6 +36,7 @@ func TestWorkloadsShareADatabase(t *testing.T) {
 // rows and before the relay published them: the next run on the database
 // ships those orders, once, and its checks pass.
 func TestTPCAppKilledBetweenCommitAndPublishShipsEveryOrder(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a run killed between commit and publish, then run again")
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	dir := t.TempDir()

@@ -113,6 +113,7 @@ func TestServeAndDriveAreTwoProcesses(t *testing.T) {
 // errors, the driver ends the run once the site has not answered for the
 // outage grace, and the result is written, saying so, with exit 3.
 func TestDriveEndsWhenTheSiteIsGone(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "the site killed mid-drive")
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	srv, url, _ := serveRUBiS(t, bin)
@@ -185,6 +186,7 @@ func TestDriveTakesTheSitesBasePath(t *testing.T) {
 // to everything) ends after the outage grace with exit 3, and its result
 // names the requests and their status.
 func TestDriveStopsWhenEveryRequestFails(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a drive against a failing site until it gives up")
 	t.Parallel()
 	bin := testsvc.Binary(t)
 	var looked atomic.Bool

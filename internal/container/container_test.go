@@ -502,8 +502,9 @@ func TestNoLostUpdateUnderAnyAcceptedStrategy(t *testing.T) {
 	ctx := context.Background()
 	const writers, readers, each = 4, 2, 25
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, s := range acceptedStrategies(t) {
+		for si, s := range acceptedStrategies(t) {
 			t.Run(strategyName(s), func(t *testing.T) {
+				storetest.ShareCell(t, dsn, si)
 				f := newFixture(t, dsn, writers+readers, s)
 				log := &modelLog{}
 				var wg sync.WaitGroup

@@ -276,10 +276,14 @@ func TestFindOutcomesAddUpUnderConcurrency(t *testing.T) {
 	const threads, rounds = 3, 20
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		cell := 0
 		for _, oc := range accepted() {
 			for _, p := range persistences {
 				opt, conc := oc.opt, oc.conc
+				ci := cell
+				cell++
 				t.Run(fmt.Sprintf("%v/%s/%s", opt, conc, p), func(t *testing.T) {
+					storetest.ShareCell(t, dsn, ci)
 					s := settings(opt, 3, 2) // fewer places than rows: evictions too
 					if opt == container.OptionC {
 						s = settings(opt, 0, 2)

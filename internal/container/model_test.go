@@ -283,6 +283,7 @@ func TestConcurrentTransactionsMatchTheSerialModel(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		for si, s := range acceptedStrategies(t) {
 			t.Run(strategyName(s), func(t *testing.T) {
+				storetest.ShareCell(t, dsn, si)
 				matchesTheSerialModel(t, newFixture(t, dsn, 4, s), si)
 			})
 		}

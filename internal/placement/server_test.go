@@ -214,11 +214,15 @@ func placed(t *testing.T, mode Mode) {
 func TestPlacementDualServer(t *testing.T) { placed(t, Dual) }
 
 // Mixed: both on the first half.
-func TestPlacementMixedServer(t *testing.T) { placed(t, Mixed) }
+func TestPlacementMixedServer(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a second private PostgreSQL; make test runs the dual one")
+	placed(t, Mixed)
+}
 
 // A server that cannot start says why with the end of its log, and
 // leaves nothing behind.
 func TestPlacementServerFailsToStart(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private PostgreSQL that fails to start")
 	available(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/testsvc"
 )
 
 func writeHTML(t testing.TB, in *Input, path string) {
@@ -280,6 +281,7 @@ func TestSweepPageDrawsEachExperiment(t *testing.T) {
 // asserted (speed is measured, never asserted, in this project's tests);
 // the target is 2 s.
 func TestHourLongReportLoadTime(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "builds and renders an hour-long result")
 	if testing.Short() {
 		t.Skip("builds an hour-long result")
 	}

@@ -163,7 +163,7 @@ func TestNoLoadRunsOnTheDatabaseAsItIs(t *testing.T) {
 
 func TestStockOnlineOnTheContainerOnEveryBackend(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, c := range []struct {
+		for ci, c := range []struct {
 			name                       string
 			option, cache, concurrency string
 			persistence                string
@@ -174,6 +174,7 @@ func TestStockOnlineOnTheContainerOnEveryBackend(t *testing.T) {
 			{"B bmp optimistic", "B", "50%", "optimistic", "bmp", false},
 		} {
 			t.Run(c.name, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, ci)
 				r := newRunner(t)
 				cfg := stockOnlineConfig(t, r, dsn)
 				cfg.Clients, cfg.ServerThreads, cfg.Iterations = 10, 4, 2

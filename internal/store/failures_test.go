@@ -46,6 +46,7 @@ func TestConstraintViolationIsClassified(t *testing.T) {
 // MariaDB's 1114 (a table's DATA DIRECTORY there). The servers are
 // private: the shared ones are left alone.
 func TestDiskFullIsClassified(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "servers on a full filesystem")
 	const table = "CREATE TABLE f (id BIGINT PRIMARY KEY, pad VARCHAR(1000) NOT NULL)"
 	for _, b := range []struct {
 		name string

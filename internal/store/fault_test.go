@@ -139,6 +139,7 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, e
 }
 
 func TestFaultCommitInDoubt(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "private servers killed at commit, per backend; make test runs TestFaultConnectionLostBeforeCommit")
 	t.Parallel()
 	for _, b := range faultBackends {
 		t.Run(b.name, func(t *testing.T) {
@@ -245,6 +246,7 @@ func TestFaultConnectionLostBeforeCommit(t *testing.T) {
 }
 
 func TestFaultThreadsRecoverAfterRestart(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "private servers restarted under load, per backend")
 	t.Parallel()
 	const threads = 4
 	for _, b := range faultBackends {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestPostgresSurvivesRestart(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private PostgreSQL killed and restarted")
 	t.Parallel()
 	ctx := context.Background()
 	pg := testsvc.Postgres(t)
@@ -83,6 +84,7 @@ func TestNATSRestart(t *testing.T) {
 }
 
 func TestMariaDBRestart(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private MariaDB installed, killed and restarted")
 	t.Parallel()
 	m := testsvc.MariaDB(t)
 	cfg, err := gomysql.ParseDSN("root@tcp(127.0.0.1:" + strconv.Itoa(m.Port()) + ")/test?timeout=5s")

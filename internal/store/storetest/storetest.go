@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/tierbench/tierbench/internal/store/mysql"
 	"github.com/tierbench/tierbench/internal/store/postgres"
 	"github.com/tierbench/tierbench/internal/store/sqlite"
+	"github.com/tierbench/tierbench/internal/testsvc"
 )
 
 // Default server URLs of the development machines.
@@ -49,6 +51,24 @@ func Each(t *testing.T, fn func(t *testing.T, dsn string)) {
 		dsn  func(testing.TB) string
 	}{{"sqlite", SQLite}, {"postgres", Postgres}, {"mysql", MySQL}} {
 		t.Run(b.name, func(t *testing.T) { fn(t, b.dsn(t)) })
+	}
+}
+
+// ShareCell skips cell i of a matrix that a test runs on every backend
+// (inside Each) unless the cell is the share of dsn's backend: make test
+// runs each cell on one backend and each backend a third of the cells;
+// make test-all (TIERBENCH_LONG=1) and make test-race (which runs SQLite
+// alone) run every cell on every backend they run. See testsvc.Share.
+func ShareCell(t testing.TB, dsn string, i int) {
+	t.Helper()
+	if testing.Short() {
+		return
+	}
+	dialects := []store.Dialect{store.SQLite, store.Postgres, store.MySQL}
+	mine := slices.Index(dialects, store.MustParseDSN(dsn).Dialect)
+	if !testsvc.Share(mine, len(dialects), i) {
+		t.Skipf("make test runs this cell on %s; make test-all runs every cell on every backend (%s=1)",
+			dialects[i%len(dialects)], testsvc.LongEnv)
 	}
 }
 

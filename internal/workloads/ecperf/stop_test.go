@@ -55,9 +55,13 @@ func leftUnsent(t *testing.T, db *store.DB, unit time.Duration, n int) {
 func TestStopReturnsPromptlyWhenInterrupted(t *testing.T) {
 	none := make([]int64, numOps)
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		cell := 0
 		for _, mode := range []string{dispatchSync, dispatchQueue} {
 			for _, when := range []string{"before", "during"} {
+				ci := cell
+				cell++
 				t.Run(mode+"/"+when, func(t *testing.T) {
+					storetest.ShareCell(t, dsn, ci)
 					cfg := testConfig()
 					workload.SetOptions(&cfg, func(o *Options) { o.PODispatch, o.Emulator = mode, slowEmulator(t) })
 					workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(time.Hour) })

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/testsvc"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
 )
@@ -92,8 +93,9 @@ func checksOf(t *testing.T, res *result.Result) map[string]workload.Check {
 // whatever the dispatch, on every backend.
 func TestEveryDispatchSendsEachCommittedPOOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
+		for mi, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 			t.Run(mode, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, mi)
 				r := newRunner(t)
 				cfg := shortRun(t, r, dsn, mode)
 				res, err := r.Run(context.Background(), cfg)
@@ -276,8 +278,11 @@ func TestUnsortedAccessStaysConsistent(t *testing.T) {
 // delivery addressed to its dead receiver (900004). The next run on the
 // database sends each once and sees it delivered, whatever its dispatch.
 func TestPOsOfAKilledRunAreSentByTheNext(t *testing.T) {
-	for _, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
+	for mi, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
+			if mi > 0 {
+				testsvc.SkipUnlessLong(t, "a run killed and the next run for each dispatch; make test runs sync")
+			}
 			ctx := context.Background()
 			r := newRunner(t)
 			dsn := storetest.Postgres(t)

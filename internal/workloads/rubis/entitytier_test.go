@@ -170,9 +170,13 @@ func TestEntityMatchesDirect(t *testing.T) {
 		}
 		wantRows := tableRows(t, d.db)
 
+		cell := 0
 		for _, v := range containerVariants[:2] { // cmp and bmp, commit option C
 			for _, p := range remote.Protocols {
+				ci := cell
+				cell++
 				t.Run(v.name+"/"+string(p), func(t *testing.T) {
+					storetest.ShareCell(t, dsn, ci)
 					e := setupEntities(t, freshDSN(t, d.db.Dialect()), v.run, p, testThreads, d.base)
 					var implied int64
 					e.web.ents = countingEntities{e.web.ents, &implied}

@@ -471,8 +471,9 @@ func TestContainerMatchesDirect(t *testing.T) {
 		}
 		t.Logf("%d steps, %d of them page errors", len(steps), pages)
 
-		for _, v := range containerVariants {
+		for vi, v := range containerVariants {
 			t.Run(v.name, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, vi)
 				b := setupBeans(t, freshDSN(t, d.db.Dialect()), v.run, v.warm, base)
 				if got := newFixture(b.q, b.pop, base); got != f {
 					t.Fatalf("fixture %+v, direct's %+v: the loads differ", got, f)
@@ -562,6 +563,7 @@ func TestContainerMechanism(t *testing.T) {
 				map[string]counts{"Items": {1, 1, 0, 1, 0, 0}, "Bids": {0, 0, 0, 0, 1, 0}}},
 		} {
 			t.Run(v.name, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, i)
 				d := dsn
 				if i > 0 {
 					d = freshDSN(t, store.MustParseDSN(dsn).Dialect)
@@ -657,6 +659,7 @@ func TestContainerConcurrentWrites(t *testing.T) {
 			{"entity-http-bmp-A-exclusive", runSettings(container.BMP, container.OptionA, container.Exclusive, "100%"), true, remote.HTTP},
 		} {
 			t.Run(v.name, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, i)
 				ctx := context.Background()
 				d := dsn
 				if i > 0 {

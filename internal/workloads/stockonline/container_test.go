@@ -180,8 +180,9 @@ func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
 		raw("cmp", "D", "100%", "exclusive"),
 	}
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, s := range strategies {
+		for si, s := range strategies {
 			t.Run(fmt.Sprintf("%s-%s-%s", s.Persistence, s.CommitOption, s.Concurrency), func(t *testing.T) {
+				storetest.ShareCell(t, dsn, si)
 				const threads = 4
 				// Exclusive locks taken in opposite orders (Buy: Item, then
 				// Holding; Sell: Holding, then Item) wait out the timeout

@@ -1,0 +1,40 @@
+package testsvc
+
+import (
+	"os"
+	"testing"
+)
+
+// LongEnv names the environment variable that runs the long tests:
+// fault injection (servers and tiers killed or restarted mid-run), soaks
+// (hour-long results, the README's timed examples) and every cell of a
+// matrix. make test-all and CI set it; make test leaves it unset so that
+// it finishes in minutes while still running every package against every
+// real service.
+//
+// It is not -short: make test-race's -short means "SQLite alone", a
+// different axis (which database answers, not how long a test runs).
+const LongEnv = "TIERBENCH_LONG"
+
+// Long reports whether the long tests run (TIERBENCH_LONG=1).
+func Long() bool { return os.Getenv(LongEnv) == "1" }
+
+// SkipUnlessLong skips a long test unless TIERBENCH_LONG=1; why says what
+// makes it long and is printed with the skip, so that go test -v shows
+// what make test left to make test-all.
+func SkipUnlessLong(t testing.TB, why string) {
+	t.Helper()
+	if !Long() {
+		t.Skipf("long test (%s): make test-all runs it (%s=1)", why, LongEnv)
+	}
+}
+
+// Share reports whether cell i of a matrix that runs in each of n slices
+// (the three backends, say) runs in slice s. Under TIERBENCH_LONG=1 every
+// cell runs in every slice. Otherwise the slices share the cells out, each
+// running every n-th one from its own offset, so that each cell still runs
+// once and each slice 1/n of them: make test keeps every cell and every
+// slice, make test-all runs the whole product.
+func Share(s, n, i int) bool {
+	return Long() || n <= 1 || i%n == s%n
+}
