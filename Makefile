@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # under the race detector on two cores, take 9–10 minutes on their own.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build install docs test test-long test-race test-all bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
+.PHONY: help build install docs test test-long test-rest test-race test-all bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -33,7 +33,18 @@ test: ## go vet, then every package's tests, the long ones skipped: ~5 min on 2 
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-test-long: ## every test with the long ones (TIERBENCH_LONG=1): ~10 min on 2 idle cores
+# make test-all is what make test leaves out, so that CI runs make test
+# (the README's command) and then make test-all, each test once: the long
+# tests and the matrix cells make test skipped (TIERBENCH_LONG=rest; the
+# tests internal/testsvc/longtests finds), then the race run.
+test-all: ## the long tests make test leaves out, then the race run: ~20 min on 2 idle cores (CI runs make test, then this)
+	$(MAKE) test-rest
+	$(MAKE) test-race
+
+test-rest: ## only the long tests and matrix cells make test skips (TIERBENCH_LONG=rest): ~8 min on 2 idle cores
+	TIERBENCH_LONG=rest $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) run ./internal/testsvc/longtests)
+
+test-long: ## every test whole, the long ones included (TIERBENCH_LONG=1), in one go: ~10 min on 2 idle cores
 	TIERBENCH_LONG=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Under the race detector each test runs on SQLite alone (-short skips the
@@ -44,11 +55,6 @@ test-long: ## every test with the long ones (TIERBENCH_LONG=1): ~10 min on 2 idl
 # of a binary built without -race, so they are make test's.
 test-race: ## every test under the race detector, on SQLite (needs cgo and a C compiler): ~12 min on 2 idle cores
 	TIERBENCH_LONG=1 $(GO) test -count=1 -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/cmd/tierbench$$')
-
-test-all: ## go vet, test-long, then test-race: everything CI tests, ~23 min on 2 idle cores
-	$(GO) vet ./...
-	$(MAKE) test-long
-	$(MAKE) test-race
 
 bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/driver/ ./internal/metrics/ ./internal/container/

@@ -16,16 +16,22 @@ import (
 // different axis (which database answers, not how long a test runs).
 const LongEnv = "TIERBENCH_LONG"
 
-// Long reports whether the long tests run (TIERBENCH_LONG=1).
-func Long() bool { return os.Getenv(LongEnv) == "1" }
+// Long reports whether the long tests run: TIERBENCH_LONG=1 (every test,
+// whole) or TIERBENCH_LONG=rest (make test-all: only what make test left
+// out, the tests named by cmd/longtests).
+func Long() bool { v := os.Getenv(LongEnv); return v == "1" || v == "rest" }
 
-// SkipUnlessLong skips a long test unless TIERBENCH_LONG=1; why says what
-// makes it long and is printed with the skip, so that go test -v shows
-// what make test left to make test-all.
+// rest: TIERBENCH_LONG=rest, the second half of a make test, make
+// test-all run: a matrix runs only the cells make test skipped.
+func rest() bool { return os.Getenv(LongEnv) == "rest" }
+
+// SkipUnlessLong skips a long test unless TIERBENCH_LONG is set; why says
+// what makes it long and is printed with the skip, so that go test -v
+// shows what make test left to make test-all.
 func SkipUnlessLong(t testing.TB, why string) {
 	t.Helper()
 	if !Long() {
-		t.Skipf("long test (%s): make test-all runs it (%s=1)", why, LongEnv)
+		t.Skipf("long test (%s): make test-all runs it (%s=rest, or 1 for every test)", why, LongEnv)
 	}
 }
 
@@ -35,6 +41,18 @@ func SkipUnlessLong(t testing.TB, why string) {
 // running every n-th one from its own offset, so that each cell still runs
 // once and each slice 1/n of them: make test keeps every cell and every
 // slice, make test-all runs the whole product.
+// Under TIERBENCH_LONG=rest only the cells make test skipped run, so
+// make test then make test-all run each cell once on each slice.
 func Share(s, n, i int) bool {
-	return Long() || n <= 1 || i%n == s%n
+	if n <= 1 {
+		return !rest()
+	}
+	mine := i%n == s%n
+	switch os.Getenv(LongEnv) {
+	case "1":
+		return true
+	case "rest":
+		return !mine
+	}
+	return mine
 }

@@ -162,3 +162,36 @@ func TestFreePort(t *testing.T) {
 		t.Errorf("FreePort = %d", p)
 	}
 }
+
+// TestShareRunsEachCellOnceAcrossMakeTestAndTestAll: make test (unset)
+// and make test-all (rest) together run every cell of a 3-slice matrix
+// exactly once in each slice; TIERBENCH_LONG=1 runs them all at once.
+func TestShareRunsEachCellOnceAcrossMakeTestAndTestAll(t *testing.T) {
+	const slices, cells = 3, 7
+	runs := map[[2]int]int{}
+	for _, mode := range []string{"", "rest"} {
+		t.Setenv(testsvc.LongEnv, mode)
+		for s := range slices {
+			for i := range cells {
+				if testsvc.Share(s, slices, i) {
+					runs[[2]int{s, i}]++
+				}
+			}
+		}
+	}
+	for s := range slices {
+		for i := range cells {
+			if n := runs[[2]int{s, i}]; n != 1 {
+				t.Errorf("cell %d of slice %d ran %d times over make test and make test-all, want 1", i, s, n)
+			}
+		}
+	}
+	t.Setenv(testsvc.LongEnv, "1")
+	for s := range slices {
+		for i := range cells {
+			if !testsvc.Share(s, slices, i) {
+				t.Errorf("TIERBENCH_LONG=1 skipped cell %d of slice %d", i, s)
+			}
+		}
+	}
+}
