@@ -56,3 +56,22 @@ func Share(s, n, i int) bool {
 	}
 	return mine
 }
+
+// KeepOne shares the cases of a long test between make test and make
+// test-all: make test runs case 0 (one of a kind stays in the quick run),
+// make test-all (TIERBENCH_LONG=rest) the others, TIERBENCH_LONG=1 all.
+// why says what makes the cases long.
+func KeepOne(t testing.TB, i int, why string) {
+	t.Helper()
+	switch os.Getenv(LongEnv) {
+	case "1":
+	case "rest":
+		if i == 0 {
+			t.Skip("make test runs this case")
+		}
+	default:
+		if i != 0 {
+			t.Skipf("long test (%s): make test runs its first case, make test-all the others (%s=rest)", why, LongEnv)
+		}
+	}
+}

@@ -21,7 +21,7 @@ import (
 	"strings"
 )
 
-var gates = []string{"SkipUnlessLong", "ShareCell"}
+var gates = []string{"SkipUnlessLong", "ShareCell", "KeepOne"}
 
 func main() {
 	tests, pkgs, err := scan(".")

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/testsvc"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
 )
@@ -187,8 +188,9 @@ func submatchInt(t *testing.T, re *regexp.Regexp, s string) int64 {
 // deliveries applied as POs committed, none twice), and the drain ends
 // long before its budget, whatever the dispatch.
 func TestEmulatorKilledAndRestartedMidRun(t *testing.T) {
-	for _, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
+	for i, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
+			testsvc.KeepOne(t, i, "the emulator killed and restarted mid-run, each dispatch")
 			r := newRunner(t)
 			// Lead times of 2-10 units of 100 ms: at any moment of the run
 			// the emulator has deliveries pending, to be lost.

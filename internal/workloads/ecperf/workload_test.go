@@ -178,8 +178,9 @@ func startFlakyEmulator(t *testing.T) *flakyEmulator {
 // the check accounts to it (TestSyncReportsThePOsItsAbortedTransactionsSent
 // makes that happen on purpose).
 func TestEmulatorDownForPartOfTheRun(t *testing.T) {
-	for _, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
+	for i, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
+			testsvc.KeepOne(t, i, "the emulator down for part of the run, each dispatch")
 			r := newRunner(t)
 			emu := startFlakyEmulator(t)
 			cfg := shortRun(t, r, storetest.SQLite(t), mode)
