@@ -171,6 +171,7 @@ func TestSecondInterruptEndsOtherCommands(t *testing.T) {
 // the run, with every agent named and as many operations as the
 // coordinator's live metrics counted.
 func TestSecondInterruptKeepsTheAgentsLiveResult(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a drive over agents interrupted twice mid-run")
 	bin := testsvc.Binary(t)
 	nats := testsvc.NATS(t)
 	target, _ := servedStockOnline(t, bin)

@@ -339,6 +339,7 @@ func TestPOsOfAKilledRunAreSentByTheNext(t *testing.T) {
 // terminal's cycle time its mean; BBops/min is the operations that
 // finished in the steady state, over it.
 func TestMixCycleTimesAndBBops(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a 14 s run, for counts within three standard deviations of the mix")
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.SQLite(t), dispatchQueue)
 	workload.SetOptions(&cfg, func(o *Options) { o.IR = 4 })

@@ -81,8 +81,9 @@ func TestRemoteAuctionMatchesDirect(t *testing.T) {
 		}
 		wantRows := tableRows(t, d.db)
 
-		for _, p := range remote.Protocols {
+		for pi, p := range remote.Protocols {
 			t.Run(string(p), func(t *testing.T) {
+				storetest.ShareCell(t, dsn, pi)
 				t.Parallel()
 				behind, db := directAt(t, freshDSN(t, d.db.Dialect()), d.base)
 				if got := newFixture(storetest.Querier{T: t, DB: db}, d.pop, d.base); got != f {
