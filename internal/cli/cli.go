@@ -148,9 +148,6 @@ and writes versioned JSON results.`,
 		}
 		return config.Usage(flagProblem(err))
 	})
-	// run RUBiS is run rubis, as the workloads' names are taken in any
-	// case (Registry.Get).
-	cobra.EnableCaseInsensitive = true
 	r := &runner.Runner{Backends: env.Backends, Workloads: env.Workloads, Version: env.Version, TierLog: env.Stderr, Notes: env.Stderr}
 	root.AddCommand(newWorkloadsCmd(env), newLoadCmd(env, r), newRunCmd(env, r), newSweepCmd(env, r), newServeCmd(env, r), newDriveCmd(env, r), newEmulatorCmd(), newModelCmd(env), newReportCmd(env), newAgentCmd(env, r))
 	root.AddCommand(newDocsCmd(root, env))
@@ -206,3 +203,9 @@ func flagProblem(err error) error {
 	}
 	return errors.New(config.Keyed(name, value, errors.Unwrap(iv)))
 }
+
+// run RUBiS is run rubis, as the workloads' names are taken in any case
+// (Registry.Get). cobra keeps the switch in a package variable, so it is
+// set once here rather than in newRoot, which concurrent tests call while
+// other roots read it.
+func init() { cobra.EnableCaseInsensitive = true }
