@@ -73,7 +73,9 @@ func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.Var(&v.Concurrency, "concurrency", "entity concurrency: database, exclusive, optimistic, readonly (default exclusive under commit option A or D, database under B or C)")
 	fs.DurationVar((*time.Duration)(&v.RefreshInterval), "refresh-interval", 0, "how long commit option D trusts cached data (default 10s)")
 	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
-	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout")
+	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: "+container.SettingKeys)
+	fs.Var(&v.Coherence, "coherence", "how each app server's entity cache stays right when several share the database: none, invalidate (over NATS, each commit waits for every peer), invalidate-async (no wait; staleness measured), shared (entity state in Redis, see --cache-url) (default none)")
+	fs.StringVar(&v.CacheURL, "cache-url", "", "the shared cache of --coherence shared (default "+config.DefaultCacheURL+")")
 }
 
 // addLoadGenFlags binds what the driver applies: the clients, how long,
@@ -100,6 +102,8 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.Placement, "placement", "", "run on a private PostgreSQL server started for the run, with tierbench and the server pinned to CPUs: mixed (both on the first half of the CPUs: one machine) or dual (tierbench on the first half, the server on the second: two machines); needs PostgreSQL's server programs and taskset; no --db (default: none, the database --db names)")
+	fs.IntVar(&v.AppServers, "app-servers", 0, fmt.Sprintf("middle-tier processes over the one database, each with its own container; the clients are spread over them (1 to %d; default 1)", config.MaxAppServers))
+	fs.StringVar(&v.Balancer, "balancer", "", "a load balancer in front of the app servers: haproxy (default none: the driver spreads its clients itself)")
 }
 
 // config is the workload's defaults, overlaid with the -f file, overlaid

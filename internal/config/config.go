@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -65,6 +66,18 @@ type Run struct {
 	// of the CPUs (one machine); dual, the server on the other half (two
 	// machines of the same size).
 	Placement string `yaml:"placement" json:"placement,omitempty"`
+
+	// AppServers is how many middle-tier processes, each with its own
+	// container, serve the run over its one database; 0 is one, in the
+	// run's process (or its --tiers).
+	AppServers int `yaml:"app-servers" json:"app-servers,omitempty"`
+	// Balancer, when set (haproxy), stands in front of the app servers.
+	Balancer string `yaml:"balancer" json:"balancer,omitempty"`
+	// Coherence is every entity type's coherence mode (Entity overrides
+	// it per type); empty is none.
+	Coherence container.Coherence `yaml:"coherence" json:"coherence,omitempty"`
+	// CacheURL is the shared cache of --coherence shared.
+	CacheURL string `yaml:"cache-url" json:"cache-url,omitempty"`
 
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
@@ -332,6 +345,39 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if err := r.validatePlacement(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, r.validateCluster()...)
+	return errs
+}
+
+// MaxAppServers bounds --app-servers: each is a process with its own
+// database connections and cache.
+const MaxAppServers = 32
+
+// Balancers are the values of --balancer.
+const Balancers = "haproxy"
+
+// DefaultCacheURL is the shared cache a run uses when --coherence shared
+// names none: Redis on this machine.
+const DefaultCacheURL = "redis://127.0.0.1:6379"
+
+// Servers is how many app servers the run has: at least one.
+func (r *Run) Servers() int { return max(r.AppServers, 1) }
+
+// validateCluster checks the keys of a run over several app servers.
+func (r *Run) validateCluster() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if r.AppServers < 0 || r.AppServers > MaxAppServers {
+		bad("--app-servers %d: allowed: 1 to %d", r.AppServers, MaxAppServers)
+	}
+	if r.Balancer != "" && r.Balancer != Balancers {
+		bad("--balancer %q: allowed: %s (or leave it unset: the driver spreads its clients over the app servers itself)", r.Balancer, Balancers)
+	}
+	if r.CacheURL != "" {
+		if u, err := url.Parse(r.CacheURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			bad("--cache-url %q: give a Redis URL, redis://HOST:PORT[/DB] or rediss://…", r.CacheURL)
+		}
+	}
 	return errs
 }
 
@@ -380,6 +426,7 @@ func (r *Run) Container() container.Settings {
 	return container.Settings{
 		CommitOption: r.CommitOption, Cache: r.Cache, Pool: r.Pool, Persistence: r.Persistence,
 		Concurrency: r.Concurrency, Refresh: time.Duration(r.RefreshInterval), LockTimeout: time.Duration(r.LockTimeout),
+		Coherence: r.Coherence,
 	}
 }
 

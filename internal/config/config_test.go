@@ -57,6 +57,9 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"ramps too long", func(r *Run) { r.Duration, r.RampUp = Duration(time.Second), Duration(time.Second) }, []string{"no steady state"}},
 		{"retries", func(r *Run) { r.Retries = -1 }, []string{"--retries -1"}},
 		{"lock timeout", func(r *Run) { r.LockTimeout = 0 }, []string{"--lock-timeout"}},
+		{"app servers", func(r *Run) { r.AppServers = MaxAppServers + 1 }, []string{"--app-servers 33", "allowed: 1 to 32"}},
+		{"balancer", func(r *Run) { r.Balancer = "nginx" }, []string{`--balancer "nginx"`, "allowed: haproxy"}},
+		{"cache url", func(r *Run) { r.CacheURL = "http://127.0.0.1:6379" }, []string{"--cache-url", "redis://HOST:PORT"}},
 	}
 	for _, tt := range tests {
 		r := valid()

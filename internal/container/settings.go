@@ -99,6 +99,9 @@ type Settings struct {
 	Concurrency  Concurrency
 	Refresh      time.Duration
 	LockTimeout  time.Duration
+	// Coherence is how the type's cache stays right when several app
+	// servers, each with its own container, share the database.
+	Coherence Coherence
 }
 
 // Allowed values, for messages.
@@ -107,8 +110,66 @@ const (
 	Persistences  = "cmp, bmp, bmp-checked"
 	Concurrencies = "database, exclusive, optimistic, readonly"
 	// SettingKeys are the keys of --entity NAME.key=value.
-	SettingKeys = "commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout"
+	Coherences  = "none, invalidate, invalidate-async, shared"
+	SettingKeys = "commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout, coherence"
 )
+
+// Coherence is how a type's cached data stays right across app servers.
+type Coherence string
+
+const (
+	// NoCoherence: each server's cache knows only its own commits; right
+	// with one app server, or for types nobody writes.
+	NoCoherence Coherence = "none"
+	// Invalidate: each commit publishes the identities it wrote and the
+	// finder entries it invalidated, and returns once every live peer has
+	// dropped them (a silent peer is fenced).
+	Invalidate Coherence = "invalidate"
+	// InvalidateAsync publishes the same without waiting: cheaper, and
+	// a peer may serve data older than a commit for as long as the
+	// message takes; that staleness is measured.
+	InvalidateAsync Coherence = "invalidate-async"
+	// Shared keeps the type's entity state in a shared cache (Redis),
+	// read before the database and written under the commit.
+	Shared Coherence = "shared"
+)
+
+// ParseCoherence accepts the coherence modes; empty is none.
+func ParseCoherence(s string) (Coherence, error) {
+	switch c := Coherence(s); c {
+	case NoCoherence, Invalidate, InvalidateAsync, Shared:
+		return c, nil
+	case "":
+		return NoCoherence, nil
+	}
+	return "", fmt.Errorf("%q is not a coherence mode; allowed: %s", s, Coherences)
+}
+
+// Keeps reports whether the mode keeps caches of several servers right:
+// any but none.
+func (c Coherence) Keeps() bool { return c != "" && c != NoCoherence }
+
+func (c Coherence) String() string { return string(c) }
+
+func (c Coherence) MarshalText() ([]byte, error) { return []byte(c), nil }
+
+// UnmarshalText reads a mode; empty is none given.
+func (c *Coherence) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = ""
+		return nil
+	}
+	return c.Set(string(b))
+}
+
+// Set parses a flag's value.
+func (c *Coherence) Set(s string) (err error) {
+	*c, err = ParseCoherence(s)
+	return err
+}
+
+// Type names the flag's value in help.
+func (c *Coherence) Type() string { return "mode" }
 
 // The parse functions and the text methods below are how settings enter
 // the program: as flags (Set), YAML keys and result files (UnmarshalText).
@@ -315,6 +376,8 @@ func ParseSetting(s string) (Setting, error) {
 			return Setting{}, fmt.Errorf("%q: %s is not a positive duration (examples: 500ms, 5s)", s, text)
 		}
 		v.Refresh, v.LockTimeout = d, d
+	case "coherence":
+		v.Coherence, err = ParseCoherence(text)
 	default:
 		return Setting{}, fmt.Errorf("%q: no setting %s; keys: %s", s, key, SettingKeys)
 	}
@@ -350,6 +413,8 @@ func (s Setting) apply(to *Settings) {
 		to.Refresh = s.value.Refresh
 	case "lock-timeout":
 		to.LockTimeout = s.value.LockTimeout
+	case "coherence":
+		to.Coherence = s.value.Coherence
 	}
 }
 
@@ -387,6 +452,19 @@ func (s Settings) safe(t *Type) error {
 		return fmt.Errorf("%s: readonly concurrency, but the workload updates %s; use database, exclusive or optimistic", t.Name, t.Name)
 	case s.Concurrency == Optimistic && t.Updated && t.Version == "":
 		return fmt.Errorf("%s: optimistic concurrency needs a version column, and %s has none; use database or exclusive", t.Name, t.Table)
+	}
+	return nil
+}
+
+// SafeAcross rejects the settings that would serve stale data when
+// servers app servers, each with its own container, share the database:
+// a type that is written and cached across transactions (A, D) needs a
+// coherence mode, as its cache otherwise misses the other servers'
+// commits.
+func (s Settings) SafeAcross(t *Type, servers int) error {
+	if servers > 1 && s.CommitOption.caches() && t.Updated && !s.Coherence.Keeps() {
+		return fmt.Errorf("%s: commit option %s across %d app servers would serve stale data: each server's cache keeps %s's data and misses the others' writes. Use --coherence invalidate, invalidate-async or shared (or --entity %s.coherence=…), or commit option B or C",
+			t.Name, s.CommitOption, servers, t.Name, t.Name)
 	}
 	return nil
 }

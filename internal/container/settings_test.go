@@ -1,0 +1,48 @@
+package container
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCachingAcrossAppServersNeedsCoherence(t *testing.T) {
+	written := &Type{Name: "Account", Updated: true}
+	readOnly := &Type{Name: "Stock"}
+	for _, tt := range []struct {
+		t         *Type
+		option    CommitOption
+		coherence Coherence
+		servers   int
+		refused   bool
+	}{
+		{written, OptionA, "", 1, false},
+		{written, OptionA, "", 2, true},
+		{written, OptionD, NoCoherence, 4, true},
+		{written, OptionA, Invalidate, 2, false},
+		{written, OptionA, InvalidateAsync, 2, false},
+		{written, OptionD, Shared, 2, false},
+		{written, OptionB, "", 2, false},
+		{written, OptionC, "", 2, false},
+		{readOnly, OptionA, "", 2, false},
+	} {
+		err := Settings{CommitOption: tt.option, Coherence: tt.coherence}.SafeAcross(tt.t, tt.servers)
+		if (err != nil) != tt.refused {
+			t.Errorf("%s %c coherence %q on %d servers: %v, want refused %v", tt.t.Name, tt.option, tt.coherence, tt.servers, err, tt.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--coherence invalidate") {
+			t.Errorf("the refusal does not name the alternatives: %v", err)
+		}
+	}
+	s, err := ParseSetting("Item.coherence=invalidate-async")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to Settings
+	s.apply(&to)
+	if to.Coherence != InvalidateAsync {
+		t.Errorf("--entity Item.coherence=invalidate-async set %q", to.Coherence)
+	}
+	if _, err := ParseSetting("Item.coherence=eventual"); err == nil || !strings.Contains(err.Error(), Coherences) {
+		t.Errorf("a bad mode: %v, want the allowed ones named", err)
+	}
+}
