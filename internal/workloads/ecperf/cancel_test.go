@@ -17,6 +17,7 @@ import (
 // CancelOrder takes the order's large orders with it, and the large-order
 // line, which may have found one just before, skips it instead of failing.
 func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		cfg := testConfig()

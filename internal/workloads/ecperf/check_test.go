@@ -51,6 +51,7 @@ func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
 // detail that names what is wrong; the others keep passing. Every case
 // starts a run (the checks' baseline), corrupts, and checks, then repairs.
 func TestChecksCatchCorruption(t *testing.T) {
+	t.Parallel()
 	none := make([]int64, numOps)
 	pop := populationAt(1)
 	storetest.Each(t, func(t *testing.T, dsn string) {

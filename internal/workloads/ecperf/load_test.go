@@ -31,6 +31,7 @@ func TestPopulationAt(t *testing.T) {
 // TestLoad loads Ir = 1 and Ir = 15 into every backend and checks the
 // population against the schema contract.
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	const seed = 42
 	for _, ir := range []int{1, 15} {
 		want := popChecksumsOf(seed, populationAt(ir))

@@ -188,6 +188,7 @@ func submatchInt(t *testing.T, re *regexp.Regexp, s string) int64 {
 // deliveries applied as POs committed, none twice), and the drain ends
 // long before its budget, whatever the dispatch.
 func TestEmulatorKilledAndRestartedMidRun(t *testing.T) {
+	t.Parallel()
 	for i, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
 			testsvc.KeepOne(t, i, "the emulator killed and restarted mid-run, each dispatch")

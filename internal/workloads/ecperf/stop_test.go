@@ -53,6 +53,7 @@ func leftUnsent(t *testing.T, db *store.DB, unit time.Duration, n int) {
 // many POs it left, rather than calling them lost. Whether ctx ends before
 // Stop or during the drain, on every backend, under sync and queue.
 func TestStopReturnsPromptlyWhenInterrupted(t *testing.T) {
+	t.Parallel()
 	none := make([]int64, numOps)
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		cell := 0

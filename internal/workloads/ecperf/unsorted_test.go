@@ -69,6 +69,7 @@ func lockedBefore(order []int64, blocker int64) []int64 {
 // The ChangeOrder/CancelOrder side is the client's touchOrder, checked
 // below it.
 func TestUnsortedAccessChangesTheLockOrder(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []struct {
 		name string
 		dsn  func(testing.TB) string

@@ -89,10 +89,21 @@ func checksOf(t *testing.T, res *result.Result) map[string]workload.Check {
 	return out
 }
 
+// The tests that start ECperf call t.Parallel(): a run spends its seconds
+// waiting (for cycle times, the emulator's lead times, the databases'
+// commits), so side by side they take the time of the longest rather than
+// of all (make test's set used 18 s of CPU in 89 s of wall time when they
+// ran one after another). Each has its own database and emulator.
+// TestMixCycleTimesAndBBops, which counts operations against the clock,
+// stays sequential: Go runs it before the parallel ones start, alone.
+
 // Every committed PO reaches the emulator exactly once and is delivered,
-// whatever the dispatch, on every backend.
+// whatever the dispatch, on every backend. The backends run side by side,
+// each its cells in turn on its own database.
 func TestEveryDispatchSendsEachCommittedPOOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel()
 		for mi, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 			t.Run(mode, func(t *testing.T) {
 				storetest.ShareCell(t, dsn, mi)
@@ -118,6 +129,7 @@ func TestEveryDispatchSendsEachCommittedPOOnce(t *testing.T) {
 }
 
 func TestQueueDispatchOnAnExternalBroker(t *testing.T) {
+	t.Parallel()
 	broker := externalNATS(t)
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.Postgres(t), dispatchQueue)
@@ -178,6 +190,7 @@ func startFlakyEmulator(t *testing.T) *flakyEmulator {
 // the check accounts to it (TestSyncReportsThePOsItsAbortedTransactionsSent
 // makes that happen on purpose).
 func TestEmulatorDownForPartOfTheRun(t *testing.T) {
+	t.Parallel()
 	for i, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
 			testsvc.KeepOne(t, i, "the emulator down for part of the run, each dispatch")
@@ -225,6 +238,7 @@ func TestEmulatorDownForPartOfTheRun(t *testing.T) {
 // then even leaves one such orphan: the check names them as sent by
 // aborted transactions and passes, and no even PO is committed.
 func TestSyncReportsThePOsItsAbortedTransactionsSent(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	emu := startFlakyEmulator(t)
 	emu.reject = func(po emulator.PO) bool { return po.PONumber%2 == 0 }
@@ -256,6 +270,7 @@ func TestSyncReportsThePOsItsAbortedTransactionsSent(t *testing.T) {
 // causes are retried, and the database stays consistent. That the order
 // really changes is TestUnsortedAccessChangesTheLockOrder's.
 func TestUnsortedAccessStaysConsistent(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.MySQL(t), dispatchQueue)
 	workload.SetOptions(&cfg, func(o *Options) { o.IR, o.UnsortedAccess = 3, true })
@@ -279,6 +294,7 @@ func TestUnsortedAccessStaysConsistent(t *testing.T) {
 // delivery addressed to its dead receiver (900004). The next run on the
 // database sends each once and sees it delivered, whatever its dispatch.
 func TestPOsOfAKilledRunAreSentByTheNext(t *testing.T) {
+	t.Parallel()
 	for mi, mode := range []string{dispatchSync, dispatchPoller, dispatchQueue} {
 		t.Run(mode, func(t *testing.T) {
 			if mi > 0 {
@@ -410,6 +426,7 @@ func TestMixCycleTimesAndBBops(t *testing.T) {
 // After the terminals stop, the progress line says what the run waits for:
 // the POs still to be sent and delivered, then the checks.
 func TestProgressNamesTheDrainAndTheChecks(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	cfg := shortRun(t, r, storetest.SQLite(t), dispatchQueue)
 	workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(100 * time.Millisecond) }) // deliveries 0.2-1 s after the send

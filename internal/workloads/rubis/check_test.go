@@ -43,6 +43,7 @@ func failed(t *testing.T, c *checker, o workload.Outcomes) []string {
 // Each check passes on the population and fails on a database corrupted
 // on purpose, each corruption undone before the next.
 func TestChecksCatchCorruption(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		db := storetest.Open(t, dsn, store.Options{Threads: 1})

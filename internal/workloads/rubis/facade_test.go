@@ -444,7 +444,9 @@ func compareRows(t *testing.T, who string, got, want map[string][]string) {
 // its own database loaded alike, and compares every result, every page
 // error and, at the end, every row of every table.
 func TestContainerMatchesDirect(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		d := setupDirect(t, dsn)
 		base := d.base
@@ -513,7 +515,9 @@ func delta(before, after map[string]container.Stats) map[string]counts {
 // statements sent and the instances found, loaded, stored and activated,
 // exactly.
 func TestContainerMechanism(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		base := timeBase(time.Now())
 		for i, v := range []struct {
@@ -643,7 +647,9 @@ func TestContainerSettings(t *testing.T) {
 // successful interactions, and under exclusive concurrency, where the
 // container alone arbitrates, its counters must match those counts.
 func TestContainerConcurrentWrites(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel() // the backends side by side, each on databases of its own
 		for i, v := range []struct {
 			name      string
 			run       container.Settings

@@ -18,6 +18,7 @@ import (
 // and checks the rows against the generators, the invariants the pages and
 // checks rely on, and the item rules' shares.
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	const seed = 42
 	pop := mustPopulation(t, 1)
 	base := timeBase(time.Now())

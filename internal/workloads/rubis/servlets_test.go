@@ -43,6 +43,7 @@ func wantPageError(t *testing.T, err error, what string) {
 }
 
 func TestDirect(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		b := setupDirect(t, dsn)
 		ctx := context.Background()
@@ -272,6 +273,7 @@ func summaryIDs(items []ItemSummary) []int64 {
 // TestDirectConcurrentWrites races bids and purchases on one item from
 // every server thread: the counters must account for every row.
 func TestDirectConcurrentWrites(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		b := setupDirect(t, dsn)
 		ctx := context.Background()

@@ -63,7 +63,9 @@ func directAt(t *testing.T, dsn string, base time.Time) (*Servlets, *store.DB) {
 // (failed when it is a page error), and at the end every row of every
 // table the same.
 func TestRemoteAuctionMatchesDirect(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		d := setupDirect(t, dsn)
 		f := newFixture(d.q, d.pop, d.base)
@@ -354,6 +356,7 @@ func TestRemoteAuctionRoundTrip(t *testing.T) {
 // the pages the site over the direct tier serves, on the same database,
 // page errors and refused parameters included.
 func TestRemoteSitePages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		d := setupDirect(t, dsn)
 		f := newFixture(d.q, d.pop, d.base)

@@ -39,6 +39,7 @@ func imagesOf(body string) []string {
 // buy_it_now.jpg for an item offered to buy now), and the site serves
 // them, the original's bytes, at the original's paths.
 func TestWebImages(t *testing.T) {
+	t.Parallel()
 	const (
 		logo   = "/PHP/RUBiS_logo.jpg"
 		bidNow = "/PHP/bid_now.jpg"

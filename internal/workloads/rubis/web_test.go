@@ -63,6 +63,7 @@ func vals(kv ...string) url.Values {
 }
 
 func TestWebPages(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []struct {
 		name string
 		dsn  func(testing.TB) string
@@ -179,6 +180,7 @@ var injections = []string{
 // page, the other parameters being ones that write nothing: no request
 // may change the database, fail the server, or find a user by it.
 func TestWebInjection(t *testing.T) {
+	t.Parallel()
 	w := setupWeb(t, storetest.SQLite(t))
 	sum := func() string {
 		var b strings.Builder
@@ -327,6 +329,7 @@ func TestWebPanicIsTheErrorPage(t *testing.T) {
 // site answered its error page, which the original client counts as a
 // failed interaction. The links carry the region as given.
 func TestBrowseCategoriesInAnUnknownRegion(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		w := setupWeb(t, dsn)
 		for _, region := range []string{"Atlantis", "FL--Tampa", "0"} { // FL--Tampa: a name the site had, not the kit
@@ -358,6 +361,7 @@ func TestBrowseCategoriesInAnUnknownRegion(t *testing.T) {
 // (RegisterUser's region, BrowseCategories' region), is one the site
 // knows: 15 of them were error pages when the names were made up.
 func TestEveryKitRegionIsKnown(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		w := setupWeb(t, dsn)
 		for i, region := range readLines(ebayRegions) {
