@@ -72,6 +72,19 @@ func ShareCell(t testing.TB, dsn string, i int) {
 	}
 }
 
+// Fresh returns a DSN of another fresh database on dsn's backend: for the
+// cases of a test that run side by side, each on a database of its own.
+func Fresh(t testing.TB, dsn string) string {
+	t.Helper()
+	switch store.MustParseDSN(dsn).Dialect {
+	case store.Postgres:
+		return Postgres(t)
+	case store.MySQL:
+		return MySQL(t)
+	}
+	return SQLite(t)
+}
+
 // SQLite returns a DSN of a fresh file in the test's temporary directory.
 func SQLite(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")

@@ -44,6 +44,7 @@ func loadTest(t testing.TB, dsn string, threads int, o LoadOptions) (*store.DB, 
 }
 
 func TestLoadWritesThePopulation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		dir := t.TempDir()
 		db, rep := loadTest(t, dsn, 1, LoadOptions{Images: ImagesFile, ImageDir: dir, Indexes: IndexesTuned})
@@ -152,6 +153,7 @@ func testCustomer(tag, method string) NewCustomerRequest {
 // A, and under BMP) and both fronts: the rows it writes, the answers it
 // gives, and what a partner's decline prevents.
 func TestMethodsEffects(t *testing.T) {
+	t.Parallel()
 	cmpC := container.Settings{Persistence: container.CMP, CommitOption: container.OptionC}
 	cmpA := container.Settings{Persistence: container.CMP, CommitOption: container.OptionA, Concurrency: container.Exclusive}
 	bmp := container.Settings{Persistence: container.BMP, CommitOption: container.OptionB}
@@ -165,7 +167,10 @@ func TestMethodsEffects(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		for _, m := range modes {
-			t.Run(m.name, func(t *testing.T) { methodsEffects(t, dsn, m.front, m.beans) })
+			t.Run(m.name, func(t *testing.T) {
+				t.Parallel()
+				methodsEffects(t, storetest.Fresh(t, dsn), m.front, m.beans)
+			})
 		}
 	})
 }
@@ -370,6 +375,7 @@ func failedChecks(t *testing.T, c *checker, o workload.Outcomes, f runFacts) []s
 // Each check passes on the population and fails on a database corrupted
 // on purpose, each corruption on a fresh load.
 func TestChecksCatchCorruption(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		now := time.Now().UTC().Truncate(time.Second)
@@ -419,15 +425,18 @@ func TestChecksCatchCorruption(t *testing.T) {
 			}, runFacts{iceKnown: true}, []string{"stock-balances", "reorders-received-once"}},
 			{"lines the run did not commit", func(storetest.Querier) {}, runFacts{lines: 3}, []string{"lines-match-CreateOrder"}},
 		} {
-			db, _ := loadTest(t, dsn, 1, LoadOptions{Images: ImagesNone})
-			c, err := newChecker(ctx, db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.corrupt(storetest.Querier{T: t, DB: db})
-			if f := failedChecks(t, c, outcomes(nil), tt.facts); !slices.Equal(f, tt.want) {
-				t.Errorf("%s: failed %v, want %v", tt.name, f, tt.want)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				db, _ := loadTest(t, storetest.Fresh(t, dsn), 1, LoadOptions{Images: ImagesNone})
+				c, err := newChecker(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt.corrupt(storetest.Querier{T: t, DB: db})
+				if f := failedChecks(t, c, outcomes(nil), tt.facts); !slices.Equal(f, tt.want) {
+					t.Errorf("failed %v, want %v", f, tt.want)
+				}
+			})
 		}
 	})
 }
@@ -542,7 +551,9 @@ func testConfig() config.Run {
 // A run ships every committed order exactly once and receives every
 // reorder once, and the checks pass, on every backend.
 func TestRunShipsEveryOrderOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel()
 		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
 		checks, o, a := runTest(t, db, testConfig(), 8, 600)
 		for _, c := range checks {
@@ -563,7 +574,9 @@ func TestRunShipsEveryOrderOnce(t *testing.T) {
 // and every order that committed still ships once: ICE's failures only
 // delay the reorders, which are retried until received.
 func TestPartnersFailingPartOfTheTime(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel()
 		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
 		cfg := testConfig()
 		workload.SetOptions(&cfg, func(o *Options) { o.PartnerFailRate = 0.3 })

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/testsvc"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/rubis/tables"
 )
@@ -504,51 +505,52 @@ func TestConcurrentBrowsers(t *testing.T) {
 // TestLongRunShares: over a long seeded run through the browser, each
 // state's share of the requests matches the table's exact long-run share
 // (workload.Transitions.Stationary) within 1 percentage point, for both
-// mixes.
+// mixes. make test runs 100,000 interactions per mix (the largest
+// differences are 0.0015 and 0.0043), make test-all 300,000: they cost
+// about 60 µs of CPU each, so 300,000 took 37-41 s of make test's two cores.
 func TestLongRunShares(t *testing.T) {
 	t.Parallel()
 	if raceEnabled {
 		t.Skip("sequential and long: run without -race")
 	}
 	for _, table := range tables.Names() {
-		t.Run(table, func(t *testing.T) {
-			t.Parallel()
-			n := 300_000
-			if testing.Short() {
-				n = 100_000
-			}
-			site := &fakeSite{descLen: 50}
-			cfg := testConfig(t, table, "http://rubis.test")
-			cfg.SkipImages = true
-			cfg.Transport = handlerTransport{site}
-			st, err := cfg.Table.Stationary(cfg.MaxTransitions)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := New(cfg, 0, rand.New(rand.NewPCG(42, 7)))
-			count := make([]float64, NumStates)
-			for range n {
-				m := b.Next()
-				out, err := b.Do(context.Background(), m.State)
-				if err != nil || out.ErrorPage {
-					t.Fatalf("%s: %+v %v", StateName(m.State), out, err)
+		for i, n := range []int{100_000, 300_000} {
+			t.Run(fmt.Sprintf("%s/%d", table, n), func(t *testing.T) {
+				testsvc.KeepOne(t, i, "300,000 interactions per mix, 40 s of CPU")
+				t.Parallel()
+				site := &fakeSite{descLen: 50}
+				cfg := testConfig(t, table, "http://rubis.test")
+				cfg.SkipImages = true
+				cfg.Transport = handlerTransport{site}
+				st, err := cfg.Table.Stationary(cfg.MaxTransitions)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if out.State != m.State {
-					t.Fatalf("the fake site sent the browser back from %s", StateName(m.State))
+				b := New(cfg, 0, rand.New(rand.NewPCG(42, 7)))
+				count := make([]float64, NumStates)
+				for range n {
+					m := b.Next()
+					out, err := b.Do(context.Background(), m.State)
+					if err != nil || out.ErrorPage {
+						t.Fatalf("%s: %+v %v", StateName(m.State), out, err)
+					}
+					if out.State != m.State {
+						t.Fatalf("the fake site sent the browser back from %s", StateName(m.State))
+					}
+					count[out.State]++
 				}
-				count[out.State]++
-			}
-			worst := 0.0
-			for s := range count {
-				got := count[s] / float64(n)
-				d := math.Abs(got - st.Shares[s])
-				worst = max(worst, d)
-				if d > 0.01 && !testing.Short() {
-					t.Errorf("%s: %.4f of requests, exact share %.4f", StateName(s), got, st.Shares[s])
+				worst := 0.0
+				for s := range count {
+					got := count[s] / float64(n)
+					d := math.Abs(got - st.Shares[s])
+					worst = max(worst, d)
+					if d > 0.01 && !testing.Short() {
+						t.Errorf("%s: %.4f of requests, exact share %.4f", StateName(s), got, st.Shares[s])
+					}
 				}
-			}
-			t.Logf("%s: %d interactions, largest difference from the exact shares %.4f", table, n, worst)
-		})
+				t.Logf("%s: %d interactions, largest difference from the exact shares %.4f", table, n, worst)
+			})
+		}
 	}
 }
 
