@@ -87,6 +87,7 @@ func dump(t *testing.T, db *store.DB) string {
 // One client, the same seed: every persistence strategy must leave the
 // same database behind.
 func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		dumps := make(map[container.Persistence]string)
 		for _, p := range []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked} {
@@ -169,6 +170,7 @@ func firstDifference(a, b string) string {
 // Many concurrent buys and sells on a few hot accounts and stocks, under
 // every accepted strategy: the consistency checks find no lost update.
 func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
+	t.Parallel()
 	strategies := []container.Settings{
 		raw("cmp", "C", "0", "database"),
 		raw("cmp", "B", "100%", "database"),

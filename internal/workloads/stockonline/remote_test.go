@@ -35,17 +35,6 @@ import (
 	pb "github.com/tierbench/tierbench/internal/workloads/stockonline/stockonlinepb"
 )
 
-// freshDSN is a new empty database on the backend of dsn.
-func freshDSN(t *testing.T, dsn string) string {
-	switch store.MustParseDSN(dsn).Dialect {
-	case store.Postgres:
-		return storetest.Postgres(t)
-	case store.MySQL:
-		return storetest.MySQL(t)
-	}
-	return storetest.SQLite(t)
-}
-
 // loadedAt opens dsn with threads sessions and loads Table 1's population
 // from seed 7, the same on every database.
 func loadedAt(t testing.TB, dsn string, threads int) *store.DB {
@@ -62,10 +51,10 @@ func loadedAt(t testing.TB, dsn string, threads int) *store.DB {
 // of a test's time under the race detector.
 func loadedLike(t *testing.T, dsn string, n, threads int) []*store.DB {
 	t.Helper()
-	dbs := []*store.DB{loadedAt(t, freshDSN(t, dsn), threads)}
+	dbs := []*store.DB{loadedAt(t, storetest.Fresh(t, dsn), threads)}
 	for range n - 1 {
 		if dbs[0].Dialect() != store.SQLite {
-			dbs = append(dbs, loadedAt(t, freshDSN(t, dsn), threads))
+			dbs = append(dbs, loadedAt(t, storetest.Fresh(t, dsn), threads))
 			continue
 		}
 		path := filepath.Join(t.TempDir(), "copy.db")
@@ -165,8 +154,10 @@ func passAll(t *testing.T, what string, checks []workload.Check) {
 // the same database left behind, and exactly one remote call per
 // operation, its bytes counted both ways.
 func TestRemoteClientsMatchInProcess(t *testing.T) {
+	t.Parallel()
 	const iterations = 3
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel() // the backends side by side, each on databases of its own
 		for _, persistence := range []container.Persistence{container.Direct, container.CMP} {
 			t.Run(string(persistence), func(t *testing.T) {
 				params := workload.RunParams{Scale: 1, Persistence: persistence, Threads: 2}
@@ -260,6 +251,7 @@ func TestRemoteClientsMatchInProcess(t *testing.T) {
 // thread, the calls counted per operation across clients (read while they
 // run, as the progress line does), and the database consistent after.
 func TestRemoteClientsConcurrent(t *testing.T) {
+	t.Parallel()
 	const clients, threads, iterations = 4, 2, 2
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -361,6 +353,7 @@ func TestServeBusinessThreads(t *testing.T) {
 // tier as the same sentinel error, a business outcome for the driver, in
 // one call the layer counts as failed.
 func TestRemoteBusinessExceptions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		db := loadedAt(t, dsn, 2)
 		exec(t, db, "UPDATE SubAccount SET sub_credit = 0 WHERE sub_accno = 2")

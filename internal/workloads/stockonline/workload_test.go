@@ -59,6 +59,7 @@ func queryInt(t *testing.T, db *store.DB, sql string, args ...any) int64 {
 }
 
 func TestPopulationIsTheSameOnEveryBackend(t *testing.T) {
+	t.Parallel()
 	// The same seed must give the same database whatever the dialect, so
 	// results on different backends compare like with like.
 	sums := make(map[string][3]int64)
@@ -84,6 +85,7 @@ func TestPopulationIsTheSameOnEveryBackend(t *testing.T) {
 }
 
 func TestTransactionsAndTheirExceptions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		db, r := loaded(t, dsn)
@@ -182,6 +184,7 @@ func TestTransactionsAndTheirExceptions(t *testing.T) {
 }
 
 func TestChecksCatchCorruption(t *testing.T) {
+	t.Parallel()
 	none := make([]int64, numOps)
 	cases := []struct {
 		name    string
@@ -229,6 +232,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 // A commit in doubt may or may not have happened: the checks accept the
 // database either way, within the number in doubt, and no further.
 func TestChecksReconcileCommitsInDoubt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		db, _ := loaded(t, dsn)
 		r, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: container.Direct})
@@ -267,6 +271,7 @@ func TestChecksReconcileCommitsInDoubt(t *testing.T) {
 // beyond it either way (rows the reports cannot explain, or fewer rows
 // than were reported).
 func TestChecksReconcileLostAgents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		db, _ := loaded(t, dsn)
 		r, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: container.Direct})
