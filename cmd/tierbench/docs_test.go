@@ -16,6 +16,7 @@ import (
 // text changed, a command removed) and docs/result.schema.json from the
 // result types. make docs regenerates both with the same command.
 func TestDocsAreWhatTheCodeGenerates(t *testing.T) {
+	t.Parallel()
 	bin := testsvc.Binary(t)
 	dir := t.TempDir()
 	if out, err := exec.Command(bin, "docs", dir, "--source", "../..").CombinedOutput(); err != nil {

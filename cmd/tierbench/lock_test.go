@@ -35,6 +35,7 @@ func wantLocked(t *testing.T, bin string, holder int, what string, args ...strin
 // tier serves under its lock; two serves share it, and a load is refused
 // while they do.
 func TestDatabaseLockRefusesASecondCommand(t *testing.T) {
+	t.Parallel()
 	bin := testsvc.Binary(t)
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		t.Parallel()

@@ -157,6 +157,7 @@ func TestTierKilledMidRun(t *testing.T) {
 // iteration done once, as a success or a business exception), one remote
 // call each, and the checks of the database behind the bean pass.
 func TestServeAndDriveStockOnline(t *testing.T) {
+	t.Parallel()
 	bin := testsvc.Binary(t)
 	for _, protocol := range []string{"http", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {

@@ -17,8 +17,10 @@ import (
 // again and again: no table or index name of one stands where another's
 // goes (RUBiS's index on comments was once named item, TPC-App's table).
 func TestWorkloadsShareADatabase(t *testing.T) {
+	t.Parallel()
 	bin := testsvc.Binary(t)
 	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel() // each backend's loads in turn, the backends side by side
 		for _, w := range []string{"rubis", "tpcapp", "stockonline", "ecperf", "rubis", "tpcapp"} {
 			args := []string{"load", w, "--db", dsn}
 			if w == "tpcapp" {
@@ -84,6 +86,7 @@ func TestTPCAppKilledBetweenCommitAndPublishShipsEveryOrder(t *testing.T) {
 // request of the drive answered, none an error, and the server stops
 // cleanly on SIGTERM.
 func TestServeAndDriveTPCApp(t *testing.T) {
+	t.Parallel()
 	bin := testsvc.Binary(t)
 	for _, front := range []string{"soap", "json"} {
 		t.Run(front, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 // WaitingParallel is how many of a waiting package's parallel tests run at
 // once under MainWaiting.
-const WaitingParallel = 6
+const WaitingParallel = 4
 
 // MainWaiting runs a package's tests from its TestMain, letting
 // WaitingParallel of its parallel tests run at once instead of go test's

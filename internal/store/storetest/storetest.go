@@ -106,13 +106,9 @@ func Postgres(t testing.TB) string {
 	t.Helper()
 	skipServersWhenShort(t, "PostgreSQL")
 	base := env("TIERBENCH_TEST_POSTGRES", DefaultPostgres)
-	admin := adminDB(t, base)
 	schema := uniqueName()
-	exec(t, admin, "CREATE SCHEMA "+schema)
-	t.Cleanup(func() {
-		exec(t, admin, "DROP SCHEMA "+schema+" CASCADE")
-		admin.Close()
-	})
+	admin(t, base, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() { admin(t, base, "DROP SCHEMA "+schema+" CASCADE") })
 	u, _ := url.Parse(base)
 	q := u.Query()
 	q.Set("search_path", schema)
@@ -125,13 +121,9 @@ func MySQL(t testing.TB) string {
 	t.Helper()
 	skipServersWhenShort(t, "MariaDB")
 	base := env("TIERBENCH_TEST_MYSQL", DefaultMySQL)
-	admin := adminDB(t, base)
 	name := uniqueName()
-	exec(t, admin, "CREATE DATABASE "+name)
-	t.Cleanup(func() {
-		exec(t, admin, "DROP DATABASE "+name)
-		admin.Close()
-	})
+	admin(t, base, "CREATE DATABASE "+name)
+	t.Cleanup(func() { admin(t, base, "DROP DATABASE "+name) })
 	u, _ := url.Parse(base)
 	u.Path = "/" + name
 	return u.String()
@@ -141,24 +133,24 @@ func MySQL(t testing.TB) string {
 // skipping them.
 func Require() bool { return os.Getenv("TIERBENCH_REQUIRE_SERVICES") == "1" }
 
-// adminDB connects to a server's base database, or skips the test (fails
-// it when services are required).
-func adminDB(t testing.TB, dsn string) *store.DB {
+// admin runs ddl on a server's base database, or skips the test (fails it
+// when services are required). It connects for the statement alone: a
+// backend holds its connections open, and tests side by side would
+// otherwise keep one base connection pool per database they made, for
+// nothing but the drop at the end, against the server's connection limit
+// (PostgreSQL's 100 by default).
+func admin(t testing.TB, dsn, ddl string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := Backends().Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 2})
+	db, err := Backends().Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 1})
 	if err != nil {
 		if Require() {
 			t.Fatalf("%s unreachable and TIERBENCH_REQUIRE_SERVICES=1: %v", store.Redact(dsn), err)
 		}
 		t.Skipf("skipping: %s unreachable (%v); set TIERBENCH_REQUIRE_SERVICES=1 to fail instead", store.Redact(dsn), err)
 	}
-	return db
-}
-
-func exec(t testing.TB, db *store.DB, ddl string) {
-	t.Helper()
+	defer db.Close()
 	if err := db.ExecScript(context.Background(), ddl); err != nil {
 		t.Fatalf("%s: %v", ddl, err)
 	}

@@ -159,7 +159,6 @@ func (r countingRef) SetTime(f int, v time.Time) { *r.n++; r.entityRef.SetTime(f
 func TestEntityMatchesDirect(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		d := setupDirect(t, dsn)
 		f := newFixture(d.q, d.pop, d.base)

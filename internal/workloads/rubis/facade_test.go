@@ -446,7 +446,6 @@ func compareRows(t *testing.T, who string, got, want map[string][]string) {
 func TestContainerMatchesDirect(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		d := setupDirect(t, dsn)
 		base := d.base
@@ -517,7 +516,6 @@ func delta(before, after map[string]container.Stats) map[string]counts {
 func TestContainerMechanism(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		base := timeBase(time.Now())
 		for i, v := range []struct {
@@ -649,7 +647,6 @@ func TestContainerSettings(t *testing.T) {
 func TestContainerConcurrentWrites(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		t.Parallel() // the backends side by side, each on databases of its own
 		for i, v := range []struct {
 			name      string
 			run       container.Settings

@@ -65,7 +65,6 @@ func directAt(t *testing.T, dsn string, base time.Time) (*Servlets, *store.DB) {
 func TestRemoteAuctionMatchesDirect(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		t.Parallel() // the backends side by side, each on databases of its own
 		ctx := context.Background()
 		d := setupDirect(t, dsn)
 		f := newFixture(d.q, d.pop, d.base)
