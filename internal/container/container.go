@@ -28,6 +28,10 @@ type Container struct {
 	// whose homes keep data across transactions (commit options A and D)
 	// or lock (exclusive); see Home.lastWrite.
 	writes atomic.Int64
+	// peers carry the commits of coherent types to the other app servers
+	// (nil with one); outOfSync: they cannot vouch for this cache now.
+	peers     Peers
+	outOfSync atomic.Bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,

@@ -80,6 +80,13 @@ type Tx struct {
 	found     []*Instance
 	// counts are the thread's counts per type (Home.index).
 	counts []threadCounts
+	// published is the commit's writes for the peers, reused; announced:
+	// its synchronous part was announced (see coherence.go).
+	published Writes
+	announced bool
+	// hitsSinceCheck and backVals serve the sampled read-backs.
+	hitsSinceCheck int
+	backVals       []Value
 }
 
 type heldLock struct {
@@ -160,7 +167,7 @@ func (tx *Tx) storeTx() error {
 // changing what they read. Types the workload never updates cannot lose
 // an update and are read without locks (fewer waits and deadlocks).
 func (tx *Tx) lockingReads(h *Home) bool {
-	return !tx.readOnly && h.s.Concurrency == Database && h.t.Updated && tx.ctr.db.Dialect() != store.SQLite
+	return !tx.readOnly && (h.s.Concurrency == Database || h.clusterLocks) && h.t.Updated && tx.ctr.db.Dialect() != store.SQLite
 }
 
 func (tx *Tx) enlistedOf(h *Home, key Key) *Instance {
@@ -234,7 +241,7 @@ func (tx *Tx) takeHeld(h *Home, s *shard, key Key, i *Instance) (_ *Instance, fr
 	switch {
 	case i != nil && i.owner == nil:
 		s.idle.remove(i)
-		fresh = h.fresh(i, time.Now)
+		fresh = h.fresh(i, time.Now) && !tx.bypassesCache(h)
 	case i != nil:
 		// Another transaction owns it: this one gets its own instance and
 		// the database arbitrates (database, optimistic).
@@ -302,6 +309,12 @@ func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
 func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance, error) {
 	if fresh {
 		tx.count(h, hits, 1)
+		if h.readBack {
+			if err := tx.readBack(i); err != nil {
+				tx.drop(i)
+				return nil, err
+			}
+		}
 		return i, nil
 	}
 	if err := tx.load(i, find); err != nil {
@@ -388,7 +401,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
 	cached, gen := false, uint64(0)
-	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) {
+	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) && !tx.bypassesCache(h) && h.servesFromMemory() {
 		// The transaction's own writes of the type are not in any cached
 		// result (nor in the database's until it commits): it asks the
 		// database, as without the cache.
@@ -620,16 +633,22 @@ func (tx *Tx) Commit() error {
 		tx.Rollback()
 		return err
 	}
+	var err error
 	if tx.wrote {
 		tx.announceWrites()
 		tx.finderWrites(true)
+		err = tx.announceToPeers()
 	}
-	var err error
 	if tx.stx != nil {
-		err = tx.stx.Commit(tx.ctx)
+		if err == nil {
+			err = tx.stx.Commit(tx.ctx)
+		} else {
+			tx.stx.Rollback(tx.ctx)
+		}
 	}
 	if tx.wrote {
 		tx.finderWrites(false)
+		tx.settleWithPeers(err == nil)
 	}
 	if err != nil {
 		err = tx.conflict(err)
