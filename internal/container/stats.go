@@ -61,14 +61,14 @@ type Stats struct {
 	// server stopped waiting for. The latencies are the invalidations'
 	// (a synchronous round trip to every peer, an asynchronous message's
 	// delivery), in microseconds.
-	InvalidationCommits    int64 `json:"invalidation_commits,omitempty"`
-	InvalidationsSent      int64 `json:"invalidations_sent,omitempty"`
-	InvalidationsReceived  int64 `json:"invalidations_received,omitempty"`
-	Fences                 int64 `json:"fences,omitempty"`
-	PeersFenced            int64 `json:"peers_fenced,omitempty"`
-	InvalidationP50Micros  int64 `json:"invalidation_p50_us,omitempty"`
-	InvalidationP99Micros  int64 `json:"invalidation_p99_us,omitempty"`
-	InvalidationMaxMicros  int64 `json:"invalidation_max_us,omitempty"`
+	InvalidationCommits   int64 `json:"invalidation_commits,omitempty"`
+	InvalidationsSent     int64 `json:"invalidations_sent,omitempty"`
+	InvalidationsReceived int64 `json:"invalidations_received,omitempty"`
+	Fences                int64 `json:"fences,omitempty"`
+	PeersFenced           int64 `json:"peers_fenced,omitempty"`
+	InvalidationP50Micros int64 `json:"invalidation_p50_us,omitempty"`
+	InvalidationP99Micros int64 `json:"invalidation_p99_us,omitempty"`
+	InvalidationMaxMicros int64 `json:"invalidation_max_us,omitempty"`
 	// ReadBacks are sampled cache hits (one in 16, under
 	// invalidate-async and option D across servers) read again from the
 	// database; StaleReads those whose cached data differed from it.
