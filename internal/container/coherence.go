@@ -67,6 +67,9 @@ const (
 type Writes struct {
 	Phase Phase
 	Items []Written
+	// Announced is the Peers' name of the announcement a Settle settles,
+	// set by Publish on Announce; 0 when none was made.
+	Announced uint64 `json:"-"`
 }
 
 // Written are one type's writes in a commit.
@@ -225,7 +228,7 @@ func (tx *Tx) announceToPeers() error {
 	if len(w.Items) == 0 {
 		return nil
 	}
-	w.Phase = Announce
+	w.Phase, w.Announced = Announce, 0
 	tx.announced = true
 	return tx.ctr.peers.Publish(tx.ctx, w)
 }
@@ -241,6 +244,9 @@ func (tx *Tx) settleWithPeers(committed bool) {
 	}
 	w := &tx.published
 	tx.collectWrites(w, !committed)
+	if !tx.announced {
+		w.Announced = 0
+	}
 	tx.announced = false
 	if len(w.Items) == 0 {
 		return

@@ -420,6 +420,10 @@ func (s *shard) invalidateKey(key Key, except *Instance) {
 // Stats is a snapshot of the home's counters: the threads' counts summed,
 // and those kept under the home's mutex.
 func (h *Home) Stats() Stats {
+	var l Latency
+	if h.coherent && h.ctr.peers != nil {
+		l = h.ctr.peers.Latency(h.t.Name)
+	}
 	t := h.threadTally()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -438,7 +442,6 @@ func (h *Home) Stats() Stats {
 		InvalidationsReceived: h.received.Load(), Fences: h.fences.Load(), ReadBacks: t[readBacks], StaleReads: t[staleReads],
 	}
 	if h.coherent && h.ctr.peers != nil {
-		l := h.ctr.peers.Latency(h.t.Name)
 		st.InvalidationP50Micros, st.InvalidationP99Micros, st.InvalidationMaxMicros = l.P50.Microseconds(), l.P99.Microseconds(), l.Max.Microseconds()
 		st.PeersFenced = l.PeersFenced
 	}
