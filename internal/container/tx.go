@@ -419,7 +419,13 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		tx.count(h, finderMisses, 1)
 		gen = h.finders.generation()
 	}
-	locking := tx.lockingReads(h)
+	// Across servers, an exclusive type's finder reads its rows without
+	// the database's locks: its instances are then locked (the
+	// container's lock first, as everywhere under exclusive) and loaded
+	// with a locking read; a locking finder would take the database's
+	// lock before the container's, and two transactions of one server
+	// would wait for each other across the two until the lock timeout.
+	locking := tx.lockingReads(h) && !h.clusterLocks
 	if h.s.Persistence != CMP {
 		// BMP: the finder returns keys; each instance is then loaded on
 		// its own: N+1 queries (none for instances cached with fresh data).
@@ -563,8 +569,11 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 		}
 		// The row was read before the lock was held: if a write to the
 		// type committed since, it may be older than the database, and
-		// the instance is loaded again under the lock.
-		if h.lastWrite.Load() != seen {
+		// the instance is loaded again under the lock; across servers,
+		// where another server's write leaves lastWrite alone until its
+		// notice arrives, a read-write transaction always loads it again
+		// (with a locking read).
+		if h.lastWrite.Load() != seen || tx.bypassesCache(h) {
 			i, err := tx.takeAndLoad(h, k, false)
 			if errors.Is(err, ErrNotFound) {
 				return nil, nil // removed since the finder ran, as resolveKeys passes it over
