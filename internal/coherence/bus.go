@@ -230,9 +230,11 @@ func (b *Bus) URL() string { return b.nc.ConnectedUrl() }
 func (b *Bus) Name() string { return b.opts.Name }
 
 // Attach makes c publish its coherent types' writes through the bus and
-// apply the peers'; across tells c other servers share its database
+// apply the peers', and tells it other servers share its database
 // (container.AcrossServers).
-func (b *Bus) Attach(c *container.Container) { b.attach(c, true) }
+// With one app server (Options.Servers 1) there is no other server's
+// transaction to keep out and the locking reads are left out.
+func (b *Bus) Attach(c *container.Container) { b.attach(c, b.opts.Servers != 1) }
 
 // attach is Attach; across false leaves out the locking reads, which a
 // test switches off to show its lost-update check catches what they

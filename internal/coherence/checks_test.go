@@ -120,7 +120,9 @@ func TestCheckerCatchesLostUpdatesWithoutClusterLocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			second := make(chan error, 1)
-			go func() { second <- (plan{keys: []int64{1}, adds: []int64{20}, byName: []bool{false}}).run(ctx, nodes[1], 0, h) }()
+			go func() {
+				second <- (plan{keys: []int64{1}, adds: []int64{20}, byName: []bool{false}}).run(ctx, nodes[1], 0, h)
+			}()
 			if !locks {
 				// Without the locks nothing orders the two: let the second
 				// finish first, from its cache.

@@ -78,6 +78,15 @@ type Run struct {
 	Coherence container.Coherence `yaml:"coherence" json:"coherence,omitempty"`
 	// CacheURL is the shared cache of --coherence shared.
 	CacheURL string `yaml:"cache-url" json:"cache-url,omitempty"`
+	// CoherenceBroker is the NATS server that carries the invalidations
+	// of --coherence invalidate and invalidate-async between the app
+	// servers; empty starts one in the process (one app server, or the
+	// parent of several, which passes its URL to them).
+	CoherenceBroker string `yaml:"coherence-broker" json:"coherence-broker,omitempty"`
+	// CoherenceRun names the run on the broker, so that two runs on one
+	// broker never mix (the app servers of one run share it); empty is a
+	// fresh name.
+	CoherenceRun string `yaml:"coherence-run" json:"coherence-run,omitempty"`
 
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
@@ -372,6 +381,11 @@ func (r *Run) validateCluster() []error {
 	}
 	if r.Balancer != "" && r.Balancer != Balancers {
 		bad("--balancer %q: allowed: %s (or leave it unset: the driver spreads its clients over the app servers itself)", r.Balancer, Balancers)
+	}
+	if r.CoherenceBroker != "" {
+		if u, err := url.Parse(r.CoherenceBroker); err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+			bad("--coherence-broker %q: give a NATS URL, nats://HOST:PORT (or leave it unset: the run starts its own)", r.CoherenceBroker)
+		}
 	}
 	if r.CacheURL != "" {
 		if u, err := url.Parse(r.CacheURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {

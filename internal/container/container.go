@@ -107,6 +107,10 @@ func (c *Container) ResetStats() {
 	for _, h := range c.homes {
 		h.resetStats()
 	}
+	// The peers' latencies start again too, where they can.
+	if r, ok := c.peers.(interface{ ResetLatency() }); ok {
+		r.ResetLatency()
+	}
 }
 
 // warmBatch is how many instances one warm-up transaction takes.

@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/tierbench/tierbench/internal/coherence"
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+)
+
+// appServer is what one app server's containers need of the cluster:
+// the coherence bus of the types whose caches invalidate across servers,
+// and, with several servers, the locking reads that keep other servers'
+// transactions out (container.AcrossServers).
+type appServer struct {
+	bus     *coherence.Bus
+	servers int
+}
+
+// joinCluster readies this process as one of cfg's app servers: it opens
+// the coherence bus when a caching type's mode is invalidate or
+// invalidate-async (on --coherence-broker, or a NATS server started in
+// the process), and nothing more with one server and no such type.
+func joinCluster(ctx context.Context, cfg config.Run, entities map[string]container.Settings) (*appServer, error) {
+	a := &appServer{servers: cfg.Servers()}
+	invalidates := false
+	for _, s := range entities {
+		invalidates = invalidates || (s.Coherence == container.Invalidate || s.Coherence == container.InvalidateAsync) &&
+			(s.CommitOption == container.OptionA || s.CommitOption == container.OptionD)
+	}
+	if !invalidates {
+		return a, nil
+	}
+	run := cfg.CoherenceRun
+	if run == "" {
+		run = nuid.Next()
+	}
+	bus, err := coherence.Open(ctx, coherence.Options{URL: cfg.CoherenceBroker, Run: run, Servers: a.servers})
+	if err != nil {
+		return nil, fmt.Errorf("--coherence: %w", err)
+	}
+	a.bus = bus
+	return a, nil
+}
+
+// attach readies a container of this app server (RunParams.Attach).
+func (a *appServer) attach(c *container.Container) {
+	switch {
+	case a.bus != nil:
+		a.bus.Attach(c)
+	case a.servers > 1:
+		c.AcrossServers()
+	}
+}
+
+// Close leaves the cluster.
+func (a *appServer) Close() error {
+	if a == nil || a.bus == nil {
+		return nil
+	}
+	return a.bus.Close()
+}
