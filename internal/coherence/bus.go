@@ -322,7 +322,10 @@ func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
 	case <-timer.C:
 		b.fence(m.Seq, w)
 	case <-ctx.Done():
-		b.fence(m.Seq, w)
+		// The caller gave up (the run is ending), not the peers: nobody
+		// is fenced, and the commit, not made, settles what it announced.
+		b.forget(m.Seq)
+		return ctx.Err()
 	}
 	return nil
 }

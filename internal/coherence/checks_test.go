@@ -50,7 +50,9 @@ func staleSteps(t *testing.T, nodes []*node, wait time.Duration) *history {
 
 func TestCheckersCatchInvalidationSwitchedOff(t *testing.T) {
 	url := testNATS(t)
-	const deadline = 200 * time.Millisecond
+	// Long enough that a loaded machine's pauses fence nobody (a fenced
+	// s1 would serve nothing from memory, and prove nothing).
+	const deadline = 500 * time.Millisecond
 	for _, tt := range []struct {
 		name string
 		s    container.Settings

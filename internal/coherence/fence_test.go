@@ -52,7 +52,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // clears its cache, and is waited for once more.
 func TestSilentPeerIsFencedAndComesBack(t *testing.T) {
 	url := testNATS(t)
-	const deadline = 300 * time.Millisecond
+	const deadline = 500 * time.Millisecond
 	nodes := newCluster(t, storetest.SQLite(t), url, cachingSettings(container.OptionA, container.Invalidate, time.Hour),
 		clusterOpts{servers: 2, threads: 1, deadline: deadline})
 	s0, s1 := nodes[0], nodes[1]

@@ -36,7 +36,8 @@ type Peers interface {
 	// Publish sends one commit's writes to the peers. With a synchronous
 	// item (Written.Sync) it returns once every live peer has applied
 	// them, fencing a peer that does not answer within the bus's
-	// deadline; an error means the bus could not send at all.
+	// deadline; an error means the bus could not send at all, or ctx
+	// ended first (then nobody is fenced).
 	Publish(ctx context.Context, w *Writes) error
 	// Latency is the type's invalidation latency as the bus measures it
 	// (a synchronous round trip, or an asynchronous message's delivery).
