@@ -78,15 +78,10 @@ type Run struct {
 	Coherence container.Coherence `yaml:"coherence" json:"coherence,omitempty"`
 	// CacheURL is the shared cache of --coherence shared.
 	CacheURL string `yaml:"cache-url" json:"cache-url,omitempty"`
-	// CoherenceBroker is the NATS server that carries the invalidations
-	// of --coherence invalidate and invalidate-async between the app
-	// servers; empty starts one in the process (one app server, or the
-	// parent of several, which passes its URL to them).
+	// CoherenceBroker is the NATS server the app servers' invalidations
+	// cross (--coherence invalidate, invalidate-async); empty: a run over
+	// several app servers starts one of its own and gives it to them.
 	CoherenceBroker string `yaml:"coherence-broker" json:"coherence-broker,omitempty"`
-	// CoherenceRun names the run on the broker, so that two runs on one
-	// broker never mix (the app servers of one run share it); empty is a
-	// fresh name.
-	CoherenceRun string `yaml:"coherence-run" json:"coherence-run,omitempty"`
 
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
@@ -384,7 +379,7 @@ func (r *Run) validateCluster() []error {
 	}
 	if r.CoherenceBroker != "" {
 		if u, err := url.Parse(r.CoherenceBroker); err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
-			bad("--coherence-broker %q: give a NATS URL, nats://HOST:PORT (or leave it unset: the run starts its own)", r.CoherenceBroker)
+			bad("--coherence-broker %q: give a NATS URL, nats://HOST:PORT", r.CoherenceBroker)
 		}
 	}
 	if r.CacheURL != "" {

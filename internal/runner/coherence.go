@@ -2,13 +2,14 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-
-	"github.com/nats-io/nuid"
 
 	"github.com/tierbench/tierbench/internal/coherence"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
 )
 
 // appServer is what one app server's containers need of the cluster:
@@ -23,7 +24,9 @@ type appServer struct {
 // joinCluster readies this process as one of cfg's app servers: it opens
 // the coherence bus when a caching type's mode is invalidate or
 // invalidate-async (on --coherence-broker, or a NATS server started in
-// the process), and nothing more with one server and no such type.
+// the process), and nothing more with one server and no such type. Each
+// app server of a run must be given the run's --app-servers, so that it
+// takes the locking reads and waits to hear all its peers.
 func joinCluster(ctx context.Context, cfg config.Run, entities map[string]container.Settings) (*appServer, error) {
 	a := &appServer{servers: cfg.Servers()}
 	invalidates := false
@@ -34,16 +37,22 @@ func joinCluster(ctx context.Context, cfg config.Run, entities map[string]contai
 	if !invalidates {
 		return a, nil
 	}
-	run := cfg.CoherenceRun
-	if run == "" {
-		run = nuid.Next()
-	}
-	bus, err := coherence.Open(ctx, coherence.Options{URL: cfg.CoherenceBroker, Run: run, Servers: a.servers})
+	bus, err := coherence.Open(ctx, coherence.Options{URL: cfg.CoherenceBroker, Run: clusterName(cfg.DB), Servers: a.servers})
 	if err != nil {
 		return nil, fmt.Errorf("--coherence: %w", err)
 	}
 	a.bus = bus
 	return a, nil
+}
+
+// clusterName is the name of the app servers of a database on the
+// broker, which keeps their subjects apart from other runs': the
+// database's, hashed (its DSN may hold a password). One run at a time
+// uses a database (decision 0017), and every app server of a run is
+// given the same DSN, so the name is the run's and nobody else's.
+func clusterName(db store.DSN) string {
+	sum := sha256.Sum256([]byte(db.String()))
+	return hex.EncodeToString(sum[:8])
 }
 
 // attach readies a container of this app server (RunParams.Attach).
