@@ -19,7 +19,16 @@ import (
 //
 //	go test -run '^$' -bench BusRoundTrip -benchtime 20000x ./internal/coherence/
 func BenchmarkBusRoundTrip(b *testing.B) {
-	url := testNATS(b)
+	// On the machine's shared broker, and on one started in the
+	// benchmark's process (no other session's traffic through it).
+	b.Run("shared-broker", func(b *testing.B) { roundTrips(b, testNATS(b)) })
+	b.Run("in-process-broker", func(b *testing.B) { roundTrips(b, "") })
+}
+
+// roundTrips measures a publisher's synchronous invalidations to one
+// peer over the broker at url ("": the publisher starts one, which the
+// peer joins).
+func roundTrips(b *testing.B, url string) {
 	ctx := context.Background()
 	dsn := storetest.SQLite(b)
 	run := "bench-" + time.Now().Format("150405.000000")
@@ -44,6 +53,7 @@ func BenchmarkBusRoundTrip(b *testing.B) {
 		b.Cleanup(func() { bus.Close() })
 		bus.Attach(ctr)
 		buses = append(buses, bus)
+		url = bus.URL()
 	}
 	for end := time.Now().Add(10 * time.Second); !buses[0].synced() || !buses[1].synced(); time.Sleep(time.Millisecond) {
 		if time.Now().After(end) {
