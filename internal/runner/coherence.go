@@ -12,11 +12,11 @@ import (
 	"github.com/tierbench/tierbench/internal/store"
 )
 
-// appServer is what one app server's containers need of the cluster:
+// clusterMember is what one app server's containers need of the cluster:
 // the coherence bus of the types whose caches invalidate across servers,
 // and, with several servers, the locking reads that keep other servers'
 // transactions out (container.AcrossServers).
-type appServer struct {
+type clusterMember struct {
 	bus     *coherence.Bus
 	servers int
 }
@@ -27,8 +27,8 @@ type appServer struct {
 // the process), and nothing more with one server and no such type. Each
 // app server of a run must be given the run's --app-servers, so that it
 // takes the locking reads and waits to hear all its peers.
-func joinCluster(ctx context.Context, cfg config.Run, entities map[string]container.Settings) (*appServer, error) {
-	a := &appServer{servers: cfg.Servers()}
+func joinCluster(ctx context.Context, cfg config.Run, entities map[string]container.Settings) (*clusterMember, error) {
+	a := &clusterMember{servers: cfg.Servers()}
 	invalidates := false
 	for _, s := range entities {
 		invalidates = invalidates || (s.Coherence == container.Invalidate || s.Coherence == container.InvalidateAsync) &&
@@ -56,7 +56,7 @@ func clusterName(db store.DSN) string {
 }
 
 // attach readies a container of this app server (RunParams.Attach).
-func (a *appServer) attach(c *container.Container) {
+func (a *clusterMember) attach(c *container.Container) {
 	switch {
 	case a.bus != nil:
 		a.bus.Attach(c)
@@ -66,7 +66,7 @@ func (a *appServer) attach(c *container.Container) {
 }
 
 // Close leaves the cluster.
-func (a *appServer) Close() error {
+func (a *clusterMember) Close() error {
 	if a == nil || a.bus == nil {
 		return nil
 	}

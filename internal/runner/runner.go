@@ -304,7 +304,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	if tieringOf(cfg).Tiers > 1 {
 		run, err = s.startTiers(ctx, w, dir)
 	} else {
-		var cluster *appServer
+		var cluster *clusterMember
 		if cluster, err = joinCluster(ctx, cfg, entities); err != nil {
 			return s.fail(ctx, phaseStart, err, "nothing was measured")
 		}

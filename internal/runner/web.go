@@ -163,7 +163,7 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 // app servers, left when it closes.
 type servedDB struct {
 	*store.DB
-	cluster *appServer
+	cluster *clusterMember
 }
 
 func (d *servedDB) Close() error {
