@@ -278,13 +278,16 @@ func (b *Bus) shutdownServer() {
 	}
 }
 
-// Publish sends one commit's writes (container.Peers). Synchronous
-// items wait for every member's reply, fencing those that do not reply
-// within the deadline.
+// Publish sends one commit's writes (container.Peers). An announcement
+// of synchronous items waits for every member's reply, fencing those
+// that do not reply within the deadline.
 func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
+	// Only an announcement waits: the peers have then stopped serving
+	// the identities from memory, and the settle that lifts that is
+	// correct whenever it arrives (see container.Peers).
 	sync := false
 	for _, it := range w.Items {
-		sync = sync || it.Sync
+		sync = sync || (it.Sync && w.Phase == container.Announce)
 	}
 	m := message{From: b.opts.Name, Writes: w, Kind: kindSettle}
 	if w.Phase == container.Announce {

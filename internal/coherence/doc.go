@@ -3,7 +3,7 @@
 // its commits write over NATS, and applies what the others publish
 // (container.Peers, container.Invalidate). It implements the coherence
 // modes invalidate (a commit waits until every live peer has applied its
-// writes, announced before the database commit and settled after) and
+// writes, announced before the database commit, settled after) and
 // invalidate-async (published without waiting, its staleness measured).
 //
 // The protocol, on subjects under tierbench.coherence.RUN so that two

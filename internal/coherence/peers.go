@@ -160,8 +160,11 @@ func (b *Bus) receive(msg *nats.Msg) {
 		delete(p.announced, m.Announce)
 		if apply {
 			b.invalidateLocked(m.Writes, func(int) bool { return announced })
-			if msg.Reply == "" {
-				for _, it := range m.Writes.Items {
+			// An asynchronous item's latency is its delivery; a
+			// synchronous one's, its announcement's round trip (on the
+			// publisher).
+			for _, it := range m.Writes.Items {
+				if !it.Sync {
 					b.latencyOf(it.Type).record(now.Sub(time.Unix(0, m.Sent)))
 				}
 			}

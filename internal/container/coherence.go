@@ -15,9 +15,13 @@ import (
 // against its own concurrent writers (beginWrite, endWrite, finderWrites):
 // a write is announced before the database commits it (the peers stop
 // serving those identities and finder entries from memory) and settled
-// after (they drop what they held and unmark them). Under invalidate both
-// steps wait for every live peer, so no read that begins after a commit
-// returned, on any server, sees data older than it; invalidate-async
+// after (they drop what they held and unmark them). Under invalidate the
+// announcement waits for every live peer, so no read that begins after a
+// commit returned, on any server, sees data older than it: until the
+// settle arrives the peers read those identities from the database, and
+// what they read meanwhile they do not keep (the marks, lastWrite). The
+// settle is not waited for: a lost one leaves identities marked until
+// the numbering finds the gap (internal/coherence). invalidate-async
 // settles only, without waiting, and its staleness is measured.
 //
 // A peer's cache of a coherent type serves from memory only while its
@@ -33,9 +37,9 @@ import (
 
 // Peers carries a container's writes to the other app servers.
 type Peers interface {
-	// Publish sends one commit's writes to the peers. With a synchronous
-	// item (Written.Sync) it returns once every live peer has applied
-	// them, fencing a peer that does not answer within the bus's
+	// Publish sends one commit's writes to the peers. An announcement of
+	// synchronous items (Written.Sync) returns once every live peer has
+	// applied it, fencing a peer that does not answer within the bus's
 	// deadline; an error means the bus could not send at all, or ctx
 	// ended first (then nobody is fenced).
 	Publish(ctx context.Context, w *Writes) error
@@ -77,7 +81,8 @@ type Writes struct {
 type Written struct {
 	Type string
 	// Sync: the type's mode is invalidate: the item is announced before
-	// the commit and settled after, and the publisher waits for both.
+	// the commit (the publisher waits for every live peer) and settled
+	// after (it does not wait).
 	Sync    bool
 	Keys    []Key
 	Finders []FinderEntry `json:",omitempty"`
