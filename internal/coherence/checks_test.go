@@ -162,3 +162,47 @@ func TestCheckerCatchesLostUpdatesWithoutClusterLocks(t *testing.T) {
 		}
 	})
 }
+
+// A run sees staleness through the sampled read-backs: every 16th cache
+// hit of a thread is read again from the database. With the messages
+// dropped, the sampled hit serves data older than s0's commit and is
+// counted stale; with them, the same steps find none.
+func TestReadBacksCountStaleReads(t *testing.T) {
+	url := testNATS(t)
+	for _, off := range []bool{false, true} {
+		nodes := newCluster(t, storetest.SQLite(t), url, cachingSettings(container.OptionA, container.InvalidateAsync, time.Hour),
+			clusterOpts{servers: 2, threads: 1, deadline: 500 * time.Millisecond})
+		for _, n := range nodes {
+			n.bus.Drop(off)
+		}
+		h := &history{}
+		readOn(t, nodes[1], h, 1) // a load: s1 caches account 1
+		addOn(t, nodes[0], h, 1, 10)
+		waitFor(t, "s1 hears s0's commit", func() bool { return nodes[1].bus.heardFrom("s0") >= 1 })
+		reads := 16
+		if !off {
+			reads++ // the first read after the invalidation loads
+		}
+		for range reads {
+			readOn(t, nodes[1], h, 1)
+		}
+		st := nodes[1].h.Stats()
+		wantStale := int64(0)
+		if off {
+			wantStale = 1
+		}
+		if st.CacheHits != 16 || st.ReadBacks != 1 || st.StaleReads != wantStale {
+			t.Errorf("invalidation off=%v: %d hits, %d read back, %d stale; want 16, 1, %d", off, st.CacheHits, st.ReadBacks, st.StaleReads, wantStale)
+		}
+	}
+}
+
+// heardFrom is the last number the bus has had of peer name.
+func (b *Bus) heardFrom(name string) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p := b.peers[name]; p != nil {
+		return p.lastSeq
+	}
+	return 0
+}
