@@ -60,6 +60,7 @@ func TestValidateNamesFieldAndAllowedValues(t *testing.T) {
 		{"app servers", func(r *Run) { r.AppServers = MaxAppServers + 1 }, []string{"--app-servers 33", "allowed: 1 to 32"}},
 		{"balancer", func(r *Run) { r.Balancer = "nginx" }, []string{`--balancer "nginx"`, "allowed: haproxy"}},
 		{"cache url", func(r *Run) { r.CacheURL = "http://127.0.0.1:6379" }, []string{"--cache-url", "redis://HOST:PORT"}},
+		{"coherence broker", func(r *Run) { r.CoherenceBroker = "redis://127.0.0.1:4222" }, []string{"--coherence-broker", "nats://HOST:PORT"}},
 	}
 	for _, tt := range tests {
 		r := valid()

@@ -28,6 +28,10 @@ type Container struct {
 	// whose homes keep data across transactions (commit options A and D)
 	// or lock (exclusive); see Home.lastWrite.
 	writes atomic.Int64
+	// peers carry the commits of coherent types to the other app servers
+	// (nil with one); outOfSync: they cannot vouch for this cache now.
+	peers     Peers
+	outOfSync atomic.Bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,
@@ -102,6 +106,10 @@ func (c *Container) Stats() map[string]Stats {
 func (c *Container) ResetStats() {
 	for _, h := range c.homes {
 		h.resetStats()
+	}
+	// The peers' latencies start again too, where they can.
+	if r, ok := c.peers.(interface{ ResetLatency() }); ok {
+		r.ResetLatency()
 	}
 }
 

@@ -322,6 +322,15 @@ func (c *finderCache) write(i *Instance, announce bool) int {
 	defer c.mu.Unlock()
 	c.gen++
 	removed := 0
+	c.touched(i, func(f *finderEntries, args string, all bool) {
+		removed += f.invalidate(args, all, announce, !announce)
+	})
+	return removed
+}
+
+// touched calls fn with each finder entry a write of instance i can
+// change: args names it, or all (args empty) says every entry of f.
+func (c *finderCache) touched(i *Instance, fn func(f *finderEntries, args string, all bool)) {
 	for _, f := range c.finders {
 		if !i.created && !i.removed && i.dirty&f.plan.reads == 0 {
 			continue // a store of columns the finder does not read
@@ -334,27 +343,63 @@ func (c *finderCache) write(i *Instance, announce bool) int {
 		if f.plan.params != nil && !moves {
 			args, named = instanceArgs(&f.plan, i.key, i.vals)
 		}
-		if !named {
-			removed += len(f.entries)
-			clear(f.entries)
-			if announce {
-				f.all++
-			} else {
-				f.all--
-			}
-			continue
+		fn(f, args, !named)
+	}
+}
+
+// invalidate removes the entry args (or all of f's), marks it in flight
+// (mark) or unmarks it (unmark), and returns how many entries it removed.
+// Called with the cache's mutex held.
+func (f *finderEntries) invalidate(args string, all, mark, unmark bool) int {
+	removed := 0
+	if all {
+		removed = len(f.entries)
+		clear(f.entries)
+		switch {
+		case mark:
+			f.all++
+		case unmark:
+			f.all--
 		}
-		if _, ok := f.entries[args]; ok {
-			delete(f.entries, args)
-			removed++
-		}
-		if announce {
-			f.inflight[args]++
-		} else if f.inflight[args]--; f.inflight[args] <= 0 {
+		return removed
+	}
+	if _, ok := f.entries[args]; ok {
+		delete(f.entries, args)
+		removed++
+	}
+	switch {
+	case mark:
+		f.inflight[args]++
+	case unmark:
+		if f.inflight[args]--; f.inflight[args] <= 0 {
 			delete(f.inflight, args)
 		}
 	}
 	return removed
+}
+
+// remote applies a peer's write: the entries it named are removed and,
+// announcing, marked in flight, or unmarked (unmark).
+func (c *finderCache) remote(entries []FinderEntry, announce, unmark bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for _, e := range entries {
+		if f := c.finders[e.Finder]; f != nil {
+			f.invalidate(e.Args, e.All, announce, unmark)
+		}
+	}
+}
+
+// clearAll removes every entry (the marks in flight stay: their writes
+// will settle them).
+func (c *finderCache) clearAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for _, f := range c.finders {
+		clear(f.entries)
+	}
 }
 
 // paramFields are the fields (bits) the finder's equality parameters read.

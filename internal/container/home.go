@@ -28,6 +28,11 @@ type Home struct {
 	// numbersWrites: the type keeps data across transactions (A, D) or
 	// locks (exclusive), so its writes move lastWrite.
 	numbersWrites bool
+	// coherent: the type's writes travel to and from the other app
+	// servers (AttachPeers); readBack: sampled cache hits are checked
+	// against the database; clusterLocks: read-write transactions read
+	// it with locking reads (AcrossServers).
+	coherent, readBack, clusterLocks bool
 	// ctr and index find the type's counts in each thread's transaction
 	// (Tx.counts[index]).
 	ctr   *Container
@@ -76,6 +81,7 @@ type Home struct {
 	// loaded again if it has moved since the query. Strategies that need
 	// neither do not pay for the shared counter.
 	lastWrite atomic.Int64
+	coherenceState
 }
 
 // cacheLinePad keeps fields that different cores write off one another's
@@ -214,7 +220,7 @@ func (h *Home) setRows(n int64) {
 // fresh reports whether a cached instance's data can serve a find without
 // reading the database. Called with its shard's mutex held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
-	if !i.valid || i.shard.beingWritten(i.key) {
+	if !i.valid || i.shard.beingWritten(i.key) || !h.servesFromMemory() {
 		return false
 	}
 	switch h.s.CommitOption {
@@ -394,9 +400,16 @@ func (h *Home) endWrite(i *Instance) {
 // identity: at once if it is idle, at the end of its transaction
 // otherwise. Called with s.mu held.
 func (s *shard) invalidateCached(private *Instance) {
-	c := s.cache[private.key]
+	s.invalidateKey(private.key, private)
+}
+
+// invalidateKey drops the data of key's cached instance unless it is
+// except: at once if it is idle, at the end of its transaction
+// otherwise. Called with s.mu held.
+func (s *shard) invalidateKey(key Key, except *Instance) {
+	c := s.cache[key]
 	switch {
-	case c == nil || c == private:
+	case c == nil || c == except:
 	case c.owner == nil:
 		c.valid = false
 	default:
@@ -407,13 +420,17 @@ func (s *shard) invalidateCached(private *Instance) {
 // Stats is a snapshot of the home's counters: the threads' counts summed,
 // and those kept under the home's mutex.
 func (h *Home) Stats() Stats {
+	var l Latency
+	if h.coherent && h.ctr.peers != nil {
+		l = h.ctr.peers.Latency(h.t.Name)
+	}
 	t := h.threadTally()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for n := range t {
 		t[n] -= h.base[n]
 	}
-	return Stats{
+	st := Stats{
 		Finds: t[hits] + t[txHits] + t[loads] + t[missing], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
 		Creates: t[creates], Removes: t[removes], Instantiations: h.st.instantiations,
 		Activations: t[activations], Passivations: h.st.passivations, Discards: h.st.discards,
@@ -421,7 +438,14 @@ func (h *Home) Stats() Stats {
 		CacheSize: h.cacheCap, PoolSize: h.poolCap, Rows: h.rows,
 		LockWaits: t[lockWaits], LockTimeouts: t[lockTimeouts], Deadlocks: t[deadlocks], Conflicts: t[conflicts],
 		FinderHits: t[finderHits], FinderMisses: t[finderMisses], FinderInvalidations: t[finderInvalidations],
+		InvalidationCommits: t[invalidationCommits], InvalidationsSent: t[invalidationsSent],
+		InvalidationsReceived: h.received.Load(), Fences: h.fences.Load(), ReadBacks: t[readBacks], StaleReads: t[staleReads],
 	}
+	if h.coherent && h.ctr.peers != nil {
+		st.InvalidationP50Micros, st.InvalidationP99Micros, st.InvalidationMaxMicros = l.P50.Microseconds(), l.P99.Microseconds(), l.Max.Microseconds()
+		st.PeersFenced = l.PeersFenced
+	}
+	return st
 }
 
 // threadTally sums the type's counts over the threads' transactions.
@@ -444,6 +468,8 @@ func (h *Home) resetStats() {
 	defer h.mu.Unlock()
 	h.base = t
 	h.st = homeCounts{}
+	h.received.Store(0)
+	h.fences.Store(0)
 	h.peakReady, h.peakPooled = h.ready, int64(len(h.pool))
 }
 

@@ -461,8 +461,13 @@ func (s Settings) safe(t *Type) error {
 // a type that is written and cached across transactions (A, D) needs a
 // coherence mode, as its cache otherwise misses the other servers'
 // commits.
+//
+// A type only created (not Updated) is written too when it has finders:
+// a cached finder result misses the rows the other servers create. A
+// type with readonly concurrency is never written.
 func (s Settings) SafeAcross(t *Type, servers int) error {
-	if servers > 1 && s.CommitOption.caches() && t.Updated && !s.Coherence.Keeps() {
+	written := t.Updated || (len(t.Finders) > 0 && s.Concurrency != ReadOnly)
+	if servers > 1 && s.CommitOption.caches() && written && !s.Coherence.Keeps() {
 		return fmt.Errorf("%s: commit option %s across %d app servers would serve stale data: each server's cache keeps %s's data and misses the others' writes. Use --coherence invalidate, invalidate-async or shared (or --entity %s.coherence=…), or commit option B or C",
 			t.Name, s.CommitOption, servers, t.Name, t.Name)
 	}

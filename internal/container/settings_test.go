@@ -8,24 +8,31 @@ import (
 func TestCachingAcrossAppServersNeedsCoherence(t *testing.T) {
 	written := &Type{Name: "Account", Updated: true}
 	readOnly := &Type{Name: "Stock"}
+	// Created, never updated, found by a finder: its cached results miss
+	// the others' creates, unless the type is read-only.
+	created := &Type{Name: "Bid", Finders: []Finder{{Name: "byItem", Where: "item = ?", Many: true}}}
 	for _, tt := range []struct {
-		t         *Type
-		option    CommitOption
-		coherence Coherence
-		servers   int
-		refused   bool
+		t           *Type
+		option      CommitOption
+		coherence   Coherence
+		servers     int
+		refused     bool
+		concurrency Concurrency
 	}{
-		{written, OptionA, "", 1, false},
-		{written, OptionA, "", 2, true},
-		{written, OptionD, NoCoherence, 4, true},
-		{written, OptionA, Invalidate, 2, false},
-		{written, OptionA, InvalidateAsync, 2, false},
-		{written, OptionD, Shared, 2, false},
-		{written, OptionB, "", 2, false},
-		{written, OptionC, "", 2, false},
-		{readOnly, OptionA, "", 2, false},
+		{created, OptionA, "", 2, true, Exclusive},
+		{created, OptionA, "", 2, false, ReadOnly},
+		{created, OptionA, Invalidate, 2, false, Exclusive},
+		{written, OptionA, "", 1, false, ""},
+		{written, OptionA, "", 2, true, ""},
+		{written, OptionD, NoCoherence, 4, true, ""},
+		{written, OptionA, Invalidate, 2, false, ""},
+		{written, OptionA, InvalidateAsync, 2, false, ""},
+		{written, OptionD, Shared, 2, false, ""},
+		{written, OptionB, "", 2, false, ""},
+		{written, OptionC, "", 2, false, ""},
+		{readOnly, OptionA, "", 2, false, ""},
 	} {
-		err := Settings{CommitOption: tt.option, Coherence: tt.coherence}.SafeAcross(tt.t, tt.servers)
+		err := Settings{CommitOption: tt.option, Coherence: tt.coherence, Concurrency: tt.concurrency}.SafeAcross(tt.t, tt.servers)
 		if (err != nil) != tt.refused {
 			t.Errorf("%s %c coherence %q on %d servers: %v, want refused %v", tt.t.Name, tt.option, tt.coherence, tt.servers, err, tt.refused)
 		}

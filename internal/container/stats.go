@@ -51,6 +51,29 @@ type Stats struct {
 	FinderHits          int64 `json:"finder_hits,omitempty"`
 	FinderMisses        int64 `json:"finder_misses,omitempty"`
 	FinderInvalidations int64 `json:"finder_invalidations,omitempty"`
+	// Coherence across app servers (see docs/coherence.md):
+	// InvalidationCommits are this server's commits that published the
+	// type's writes to its peers, InvalidationsSent the identities and
+	// finder entries they named, InvalidationsReceived those the peers'
+	// commits named here; per commit is Sent / Commits. Fences count
+	// the times the type's cache was cleared because this server was
+	// fenced or missed a peer's message; PeersFenced the peers this
+	// server stopped waiting for. The latencies are the invalidations'
+	// (a synchronous round trip to every peer, an asynchronous message's
+	// delivery), in microseconds.
+	InvalidationCommits   int64 `json:"invalidation_commits,omitempty"`
+	InvalidationsSent     int64 `json:"invalidations_sent,omitempty"`
+	InvalidationsReceived int64 `json:"invalidations_received,omitempty"`
+	Fences                int64 `json:"fences,omitempty"`
+	PeersFenced           int64 `json:"peers_fenced,omitempty"`
+	InvalidationP50Micros int64 `json:"invalidation_p50_us,omitempty"`
+	InvalidationP99Micros int64 `json:"invalidation_p99_us,omitempty"`
+	InvalidationMaxMicros int64 `json:"invalidation_max_us,omitempty"`
+	// ReadBacks are sampled cache hits (one in 16, under
+	// invalidate-async and option D across servers) read again from the
+	// database; StaleReads those whose cached data differed from it.
+	ReadBacks  int64 `json:"read_backs,omitempty"`
+	StaleReads int64 `json:"stale_reads,omitempty"`
 	// CacheSize and PoolSize are the sizes at the end: a percentage
 	// resolved against Rows, the type's rows as the container counted
 	// them (counted only when a size is a percentage, 0 otherwise).
@@ -87,6 +110,10 @@ const (
 	finderHits
 	finderMisses
 	finderInvalidations
+	invalidationCommits
+	invalidationsSent
+	readBacks
+	staleReads
 	numCounters
 )
 

@@ -80,6 +80,13 @@ type Tx struct {
 	found     []*Instance
 	// counts are the thread's counts per type (Home.index).
 	counts []threadCounts
+	// published is the commit's writes for the peers, reused; announced:
+	// its synchronous part was announced (see coherence.go).
+	published Writes
+	announced bool
+	// hitsSinceCheck and backVals serve the sampled read-backs.
+	hitsSinceCheck int
+	backVals       []Value
 }
 
 type heldLock struct {
@@ -160,7 +167,7 @@ func (tx *Tx) storeTx() error {
 // changing what they read. Types the workload never updates cannot lose
 // an update and are read without locks (fewer waits and deadlocks).
 func (tx *Tx) lockingReads(h *Home) bool {
-	return !tx.readOnly && h.s.Concurrency == Database && h.t.Updated && tx.ctr.db.Dialect() != store.SQLite
+	return !tx.readOnly && (h.s.Concurrency == Database || h.clusterLocks) && h.t.Updated && tx.ctr.db.Dialect() != store.SQLite
 }
 
 func (tx *Tx) enlistedOf(h *Home, key Key) *Instance {
@@ -234,7 +241,7 @@ func (tx *Tx) takeHeld(h *Home, s *shard, key Key, i *Instance) (_ *Instance, fr
 	switch {
 	case i != nil && i.owner == nil:
 		s.idle.remove(i)
-		fresh = h.fresh(i, time.Now)
+		fresh = h.fresh(i, time.Now) && !tx.bypassesCache(h)
 	case i != nil:
 		// Another transaction owns it: this one gets its own instance and
 		// the database arbitrates (database, optimistic).
@@ -302,6 +309,12 @@ func (tx *Tx) takeAndLoad(h *Home, key Key, find bool) (*Instance, error) {
 func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance, error) {
 	if fresh {
 		tx.count(h, hits, 1)
+		if h.readBack {
+			if err := tx.readBack(i); err != nil {
+				tx.drop(i)
+				return nil, err
+			}
+		}
 		return i, nil
 	}
 	if err := tx.load(i, find); err != nil {
@@ -388,7 +401,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
 	cached, gen := false, uint64(0)
-	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) {
+	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) && !tx.bypassesCache(h) && h.servesFromMemory() {
 		// The transaction's own writes of the type are not in any cached
 		// result (nor in the database's until it commits): it asks the
 		// database, as without the cache.
@@ -406,7 +419,13 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		tx.count(h, finderMisses, 1)
 		gen = h.finders.generation()
 	}
-	locking := tx.lockingReads(h)
+	// Across servers, an exclusive type's finder reads its rows without
+	// the database's locks: its instances are then locked (the
+	// container's lock first, as everywhere under exclusive) and loaded
+	// with a locking read; a locking finder would take the database's
+	// lock before the container's, and two transactions of one server
+	// would wait for each other across the two until the lock timeout.
+	locking := tx.lockingReads(h) && !h.clusterLocks
 	if h.s.Persistence != CMP {
 		// BMP: the finder returns keys; each instance is then loaded on
 		// its own: N+1 queries (none for instances cached with fresh data).
@@ -550,8 +569,11 @@ func (tx *Tx) fromRow(h *Home, k Key, row []Value, seen int64) (*Instance, error
 		}
 		// The row was read before the lock was held: if a write to the
 		// type committed since, it may be older than the database, and
-		// the instance is loaded again under the lock.
-		if h.lastWrite.Load() != seen {
+		// the instance is loaded again under the lock; across servers,
+		// where another server's write leaves lastWrite alone until its
+		// notice arrives, a read-write transaction always loads it again
+		// (with a locking read).
+		if h.lastWrite.Load() != seen || tx.bypassesCache(h) {
 			i, err := tx.takeAndLoad(h, k, false)
 			if errors.Is(err, ErrNotFound) {
 				return nil, nil // removed since the finder ran, as resolveKeys passes it over
@@ -620,16 +642,22 @@ func (tx *Tx) Commit() error {
 		tx.Rollback()
 		return err
 	}
+	var err error
 	if tx.wrote {
 		tx.announceWrites()
 		tx.finderWrites(true)
+		err = tx.announceToPeers()
 	}
-	var err error
 	if tx.stx != nil {
-		err = tx.stx.Commit(tx.ctx)
+		if err == nil {
+			err = tx.stx.Commit(tx.ctx)
+		} else {
+			tx.stx.Rollback(tx.ctx)
+		}
 	}
 	if tx.wrote {
 		tx.finderWrites(false)
+		tx.settleWithPeers(err == nil)
 	}
 	if err != nil {
 		err = tx.conflict(err)

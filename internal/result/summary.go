@@ -182,7 +182,31 @@ func writeEntities(w io.Writer, r *Result) {
 	if len(finders) > 0 {
 		fmt.Fprintf(w, "finder cache: %s\n", strings.Join(finders, "; "))
 	}
+	writeCoherence(w, r)
 	fmt.Fprintln(w)
+}
+
+// writeCoherence prints a line per entity type whose cache was kept
+// coherent across app servers (or sampled for staleness), nothing when
+// none was.
+func writeCoherence(w io.Writer, r *Result) {
+	var lines []string
+	for _, name := range r.EntityOrder {
+		e := r.Container[name]
+		if e.InvalidationCommits+e.InvalidationsReceived+e.ReadBacks+e.Fences+e.PeersFenced == 0 {
+			continue
+		}
+		perCommit := 0.0
+		if e.InvalidationCommits > 0 {
+			perCommit = float64(e.InvalidationsSent) / float64(e.InvalidationCommits)
+		}
+		lines = append(lines, fmt.Sprintf("%s %d sent (%.1f a commit), %d received, latency p50 %dus p99 %dus max %dus, stale %d of %d read back, fenced %d, peers fenced %d",
+			name, e.InvalidationsSent, perCommit, e.InvalidationsReceived, e.InvalidationP50Micros, e.InvalidationP99Micros, e.InvalidationMaxMicros,
+			e.StaleReads, e.ReadBacks, e.Fences, e.PeersFenced))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "coherence: %s\n", strings.Join(lines, "; "))
+	}
 }
 
 // WriteChecks prints the consistency checks, one per line.

@@ -304,8 +304,13 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	if tieringOf(cfg).Tiers > 1 {
 		run, err = s.startTiers(ctx, w, dir)
 	} else {
+		var cluster *clusterMember
+		if cluster, err = joinCluster(ctx, cfg, entities); err != nil {
+			return s.fail(ctx, phaseStart, err, "nothing was measured")
+		}
+		defer cluster.Close()
 		p := params(cfg)
-		p.Persistence, p.Entities, p.Dir, p.Listen = cfg.Persistence, entities, dir, listenLoopback
+		p.Persistence, p.Entities, p.Dir, p.Listen, p.Attach = cfg.Persistence, entities, dir, listenLoopback, cluster.attach
 		run, err = w.Start(ctx, db, p)
 	}
 	if err != nil {

@@ -144,7 +144,7 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	}
 	srv := remote.NewServer(protocol, so)
 	remote.RegisterPing(srv)
-	closeTier, err := b.ServeBusiness(ctx, db, srv, p)
+	closeTier, err := b.ServeBusiness(ctx, db.DB, srv, p)
 	if err != nil {
 		return fmt.Errorf("start %s's business tier: %w", cfg.Workload, err)
 	}

@@ -103,7 +103,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 		return err
 	}
 	defer db.Close()
-	site, err := web.Site(ctx, db, p)
+	site, err := web.Site(ctx, db.DB, p)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", cfg.Workload, err)
 	}
@@ -121,7 +121,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 
 // openServed opens the database a tier serves, which must hold a complete
 // load, and the parameters of the workload's tier over it.
-func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Workload) (*store.DB, config.Run, workload.RunParams, error) {
+func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Workload) (*servedDB, config.Run, workload.RunParams, error) {
 	if cfg.DB.Temp {
 		return nil, cfg, workload.RunParams{}, config.Usage(fmt.Errorf("--db sqlite is a fresh temporary file, which holds no %s to serve; load one first (tierbench load %s --db sqlite:PATH) and serve it with the same --db", cfg.Workload, cfg.Workload))
 	}
@@ -149,9 +149,26 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 		return nil, cfg, workload.RunParams{}, err
 	}
 	cfg.Scale = int(m.scale)
+	cluster, err := joinCluster(ctx, cfg, entities)
+	if err != nil {
+		db.Close()
+		return nil, cfg, workload.RunParams{}, err
+	}
 	p := params(cfg)
-	p.Persistence, p.Entities = cfg.Persistence, entities
-	return db, cfg, p, nil
+	p.Persistence, p.Entities, p.Attach = cfg.Persistence, entities, cluster.attach
+	return &servedDB{DB: db, cluster: cluster}, cfg, p, nil
+}
+
+// servedDB is a served tier's database and its place in the cluster of
+// app servers, left when it closes.
+type servedDB struct {
+	*store.DB
+	cluster *clusterMember
+}
+
+func (d *servedDB) Close() error {
+	d.cluster.Close()
+	return d.DB.Close()
 }
 
 // measure is what counts the requests tier answers: nothing without

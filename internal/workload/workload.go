@@ -137,6 +137,24 @@ type RunParams struct {
 	// business tier served alone (ServeBusiness) on the entity container,
 	// for serve's live metrics.
 	ServedEntities func(read func() []EntityStats)
+	// Attach, when set, is given each entity container the workload
+	// makes, before it warms or serves: the run's coherence across app
+	// servers attaches to it (see NewContainer).
+	Attach func(*container.Container)
+}
+
+// NewContainer makes the container of types over db with p's settings
+// and attaches it (p.Attach): workloads make theirs through it, so that
+// a container never serves unattached.
+func NewContainer(ctx context.Context, db *store.DB, types []*container.Type, p RunParams) (*container.Container, error) {
+	ctr, err := container.New(ctx, db, types, p.Entities)
+	if err != nil {
+		return nil, err
+	}
+	if p.Attach != nil {
+		p.Attach(ctr)
+	}
+	return ctr, nil
 }
 
 // Web is implemented by a workload whose middle tier is a web site

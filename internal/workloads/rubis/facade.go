@@ -59,8 +59,8 @@ func NewFacade(ctr *container.Container) (*Facade, error) {
 // openContainer starts a container of RUBiS's entity types over db with
 // the resolved settings, its caches warmed first when warm is set (its
 // counters then start from zero), and the business tier over it.
-func openContainer(ctx context.Context, db *store.DB, settings map[string]container.Settings, warm bool) (*Facade, error) {
-	ctr, err := container.New(ctx, db, entityTypes, settings)
+func openContainer(ctx context.Context, db *store.DB, p workload.RunParams, warm bool) (*Facade, error) {
+	ctr, err := workload.NewContainer(ctx, db, entityTypes, p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,305 @@
+package coherence
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/tierbench/tierbench/internal/container"
+)
+
+// send publishes m on the server's subject, with the reply subject when
+// it waits for replies. Called with b.pub held.
+func (b *Bus) send(m *message, replies bool) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	msg := &nats.Msg{Subject: b.own, Data: data}
+	if replies {
+		msg.Reply = b.ack
+	}
+	return b.nc.PublishMsg(msg)
+}
+
+// expect registers publication seq's wait for the members' replies.
+func (b *Bus) expect(seq uint64) *wait {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := &wait{need: map[string]bool{}, done: make(chan struct{})}
+	for name, p := range b.peers {
+		if p.member && !p.gone {
+			w.need[name] = true
+		}
+	}
+	if len(w.need) == 0 {
+		close(w.done)
+		return w
+	}
+	b.waits[seq] = w
+	return w
+}
+
+func (b *Bus) forget(seq uint64) {
+	b.mu.Lock()
+	delete(b.waits, seq)
+	b.mu.Unlock()
+}
+
+// replied takes a peer's reply.
+func (b *Bus) replied(msg *nats.Msg) {
+	var r reply
+	if json.Unmarshal(msg.Data, &r) != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := b.waits[r.Seq]
+	if w == nil || !w.need[r.From] {
+		return
+	}
+	delete(w.need, r.From)
+	if len(w.need) == 0 {
+		delete(b.waits, r.Seq)
+		close(w.done)
+	}
+}
+
+// fence gives up on the members that did not reply to publication seq
+// within the deadline: they are no longer waited for, and a notice names
+// each, numbered so that it learns it was fenced even if it missed the
+// publication. By now their leases have lapsed: the lease is shorter
+// than the deadline, and a peer that missed a message renews it no
+// more.
+func (b *Bus) fence(seq uint64, w *container.Writes) {
+	b.mu.Lock()
+	wt := b.waits[seq]
+	delete(b.waits, seq)
+	var silent []string
+	if wt != nil {
+		for name := range wt.need {
+			if p := b.peers[name]; p != nil && p.member {
+				p.member = false
+				silent = append(silent, name)
+			}
+		}
+	}
+	for _, it := range w.Items {
+		b.latencyOf(it.Type).fenced += int64(len(silent))
+	}
+	b.mu.Unlock()
+	for _, name := range silent {
+		b.peersFenced.Add(1)
+		b.opts.Log.Warn("coherence: peer fenced: no reply within the deadline", "peer", name, "deadline", b.opts.Deadline)
+		b.pub.Lock()
+		b.seq++
+		m := message{Kind: kindFence, From: b.opts.Name, Seq: b.seq, Sent: time.Now().UnixNano(), Fenced: name}
+		_ = b.send(&m, false)
+		b.mu.Lock()
+		if p := b.peers[name]; p != nil && !p.member {
+			p.fencedAt = m.Seq
+		}
+		b.mu.Unlock()
+		b.pub.Unlock()
+	}
+}
+
+// receive applies a message of a peer's subject (this server's own come
+// back too: they prove the connection works and are otherwise ignored).
+func (b *Bus) receive(msg *nats.Msg) {
+	var m message
+	if json.Unmarshal(msg.Data, &m) != nil || m.From == b.opts.Name {
+		return
+	}
+	now := time.Now()
+	b.mu.Lock()
+	p := b.peers[m.From]
+	if p == nil {
+		p = &peer{name: m.From, announced: map[uint64]*container.Writes{}}
+		b.peers[m.From] = p
+	}
+	p.lastHeard, p.gone = now, false
+	numbered := m.Kind != kindHeartbeat
+	switch {
+	case !p.known:
+		p.known = true
+	case numbered && m.Seq != p.lastSeq+1, !numbered && m.Seq > p.lastSeq:
+		// A message of p's went missing: what this server has cached may
+		// predate p's commits. It fences itself.
+		b.gaps.Add(1)
+		b.clearLocked(p)
+	}
+	if m.Seq > p.lastSeq || !numbered {
+		p.lastSeq = max(p.lastSeq, m.Seq)
+	}
+	if m.Kind == kindHeartbeat {
+		if slices.Contains(m.Members, b.opts.Name) {
+			p.syncedUntil = time.Unix(0, m.Sent).Add(b.lease)
+		} else {
+			p.syncedUntil = time.Time{}
+		}
+		// A peer is waited for once heard, or, fenced, once it has
+		// applied the notice.
+		if !p.member && (p.fencedAt == 0 || m.Applied[b.opts.Name] >= p.fencedAt) {
+			p.member, p.fencedAt = true, 0
+		}
+	} else if !p.syncedUntil.IsZero() {
+		p.syncedUntil = time.Unix(0, m.Sent).Add(b.lease)
+	}
+	apply := !b.dropping.Load()
+	switch m.Kind {
+	case kindAnnounce:
+		if apply {
+			p.announced[m.Seq] = m.Writes
+			b.invalidateLocked(m.Writes, nil)
+		}
+	case kindSettle:
+		announced := p.announced[m.Announce] != nil
+		delete(p.announced, m.Announce)
+		if apply {
+			b.invalidateLocked(m.Writes, func(int) bool { return announced })
+			// An asynchronous item's latency is its delivery; a
+			// synchronous one's, its announcement's round trip (on the
+			// publisher).
+			for _, it := range m.Writes.Items {
+				if !it.Sync {
+					b.latencyOf(it.Type).record(now.Sub(time.Unix(0, m.Sent)))
+				}
+			}
+		}
+	case kindFence:
+		if m.Fenced == b.opts.Name {
+			b.clearLocked(nil)
+		}
+	}
+	b.updateSyncLocked(now)
+	b.mu.Unlock()
+	if msg.Reply != "" {
+		data, _ := json.Marshal(reply{From: b.opts.Name, Seq: m.Seq})
+		_ = msg.Respond(data)
+	}
+}
+
+func (b *Bus) invalidateLocked(w *container.Writes, announced func(int) bool) {
+	if w == nil {
+		return
+	}
+	for _, c := range b.containers {
+		c.Invalidate(w, announced)
+	}
+}
+
+// clearLocked fences this server: every container's coherent caches are
+// cleared, and the marks of from's announced writes (all peers' when
+// from is nil) are settled, as their settles may be what went missing.
+func (b *Bus) clearLocked(from *peer) {
+	b.selfFences.Add(1)
+	for _, c := range b.containers {
+		c.Clear(nil)
+	}
+	for _, p := range b.peers {
+		if from == nil || p == from {
+			b.settleMarksLocked(p)
+		}
+	}
+}
+
+// settleMarksLocked settles p's announced writes here.
+func (b *Bus) settleMarksLocked(p *peer) {
+	for seq, w := range p.announced {
+		settle := container.Writes{Phase: container.Settle, Items: w.Items}
+		b.invalidateLocked(&settle, nil)
+		delete(p.announced, seq)
+	}
+}
+
+// updateSyncLocked works out whether this server's caches may serve from
+// memory, and tells the containers when that changes.
+func (b *Bus) updateSyncLocked(now time.Time) {
+	ok, heard := true, 0
+	for _, p := range b.peers {
+		if p.gone {
+			continue
+		}
+		heard++
+		ok = ok && now.Before(p.syncedUntil)
+	}
+	if b.opts.Servers > 0 && heard < b.opts.Servers-1 {
+		ok = false
+	}
+	if ok != b.inSync {
+		b.inSync = ok
+		for _, c := range b.containers {
+			c.SetInSync(ok)
+		}
+	}
+}
+
+// heartbeats publishes a heartbeat every interval, expires silent peers
+// and lets leases lapse.
+func (b *Bus) heartbeats() {
+	defer b.done.Done()
+	tick := time.NewTicker(b.opts.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		m := message{Kind: kindHeartbeat, From: b.opts.Name, Applied: map[string]uint64{}}
+		b.mu.Lock()
+		for name, p := range b.peers {
+			if !p.gone && now.Sub(p.lastHeard) > b.opts.Expiry {
+				b.opts.Log.Warn("coherence: peer gone: silent past the expiry", "peer", name, "expiry", b.opts.Expiry)
+				p.gone, p.member, p.syncedUntil = true, false, time.Time{}
+				b.settleMarksLocked(p)
+			}
+			if p.member && !p.gone {
+				m.Members = append(m.Members, name)
+			}
+			if p.known {
+				m.Applied[name] = p.lastSeq
+			}
+		}
+		b.updateSyncLocked(now)
+		b.mu.Unlock()
+		b.pub.Lock()
+		m.Seq, m.Sent = b.seq, time.Now().UnixNano()
+		_ = b.send(&m, false)
+		b.pub.Unlock()
+	}
+}
+
+// Drop switches invalidation off (true) or on: messages still arrive,
+// are numbered and acknowledged, but their writes are not applied. It
+// is how a test shows its checks catch a cache left stale.
+func (b *Bus) Drop(off bool) { b.dropping.Store(off) }
+
+// Counts are the protocol's events of this server.
+type Counts struct {
+	// SelfFences: this server cleared its caches, fenced by a peer or
+	// having missed a message (Gaps of them).
+	SelfFences, Gaps int64
+	// PeersFenced: peers this server gave up waiting for.
+	PeersFenced int64
+	// Members are the peers it waits for now.
+	Members []string
+}
+
+// Counts of the bus so far.
+func (b *Bus) Counts() Counts {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load()}
+	for name, p := range b.peers {
+		if p.member && !p.gone {
+			c.Members = append(c.Members, name)
+		}
+	}
+	slices.Sort(c.Members)
+	return c
+}

@@ -1,0 +1,355 @@
+package container
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Coherence across app servers: when several app servers, each with its
+// own container, share the database, a caching type's cache misses the
+// other servers' commits. The container carries its commits' writes to
+// its peers (Peers, internal/coherence over NATS) and takes theirs in
+// (Invalidate), with the same two steps that keep one container right
+// against its own concurrent writers (beginWrite, endWrite, finderWrites):
+// a write is announced before the database commits it (the peers stop
+// serving those identities and finder entries from memory) and settled
+// after (they drop what they held and unmark them). Under invalidate the
+// announcement waits for every live peer, so no read that begins after a
+// commit returned, on any server, sees data older than it: until the
+// settle arrives the peers read those identities from the database, and
+// what they read meanwhile they do not keep (the marks, lastWrite). The
+// settle is not waited for: a lost one leaves identities marked until
+// the numbering finds the gap (internal/coherence). invalidate-async
+// settles only, without waiting, and its staleness is measured.
+//
+// A peer's cache of a coherent type serves from memory only while its
+// peers say it is in sync (SetInSync: the bus's lease, see
+// internal/coherence); a peer that missed messages clears it (Clear).
+//
+// Across servers the container's exclusive locks are per process and
+// keep no other server's transaction out, so once told the run has
+// several servers (AcrossServers) a read-write transaction reads the
+// instances of updated types under exclusive concurrency as database
+// concurrency does: with a locking read, never from the cache, and the
+// database keeps two servers from both changing what they read.
+
+// Peers carries a container's writes to the other app servers.
+type Peers interface {
+	// Publish sends one commit's writes to the peers. An announcement of
+	// synchronous items (Written.Sync) returns once every live peer has
+	// applied it, fencing a peer that does not answer within the bus's
+	// deadline; an error means the bus could not send at all, or ctx
+	// ended first (then nobody is fenced).
+	Publish(ctx context.Context, w *Writes) error
+	// Latency is the type's invalidation latency as the bus measures it
+	// (a synchronous round trip, or an asynchronous message's delivery).
+	Latency(typ string) Latency
+}
+
+// Latency are percentiles of an invalidation's latency.
+type Latency struct {
+	P50, P99, Max time.Duration
+	// PeersFenced: peers the bus stopped waiting for, as they missed the
+	// deadline on a commit of the type.
+	PeersFenced int64
+}
+
+// Phase of a write's publication.
+type Phase uint8
+
+const (
+	// Announce: before the database commit; the peers stop serving the
+	// identities and finder entries from memory.
+	Announce Phase = 1 + iota
+	// Settle: after the commit (or rollback); the peers drop what they
+	// hold of them and, for an announced item, unmark them.
+	Settle
+)
+
+// Writes are what one commit publishes.
+type Writes struct {
+	Phase Phase
+	Items []Written
+	// Announced is the Peers' name of the announcement a Settle settles,
+	// set by Publish on Announce; 0 when none was made.
+	Announced uint64 `json:"-"`
+}
+
+// Written are one type's writes in a commit.
+type Written struct {
+	Type string
+	// Sync: the type's mode is invalidate: the item is announced before
+	// the commit (the publisher waits for every live peer) and settled
+	// after (it does not wait).
+	Sync    bool
+	Keys    []Key
+	Finders []FinderEntry `json:",omitempty"`
+}
+
+// FinderEntry is a finder cache entry a write can change: the entry of
+// Args, or All the finder's entries.
+type FinderEntry struct {
+	Finder string
+	Args   string `json:",omitempty"`
+	All    bool   `json:",omitempty"`
+}
+
+// AttachPeers connects the container to its peers; the types whose
+// coherence is invalidate or invalidate-async publish their writes
+// through p from then on. Call it before the container serves.
+func (c *Container) AttachPeers(p Peers) {
+	c.peers = p
+	for _, h := range c.homes {
+		h.coherent = h.s.Coherence.invalidates() && h.s.CommitOption.caches()
+		// Sampled read-backs measure the staleness the mode allows: the
+		// asynchronous messages' window, option D's refresh interval.
+		h.readBack = h.s.CommitOption.caches() && (h.s.Coherence == InvalidateAsync || h.s.CommitOption == OptionD)
+	}
+}
+
+// AcrossServers tells the container that other app servers share its
+// database: read-write transactions then load the instances of updated
+// types under exclusive concurrency with locking reads (see the comment
+// at the top). Call it before the container serves.
+func (c *Container) AcrossServers() {
+	for _, h := range c.homes {
+		h.clusterLocks = h.s.Concurrency == Exclusive && h.t.Updated
+	}
+}
+
+// invalidates reports whether the mode sends invalidation messages.
+func (c Coherence) invalidates() bool { return c == Invalidate || c == InvalidateAsync }
+
+// SetInSync says whether the coherent types' caches may serve from
+// memory: false while the bus cannot vouch that no peer's commit has
+// gone unseen.
+func (c *Container) SetInSync(ok bool) { c.outOfSync.Store(!ok) }
+
+// Invalidate applies a peer's writes: on Announce it marks the
+// identities and finder entries as being written (no find is served from
+// memory for them) and drops their cached data; on Settle it drops them
+// again, unmarks the announced ones, and numbers the write so that data
+// read by a transaction that began before it is not kept (lastWrite).
+// announced says which items of a Settle were announced to this
+// container (a peer that joined mid-commit saw only the settle).
+func (c *Container) Invalidate(w *Writes, announced func(item int) bool) {
+	for n := range w.Items {
+		it := &w.Items[n]
+		h := c.Home(it.Type)
+		if h == nil || !h.coherent {
+			continue
+		}
+		unmark := w.Phase == Settle && it.Sync && (announced == nil || announced(n))
+		for _, k := range it.Keys {
+			s := h.shardOf(k)
+			s.mu.Lock()
+			switch {
+			case w.Phase == Announce:
+				s.writing[k]++
+			case unmark:
+				if m := s.writing[k] - 1; m > 0 {
+					s.writing[k] = m
+				} else {
+					delete(s.writing, k)
+				}
+			}
+			s.invalidateKey(k, nil)
+			s.mu.Unlock()
+		}
+		if h.finders != nil {
+			h.finders.remote(it.Finders, w.Phase == Announce, unmark)
+		}
+		if w.Phase == Settle {
+			h.noteWrite(c.writes.Add(1))
+			h.received.Add(int64(len(it.Keys) + len(it.Finders)))
+		}
+	}
+}
+
+// Clear drops every cached instance's data and finder entry of the named
+// coherent types (all of them when types is nil): the bus calls it when
+// this server was fenced or missed a peer's message, so that what it
+// serves next comes from the database.
+func (c *Container) Clear(types []string) {
+	for _, h := range c.homes {
+		if !h.coherent || (types != nil && !slices.Contains(types, h.t.Name)) {
+			continue
+		}
+		for n := range h.shards {
+			s := &h.shards[n]
+			s.mu.Lock()
+			for k := range s.cache {
+				s.invalidateKey(k, nil)
+			}
+			s.mu.Unlock()
+		}
+		if h.finders != nil {
+			h.finders.clearAll()
+		}
+		h.noteWrite(c.writes.Add(1))
+		h.fences.Add(1)
+	}
+}
+
+// collectWrites gathers, into tx.published, the writes of the coherent
+// types this commit makes; sync: only those of invalidate types (the
+// announcement).
+func (tx *Tx) collectWrites(w *Writes, sync bool) {
+	w.Items = w.Items[:0]
+	for _, i := range tx.enlisted {
+		h := i.home
+		if !h.coherent || !(i.stored || i.created || i.removed) || (i.created && i.removed) {
+			continue
+		}
+		isSync := h.s.Coherence == Invalidate
+		if sync && !isSync {
+			continue
+		}
+		n := slices.IndexFunc(w.Items, func(it Written) bool { return it.Type == h.t.Name })
+		if n < 0 {
+			w.Items = append(w.Items, Written{Type: h.t.Name, Sync: isSync})
+			n = len(w.Items) - 1
+		}
+		it := &w.Items[n]
+		it.Keys = append(it.Keys, i.key)
+		if h.finders != nil {
+			h.finders.touched(i, func(f *finderEntries, args string, all bool) {
+				it.Finders = append(it.Finders, FinderEntry{Finder: f.plan.name, Args: args, All: all})
+			})
+		}
+	}
+}
+
+// announceToPeers publishes the commit's synchronous writes before the
+// database commits them; false with the error when the bus could not
+// (the commit then rolls back).
+func (tx *Tx) announceToPeers() error {
+	if tx.ctr.peers == nil {
+		return nil
+	}
+	w := &tx.published
+	tx.collectWrites(w, true)
+	if len(w.Items) == 0 {
+		return nil
+	}
+	w.Phase, w.Announced = Announce, 0
+	tx.announced = true
+	return tx.ctr.peers.Publish(tx.ctx, w)
+}
+
+// settleWithPeers publishes the commit's writes after the database
+// commit (committed) or rollback: every coherent type's, or, after a
+// rollback, only those announced. A peer that does not answer is fenced
+// by the bus; a bus that cannot send leaves the peers' leases to lapse,
+// so the error changes nothing here.
+func (tx *Tx) settleWithPeers(committed bool) {
+	if tx.ctr.peers == nil || (!committed && !tx.announced) {
+		return
+	}
+	w := &tx.published
+	tx.collectWrites(w, !committed)
+	if !tx.announced {
+		w.Announced = 0
+	}
+	tx.announced = false
+	if len(w.Items) == 0 {
+		return
+	}
+	w.Phase = Settle
+	if committed {
+		for _, it := range w.Items {
+			h := tx.ctr.Home(it.Type)
+			tx.count(h, invalidationCommits, 1)
+			tx.count(h, invalidationsSent, int64(len(it.Keys)+len(it.Finders)))
+		}
+	}
+	_ = tx.ctr.peers.Publish(context.WithoutCancel(tx.ctx), w)
+}
+
+// servesFromMemory reports whether h's cached data may serve a find: a
+// coherent type's only while the bus vouches for it.
+func (h *Home) servesFromMemory() bool {
+	return !h.coherent || !h.ctr.outOfSync.Load()
+}
+
+// bypassesCache: a read-write transaction across servers loads an
+// updated exclusive type from the database (see AcrossServers).
+func (tx *Tx) bypassesCache(h *Home) bool { return h.clusterLocks && !tx.readOnly }
+
+// readBackEvery is the share of cache hits of a type whose staleness is
+// measured (readBack) that are checked against the database.
+const readBackEvery = 16
+
+// readBack checks a sampled cache hit against the database: data that
+// differs from the row read just after it is a stale read observed. A
+// write of the type noted meanwhile makes the sample inconclusive (the
+// row may have moved after the hit); a commit landing between the hit
+// and the read with its notice still on its way counts, so the count is
+// an upper bound.
+func (tx *Tx) readBack(i *Instance) error {
+	h := i.home
+	tx.hitsSinceCheck++
+	if tx.hitsSinceCheck < readBackEvery {
+		return nil
+	}
+	tx.hitsSinceCheck = 0
+	seen := h.lastWrite.Load()
+	q, err := tx.reader(h)
+	if err != nil {
+		return err
+	}
+	tx.args = h.t.keyArgs(&i.key, tx.args[:0])
+	if cap(tx.backVals) < len(h.t.Fields)+1 {
+		tx.backVals = make([]Value, len(h.t.Fields)+1)
+	}
+	vals := tx.backVals[:len(h.t.Fields)+1]
+	tx.dest = tx.dest[:0]
+	for f, c := range h.t.Fields {
+		tx.dest = append(tx.dest, valueDest(c.Kind, &vals[f]))
+	}
+	if h.t.Version != "" {
+		tx.dest = append(tx.dest, &vals[len(h.t.Fields)].I)
+	}
+	err = q.QueryRow(tx.ctx, h.sql.load, tx.args...).Scan(tx.dest...)
+	if h.lastWrite.Load() != seen {
+		return nil
+	}
+	tx.count(h, readBacks, 1)
+	switch {
+	case notFound(err) == ErrNotFound:
+		tx.count(h, staleReads, 1)
+	case err != nil:
+		return err
+	default:
+		for f, c := range h.t.Fields {
+			if !sameValue(c.Kind, &vals[f], &i.vals[f]) {
+				tx.count(h, staleReads, 1)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// sameValue compares two values of a field of kind k.
+func sameValue(k Kind, a, b *Value) bool {
+	switch k {
+	case Int:
+		return a.I == b.I
+	case Float:
+		return a.F == b.F
+	case String:
+		return a.S == b.S
+	case Time:
+		return a.T.Equal(b.T)
+	}
+	return string(a.B) == string(b.B)
+}
+
+// coherenceState are a home's counts of its peers' messages, written by
+// the bus's goroutine.
+type coherenceState struct {
+	received, fences atomic.Int64
+}
