@@ -28,6 +28,11 @@ type Container struct {
 	// whose homes keep data across transactions (commit options A and D)
 	// or lock (exclusive); see Home.lastWrite.
 	writes atomic.Int64
+	// sharedCache holds the state of the types whose coherence is shared
+	// (UseSharedCache); skipSharedInvalidation switches its invalidation
+	// off, for tests that show the checks fail without it.
+	sharedCache            SharedCache
+	skipSharedInvalidation bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,

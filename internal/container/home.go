@@ -214,7 +214,10 @@ func (h *Home) setRows(n int64) {
 // fresh reports whether a cached instance's data can serve a find without
 // reading the database. Called with its shard's mutex held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
-	if !i.valid || i.shard.beingWritten(i.key) {
+	if !i.valid || i.shard.beingWritten(i.key) || h.s.Coherence == Shared {
+		// A shared type's data is kept across transactions by the shared
+		// cache (and its near cache), which other servers' commits
+		// invalidate; the instance's own copy knows only this server's.
 		return false
 	}
 	switch h.s.CommitOption {
@@ -414,13 +417,15 @@ func (h *Home) Stats() Stats {
 		t[n] -= h.base[n]
 	}
 	return Stats{
-		Finds: t[hits] + t[txHits] + t[loads] + t[missing], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
+		Finds: t[hits] + t[txHits] + t[sharedHits] + t[loads] + t[missing], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
 		Creates: t[creates], Removes: t[removes], Instantiations: h.st.instantiations,
 		Activations: t[activations], Passivations: h.st.passivations, Discards: h.st.discards,
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
 		CacheSize: h.cacheCap, PoolSize: h.poolCap, Rows: h.rows,
 		LockWaits: t[lockWaits], LockTimeouts: t[lockTimeouts], Deadlocks: t[deadlocks], Conflicts: t[conflicts],
 		FinderHits: t[finderHits], FinderMisses: t[finderMisses], FinderInvalidations: t[finderInvalidations],
+		SharedHits: t[sharedHits], SharedMisses: t[sharedMisses], SharedPuts: t[sharedPuts],
+		SharedInvalidations: t[sharedInvalidations], NearHits: t[nearHits],
 	}
 }
 

@@ -80,6 +80,11 @@ type Tx struct {
 	found     []*Instance
 	// counts are the thread's counts per type (Home.index).
 	counts []threadCounts
+	// synced: the transaction has made a round trip to the shared cache,
+	// so its near-cache hits are current (see readShared); sharedIDs is
+	// invalidateShared's scratch.
+	synced    bool
+	sharedIDs []SharedID
 }
 
 type heldLock struct {
@@ -319,6 +324,14 @@ func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance
 // a finder has just returned.
 func (tx *Tx) load(i *Instance, find bool) error {
 	h, sql := i.home, i.home.sql
+	shared, epoch := tx.sharesState(h), int64(0)
+	if shared {
+		hit, e, err := tx.readShared(i)
+		if hit || err != nil {
+			return err
+		}
+		epoch = e
+	}
 	q, err := tx.reader(h)
 	if err != nil {
 		return err
@@ -351,6 +364,9 @@ func (tx *Tx) load(i *Instance, find bool) error {
 	}
 	i.valid, i.loaded, i.loadedAt = true, true, h.stamp()
 	tx.count(h, loads, 1)
+	if shared {
+		return tx.fillShared(i, q, epoch)
+	}
 	return nil
 }
 
@@ -640,6 +656,10 @@ func (tx *Tx) Commit() error {
 		tx.finish(true)
 		return nil
 	}
+	if err := tx.invalidateShared(); err != nil {
+		tx.finish(true)
+		return err
+	}
 	var write int64 // the transaction's number among committed writes, taken once
 	for _, i := range tx.enlisted {
 		if i.stored && i.home.sql.optimistic {
@@ -840,5 +860,5 @@ func (tx *Tx) finish(committed bool) {
 	clear(tx.queuedArgs)
 	tx.queuedArgs = tx.queuedArgs[:0]
 	tx.enlisted, tx.held, tx.found = tx.enlisted[:0], tx.held[:0], tx.found[:0]
-	tx.stx, tx.active = nil, false
+	tx.stx, tx.active, tx.synced = nil, false, false
 }

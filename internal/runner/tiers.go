@@ -134,6 +134,7 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 		return err
 	}
 	defer db.Close()
+	defer closeShared(p)
 	so := remote.ServerOptions{Token: token}
 	if o.Metrics != nil {
 		so.Observe = func(method string) func(codes.Code) {
@@ -276,6 +277,9 @@ func TierArgs(cfg config.Run) []string {
 		for _, e := range cfg.Entity {
 			args = append(args, "--entity", e.String())
 		}
+		if cfg.Coherence != "" {
+			args = append(args, "--coherence", cfg.Coherence.String())
+		}
 	}
 	return args
 }
@@ -328,7 +332,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	if err != nil {
 		return nil, err
 	}
-	onDB := append([]string{"--file", db}, TierArgs(cfg)...)
+	onDB := append(append([]string{"--file", db}, TierArgs(cfg)...), s.shared.tierArgs()...)
 	fail := func(err error) (*tieredRun, error) {
 		t.stopProcs()
 		return nil, err

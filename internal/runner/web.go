@@ -103,6 +103,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 		return err
 	}
 	defer db.Close()
+	defer closeShared(p)
 	site, err := web.Site(ctx, db, p)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", cfg.Workload, err)
@@ -151,6 +152,12 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	cfg.Scale = int(m.scale)
 	p := params(cfg)
 	p.Persistence, p.Entities = cfg.Persistence, entities
+	shared, err := openShared(ctx, cfg, entities)
+	if err != nil {
+		db.Close()
+		return nil, cfg, workload.RunParams{}, err
+	}
+	shared.attach(&p)
 	return db, cfg, p, nil
 }
 

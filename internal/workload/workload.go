@@ -118,6 +118,9 @@ type RunParams struct {
 	// Entities are the container's settings by entity type, resolved
 	// (nil for direct persistence).
 	Entities map[string]container.Settings
+	// SharedCache holds the state of the types whose coherence is shared
+	// (nil when none is): NewContainer hands it to the container.
+	SharedCache container.SharedCache
 	// Common are the run's settings common to the workloads (its Options
 	// left out: they are below).
 	Common config.Run
@@ -408,4 +411,17 @@ type Check struct {
 	Name   string `json:"name"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
+}
+
+// NewContainer makes the run's entity container of types over db, with
+// the run's settings (Entities) and its shared cache.
+func (p RunParams) NewContainer(ctx context.Context, db *store.DB, types []*container.Type) (*container.Container, error) {
+	ctr, err := container.New(ctx, db, types, p.Entities)
+	if err != nil {
+		return nil, err
+	}
+	if p.SharedCache != nil {
+		ctr.UseSharedCache(p.SharedCache)
+	}
+	return ctr, nil
 }

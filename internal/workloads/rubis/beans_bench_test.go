@@ -33,7 +33,7 @@ func BenchmarkBeans(b *testing.B) {
 		}
 		settings[ty.Name] = s
 	}
-	beans, err := openContainer(ctx, db, settings, true)
+	beans, err := openContainer(ctx, db, settings, nil, true)
 	if err != nil {
 		b.Fatal(err)
 	}

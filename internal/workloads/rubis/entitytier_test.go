@@ -36,7 +36,7 @@ func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Pr
 	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	local, err := openContainer(ctx, db, resolved(t, run), false)
+	local, err := openContainer(ctx, db, resolved(t, run), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 			if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			local, err := openContainer(ctx, db, resolved(t, runSettings(container.CMP, container.OptionC, container.Database, "0")), false)
+			local, err := openContainer(ctx, db, resolved(t, runSettings(container.CMP, container.OptionC, container.Database, "0")), nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -59,10 +59,13 @@ func NewFacade(ctr *container.Container) (*Facade, error) {
 // openContainer starts a container of RUBiS's entity types over db with
 // the resolved settings, its caches warmed first when warm is set (its
 // counters then start from zero), and the business tier over it.
-func openContainer(ctx context.Context, db *store.DB, settings map[string]container.Settings, warm bool) (*Facade, error) {
+func openContainer(ctx context.Context, db *store.DB, settings map[string]container.Settings, shared container.SharedCache, warm bool) (*Facade, error) {
 	ctr, err := container.New(ctx, db, entityTypes, settings)
 	if err != nil {
 		return nil, err
+	}
+	if shared != nil {
+		ctr.UseSharedCache(shared)
 	}
 	if warm {
 		for _, t := range warmed {

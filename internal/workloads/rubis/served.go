@@ -33,7 +33,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if style == "session" {
 		a, err = NewServlets(ctx, db)
 	} else {
-		a, err = openContainer(ctx, db, p.Entities, optionsOf(p.Options).warm)
+		a, err = openContainer(ctx, db, p.Entities, p.SharedCache, optionsOf(p.Options).warm)
 	}
 	if err != nil {
 		return nil, err

@@ -140,7 +140,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	var beans *Facade
 	var err error
 	if p.Persistence.Container() {
-		if beans, err = openContainer(ctx, db, p.Entities, optionsOf(p.Options).warm); err != nil {
+		if beans, err = openContainer(ctx, db, p.Entities, p.SharedCache, optionsOf(p.Options).warm); err != nil {
 			return nil, err
 		}
 		a = beans
