@@ -25,7 +25,7 @@ type appServer struct {
 
 // appServers starts n app servers over dsn's database (made once) and
 // one run's keys in the real Redis. near: each keeps a near cache.
-func appServers(t *testing.T, dsn string, n, threads int, s container.Settings, near bool) []appServer {
+func appServers(t testing.TB, dsn string, n, threads int, s container.Settings, near bool) []appServer {
 	t.Helper()
 	redisURL, run := testsvc.Redis(t)
 	ctx := context.Background()

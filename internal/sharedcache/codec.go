@@ -95,7 +95,8 @@ func decodeState(b []byte, t *container.Type, vals []container.Value, version *i
 				v.B = nil
 				continue
 			}
-			v.B = append([]byte(nil), d.next(int(n-1))...)
+			src := d.next(int(n - 1))
+			v.B = append(make([]byte, 0, len(src)), src...)
 		case container.Time:
 			v.T = d.time()
 		}
@@ -135,7 +136,8 @@ func (d *decoder) uvarint() uint64 {
 func (d *decoder) next(n int) []byte {
 	if n < 0 || n > len(d.b) {
 		d.bad, d.b = true, nil
-		return make([]byte, max(n, 8))
+		return make([]byte, 8) // enough for any fixed-size read; the state is refused
+
 	}
 	out := d.b[:n]
 	d.b = d.b[n:]
