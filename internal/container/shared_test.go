@@ -27,11 +27,17 @@ type appServer struct {
 // one run's keys in the real Redis. near: each keeps a near cache.
 func appServers(t testing.TB, dsn string, n, threads int, s container.Settings, near bool) []appServer {
 	t.Helper()
+	return appServersAt(t, dsn, n, threads, s, near, "")
+}
+
+// appServersAt is appServers at an isolation level ("": the default).
+func appServersAt(t testing.TB, dsn string, n, threads int, s container.Settings, near bool, iso store.Isolation) []appServer {
+	t.Helper()
 	redisURL, run := testsvc.Redis(t)
 	ctx := context.Background()
 	var out []appServer
 	for i := range n {
-		db := storetest.Open(t, dsn, store.Options{Threads: threads})
+		db := storetest.Open(t, dsn, store.Options{Threads: threads, Isolation: iso})
 		if i == 0 {
 			if err := db.ExecScript(ctx, schema); err != nil {
 				t.Fatal(err)
@@ -322,6 +328,26 @@ func TestSharedModelFailsWithoutInvalidation(t *testing.T) {
 				}
 			}
 			t.Logf("%d problems: %q", len(problems), problems)
+		})
+	}
+}
+
+// Only a load that saw every commit made before it started fills the
+// shared cache: at READ COMMITTED each statement does; at REPEATABLE READ
+// a transaction's snapshot may predate a commit whose invalidation came
+// before the miss, so its loads do not fill.
+func TestSharedFillsOnlyFromCurrentStatements(t *testing.T) {
+	dsn := storetest.Postgres(t)
+	for _, c := range []struct {
+		iso  store.Isolation
+		puts int64
+	}{{store.ReadCommitted, 1}, {store.RepeatableRead, 0}} {
+		t.Run(string(c.iso), func(t *testing.T) {
+			srv := appServersAt(t, dsn, 1, 1, sharedSettings(t, container.OptionB, container.CMP, ""), true, c.iso)[0]
+			srv.add(t, 4, 1) // at repeatable read the load runs in the database transaction
+			if st := srv.h.Stats(); st.SharedMisses != 1 || st.Loads != 1 || st.SharedPuts != c.puts {
+				t.Errorf("misses %d, loads %d, puts %d; want 1, 1, %d", st.SharedMisses, st.Loads, st.SharedPuts, c.puts)
+			}
 		})
 	}
 }
