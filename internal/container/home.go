@@ -28,6 +28,9 @@ type Home struct {
 	// numbersWrites: the type keeps data across transactions (A, D) or
 	// locks (exclusive), so its writes move lastWrite.
 	numbersWrites bool
+	// shared: the type's coherence is shared (a flag, not a string
+	// comparison, on the find's path).
+	shared bool
 	// ctr and index find the type's counts in each thread's transaction
 	// (Tx.counts[index]).
 	ctr   *Container
@@ -108,7 +111,7 @@ func (h *Home) Settings() Settings { return h.s }
 
 func newHome(c *Container, index int, t *Type, s Settings) *Home {
 	h := &Home{ctr: c, index: index, t: t, s: s,
-		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, finders: newFinderCache(t, s)}
+		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, shared: s.Coherence == Shared, finders: newFinderCache(t, s)}
 	h.setRows(0)
 	return h
 }
@@ -214,7 +217,7 @@ func (h *Home) setRows(n int64) {
 // fresh reports whether a cached instance's data can serve a find without
 // reading the database. Called with its shard's mutex held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
-	if !i.valid || i.shard.beingWritten(i.key) || h.s.Coherence == Shared {
+	if !i.valid || i.shard.beingWritten(i.key) || h.shared {
 		// A shared type's data is kept across transactions by the shared
 		// cache (and its near cache), which other servers' commits
 		// invalidate; the instance's own copy knows only this server's.

@@ -69,7 +69,7 @@ func (c *Container) UseSharedCache(sc SharedCache) { c.sharedCache = sc }
 // it was not the latest. Exclusive concurrency is refused for updated
 // shared types (Settings.safe): its lock is one process's.
 func (tx *Tx) sharesState(h *Home) bool {
-	if h.s.Coherence != Shared {
+	if !h.shared {
 		return false
 	}
 	return tx.readOnly || h.s.Concurrency != Database || !h.t.Updated
@@ -147,7 +147,7 @@ func (tx *Tx) invalidateShared() error {
 		// A create needs none: no state of a new identity can be in the
 		// shared cache, as a fill follows a load that found the row, and
 		// the remove of an earlier row of that identity invalidated it.
-		if h.s.Coherence == Shared && (i.stored || i.removed && !i.created) {
+		if h.shared && (i.stored || i.removed && !i.created) {
 			ids = append(ids, SharedID{Type: h.t, Key: i.key})
 		}
 	}
