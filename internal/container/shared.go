@@ -29,8 +29,10 @@ type SharedCache interface {
 	// have committed after the database read); it reports whether it
 	// stored it.
 	Fill(ctx context.Context, t *Type, key Key, epoch int64, vals []Value, version int64) (bool, error)
-	// Invalidate drops the state of the identities and moves their
-	// epochs on, in one round trip.
+	// Invalidate moves the identities' epochs on and drops their state,
+	// or, for one written at a version (SharedID.Written), replaces it
+	// unless a later version has been written or removed; in one round
+	// trip.
 	Invalidate(ctx context.Context, ids []SharedID) error
 }
 
@@ -43,10 +45,19 @@ type SharedRead struct {
 	Epoch int64
 }
 
-// SharedID names an identity in the shared cache.
+// SharedID names an identity a commit wrote, for the shared cache.
+//
+// Under optimistic concurrency the database orders the writes of an
+// identity by its version, so the shared cache can be written through:
+// Written is the state the commit stored at Version, kept unless a later
+// version is there. A remove's Version is then the row's version plus
+// one, below which no state is written again. Without a version (nil
+// Written, Version 0) the identity's state is dropped.
 type SharedID struct {
-	Type *Type
-	Key  Key
+	Type    *Type
+	Key     Key
+	Written []Value
+	Version int64
 }
 
 // ErrSharedInvalidation: a commit reached the database but the shared
@@ -135,8 +146,9 @@ func (tx *Tx) fillShared(i *Instance, q querier, epoch int64) error {
 	return nil
 }
 
-// invalidateShared drops, after the database commit, the shared state of
-// every identity the transaction stored or removed, in one round trip. A reader that filled the shared cache from the database before
+// invalidateShared drops or replaces, after the database commit, the
+// shared state of every identity the transaction stored or removed, in
+// one round trip. A reader that filled the shared cache from the database before
 // the commit either filled before this (and its state is dropped now) or
 // after (and its fill is refused: the epoch it read has moved on), so no
 // transaction that begins after Commit returns reads older state.
@@ -147,9 +159,19 @@ func (tx *Tx) invalidateShared() error {
 		// A create needs none: no state of a new identity can be in the
 		// shared cache, as a fill follows a load that found the row, and
 		// the remove of an earlier row of that identity invalidated it.
-		if h.shared && (i.stored || i.removed && !i.created) {
-			ids = append(ids, SharedID{Type: h.t, Key: i.key})
+		if !h.shared || !(i.stored || i.removed && !i.created) {
+			continue
 		}
+		id := SharedID{Type: h.t, Key: i.key}
+		if h.sql.optimistic && !tx.ctr.noWriteThrough {
+			// The version the store moved the row to (Commit moves the
+			// instance's after this), or past the removed row's.
+			id.Version = i.version + 1
+			if !i.removed {
+				id.Written = i.vals
+			}
+		}
+		ids = append(ids, id)
 	}
 	tx.sharedIDs = ids
 	if len(ids) == 0 || tx.ctr.skipSharedInvalidation {

@@ -196,6 +196,11 @@ func TestSharedWriteIsSeenByTheOtherServer(t *testing.T) {
 			if st := writer.h.Stats(); st.SharedInvalidations != 1 {
 				t.Errorf("%d shared invalidations, want 1", st.SharedInvalidations)
 			}
+			// Optimistic: the commit wrote its state through, so the
+			// reader's find was a hit, not a load.
+			if st := reader.h.Stats(); st.Loads != 1 || st.SharedHits != 2 {
+				t.Errorf("reader: %d loads, %d shared hits; want 1 (its first find) and 2", st.Loads, st.SharedHits)
+			}
 		})
 	}
 }

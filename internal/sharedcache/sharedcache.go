@@ -168,22 +168,42 @@ func (c *Cache) Sync(ctx context.Context) error {
 }
 
 // fill stores a state unless the epoch has moved since the read that
-// missed; the key's TTL moves on.
+// missed, and raises the key's version floor (n) to the state's, so that
+// a write-through of an older version arriving late drops it rather than
+// replacing it; the key's TTL moves on.
 var fill = rueidis.NewLuaScript(`
 if (tonumber(redis.call('HGET', KEYS[1], 'e')) or 0) ~= tonumber(ARGV[1]) then
 	return 0
 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2])
+local floor, version = tonumber(redis.call('HGET', KEYS[1], 'n')), tonumber(ARGV[4])
+if floor == nil or floor < version then
+	redis.call('HSET', KEYS[1], 'n', version)
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`)
 
-// invalidate moves each key's epoch on and drops its state, at once
-// (a script runs alone), so a reader sees the old state with the old
-// epoch or neither.
+// invalidate moves each key's epoch on and, for a write at a version
+// (ARGV: per key a version, 0 for none, and a state, empty for none),
+// replaces the state if no later version has been written, filled or
+// removed (field n, the highest seen); otherwise, or without a version,
+// it drops the state (which one is the latest, the script cannot tell; the
+// next reader loads it). A remove at a version raises n to it. All at
+// once (a script runs alone), so a reader sees the old state with the old
+// epoch or the new one with the new.
 var invalidate = rueidis.NewLuaScript(`
-for _, k in ipairs(KEYS) do
+for i, k in ipairs(KEYS) do
+	local version, state = tonumber(ARGV[2*i]), ARGV[2*i+1]
+	local floor = tonumber(redis.call('HGET', k, 'n'))
 	redis.call('HINCRBY', k, 'e', 1)
-	redis.call('HDEL', k, 'v')
+	if version > 0 and state ~= '' and (floor == nil or floor < version) then
+		redis.call('HSET', k, 'v', state, 'n', version)
+	else
+		redis.call('HDEL', k, 'v')
+		if version > 0 and (floor == nil or floor < version) then
+			redis.call('HSET', k, 'n', version)
+		end
+	end
 	redis.call('PEXPIRE', k, ARGV[1])
 end
 return #KEYS`)
@@ -199,20 +219,29 @@ func (c *Cache) Fill(ctx context.Context, t *container.Type, key container.Key, 
 	}
 	*buf = appendState((*buf)[:0], t, vals, version)
 	c.roundTrips.Add(1)
-	n, err := fill.Exec(ctx, c.client, []string{c.key(t, key)}, []string{strconv.FormatInt(epoch, 10), string(*buf), ttlArg}).AsInt64()
+	n, err := fill.Exec(ctx, c.client, []string{c.key(t, key)}, []string{strconv.FormatInt(epoch, 10), string(*buf), ttlArg, strconv.FormatInt(version, 10)}).AsInt64()
 	c.bufs.Put(buf)
 	return n == 1, err
 }
 
-// Invalidate drops the identities' states and moves their epochs on, in
-// one round trip.
+// Invalidate drops the identities' states, or writes the written ones
+// through, and moves their epochs on, in one round trip.
 func (c *Cache) Invalidate(ctx context.Context, ids []container.SharedID) error {
 	keys := make([]string, len(ids))
+	args := make([]string, 1, 1+2*len(ids))
+	args[0] = ttlArg
+	var buf []byte
 	for n, id := range ids {
 		keys[n] = c.key(id.Type, id.Key)
+		state := ""
+		if id.Written != nil {
+			buf = appendState(buf[:0], id.Type, id.Written, id.Version)
+			state = string(buf)
+		}
+		args = append(args, strconv.FormatInt(id.Version, 10), state)
 	}
 	c.roundTrips.Add(1)
-	return invalidate.Exec(ctx, c.client, keys, []string{ttlArg}).Error()
+	return invalidate.Exec(ctx, c.client, keys, args).Error()
 }
 
 // Close disconnects, after removing the run's keys under ClearAtClose;

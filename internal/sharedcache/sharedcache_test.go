@@ -154,3 +154,69 @@ func BenchmarkCodec(b *testing.B) {
 		b.ReportMetric(float64(len(buf)), "bytes/value")
 	})
 }
+
+// Writes through arrive in any order, the database having ordered them by
+// version: a later version is never replaced by an earlier one (which
+// drops it instead), a remove
+// keeps every earlier write from coming back, and a state filled from the
+// database keeps an earlier write from replacing it.
+func TestWriteThroughKeepsTheLatestVersion(t *testing.T) {
+	rawURL, run := testsvc.Redis(t)
+	ctx := context.Background()
+	c, err := Open(ctx, rawURL, Options{Run: run, ClearAtClose: true, NoNearCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	typ := &container.Type{Name: "Acct", Key: []container.Column{{Name: "id", Kind: container.Int}},
+		Fields: []container.Column{{Name: "credit", Kind: container.Int}}, Version: "version"}
+	write := func(key, credit, version int64) {
+		t.Helper()
+		id := container.SharedID{Type: typ, Key: container.Key{A: key}, Version: version, Written: []container.Value{{I: credit}}}
+		if err := c.Invalidate(ctx, []container.SharedID{id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(key int64) (credit, version int64, hit bool) {
+		t.Helper()
+		vals := make([]container.Value, 1)
+		r, err := c.Read(ctx, typ, container.Key{A: key}, vals, &version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vals[0].I, version, r.Hit
+	}
+	write(1, 160, 6)
+	write(1, 170, 7)
+	if credit, version, hit := read(1); !hit || credit != 170 || version != 7 {
+		t.Errorf("after versions 6 then 7: %d at %d (hit %v); want 170 at 7", credit, version, hit)
+	}
+	// Committed before, arriving after: dropped, not kept (which state is
+	// the latest, the script does not know; the next reader loads it).
+	write(1, 160, 6)
+	if credit, _, hit := read(1); hit && credit != 170 {
+		t.Errorf("after versions 7 then 6: credit %d; want 170 or a miss, never the older", credit)
+	}
+	// A remove of version 7 (floor 8), then a late write of version 7.
+	if err := c.Invalidate(ctx, []container.SharedID{{Type: typ, Key: container.Key{A: 1}, Version: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	write(1, 170, 7)
+	if _, _, hit := read(1); hit {
+		t.Error("a write older than the remove brought the state back")
+	}
+	// A fill of version 3 read from the database, then a late write of 2.
+	vals := make([]container.Value, 1)
+	var version int64
+	r, err := c.Read(ctx, typ, container.Key{A: 2}, vals, &version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.Fill(ctx, typ, container.Key{A: 2}, r.Epoch, []container.Value{{I: 30}}, 3); err != nil || !ok {
+		t.Fatalf("fill: %v, %v", ok, err)
+	}
+	write(2, 20, 2)
+	if credit, _, hit := read(2); hit && credit != 30 {
+		t.Errorf("a late write of version 2 replaced the filled version 3: credit %d", credit)
+	}
+}
