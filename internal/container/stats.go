@@ -56,7 +56,7 @@ type Stats struct {
 	// this server's near cache served without a round trip. SharedMisses
 	// are loads the shared cache could not serve, SharedPuts the states
 	// loaded from the database that filled it, SharedInvalidations the
-	// identities commits dropped from it.
+	// identities commits dropped from it or wrote through to it.
 	SharedHits          int64 `json:"shared_hits,omitempty"`
 	NearHits            int64 `json:"near_hits,omitempty"`
 	SharedMisses        int64 `json:"shared_misses,omitempty"`
