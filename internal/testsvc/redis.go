@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -54,11 +55,7 @@ func ping(addr string) error {
 		return err
 	}
 	if !strings.HasPrefix(line, "+PONG") {
-		return &net.OpError{Op: "ping", Net: "tcp", Err: errUnexpected(strings.TrimSpace(line))}
+		return fmt.Errorf("PING answered %q, not +PONG", strings.TrimSpace(line))
 	}
 	return nil
 }
-
-type errUnexpected string
-
-func (e errUnexpected) Error() string { return "answered " + string(e) + ", not +PONG" }
