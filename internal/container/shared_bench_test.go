@@ -65,3 +65,53 @@ func BenchmarkSharedCacheReads(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSharedCacheCommit compares a read-write transaction that adds
+// to one account's credit without coherence (option C, optimistic) with
+// the same under coherence shared: optimistic (the state written through:
+// the next find is a hit) and database concurrency (the writer reads the
+// database, the commit invalidates).
+//
+//	go test -run XXX -bench SharedCacheCommit -benchtime 2000x ./internal/container/
+func BenchmarkSharedCacheCommit(b *testing.B) {
+	optimistic := settings(container.OptionC, 10, 10)
+	optimistic.Concurrency = container.Optimistic
+	cases := []struct {
+		name   string
+		s      container.Settings
+		shared bool
+	}{
+		{"no-coherence-optimistic", optimistic, false},
+		{"shared-optimistic", sharedSettings(b, container.OptionA, container.CMP, container.Optimistic), true},
+		{"shared-database", sharedSettings(b, container.OptionA, container.CMP, container.Database), true},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			var srv appServer
+			if c.shared {
+				srv = appServers(b, storetest.SQLite(b), 1, 1, c.s, true)[0]
+			} else {
+				srv = appServer{fixture: newFixture(b, storetest.SQLite(b), 1, c.s)}
+			}
+			ctx := context.Background()
+			srv.ctr.ResetStats()
+			for b.Loop() {
+				tx, err := srv.ctr.Begin(ctx, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := tx.Find(srv.h, container.Key{A: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a.SetInt(fCredit, a.Int(fCredit)+1)
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st := srv.h.Stats()
+			b.ReportMetric(float64(st.Loads)/float64(b.N), "db-loads/op")
+			b.ReportMetric(float64(st.SharedHits)/float64(b.N), "shared-hits/op")
+		})
+	}
+}
