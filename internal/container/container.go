@@ -33,9 +33,6 @@ type Container struct {
 	// off, for tests that show the checks fail without it.
 	sharedCache            SharedCache
 	skipSharedInvalidation bool
-	// noWriteThrough makes commits of optimistic types drop their shared
-	// state instead of replacing it (a test's baseline).
-	noWriteThrough bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,

@@ -40,7 +40,3 @@ func CheckLockPins(h *Home) error {
 // SkipSharedInvalidation switches c's commits' shared-cache invalidation
 // off (off true) or on, to show the checks fail without it.
 func SkipSharedInvalidation(c *Container, off bool) { c.skipSharedInvalidation = off }
-
-// NoWriteThrough makes c's commits drop the shared state of optimistic
-// types instead of writing it through.
-func NoWriteThrough(c *Container) { c.noWriteThrough = true }

@@ -163,12 +163,12 @@ func (tx *Tx) invalidateShared() error {
 			continue
 		}
 		id := SharedID{Type: h.t, Key: i.key}
-		if h.sql.optimistic && !tx.ctr.noWriteThrough {
-			// The version the store moved the row to (Commit moves the
-			// instance's after this), or past the removed row's.
-			id.Version = i.version + 1
-			if !i.removed {
-				id.Written = i.vals
+		if h.sql.optimistic {
+			// The version the store moved the row to (Commit has moved
+			// the instance's), or past the removed row's.
+			id.Version, id.Written = i.version, i.vals
+			if i.removed {
+				id.Version, id.Written = i.version+1, nil
 			}
 		}
 		ids = append(ids, id)

@@ -656,10 +656,6 @@ func (tx *Tx) Commit() error {
 		tx.finish(true)
 		return nil
 	}
-	if err := tx.invalidateShared(); err != nil {
-		tx.finish(true)
-		return err
-	}
 	var write int64 // the transaction's number among committed writes, taken once
 	for _, i := range tx.enlisted {
 		if i.stored && i.home.sql.optimistic {
@@ -672,8 +668,9 @@ func (tx *Tx) Commit() error {
 			h.noteWrite(write) // before finish releases the instances and locks
 		}
 	}
+	err = tx.invalidateShared() // the write is stored whatever it returns
 	tx.finish(true)
-	return nil
+	return err
 }
 
 // announceWrites tells the homes of caching types which private instances
