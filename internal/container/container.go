@@ -32,6 +32,11 @@ type Container struct {
 	// (nil with one); outOfSync: they cannot vouch for this cache now.
 	peers     Peers
 	outOfSync atomic.Bool
+	// sharedCache holds the state of the types whose coherence is shared
+	// (UseSharedCache); skipSharedInvalidation switches its invalidation
+	// off, for tests that show the checks fail without it.
+	sharedCache            SharedCache
+	skipSharedInvalidation bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,

@@ -36,3 +36,7 @@ func CheckLockPins(h *Home) error {
 	}
 	return nil
 }
+
+// SkipSharedInvalidation switches c's commits' shared-cache invalidation
+// off (off true) or on, to show the checks fail without it.
+func SkipSharedInvalidation(c *Container, off bool) { c.skipSharedInvalidation = off }

@@ -168,7 +168,9 @@ type finderCache struct {
 const finderCacheCapacity = 100_000
 
 func newFinderCache(t *Type, s Settings) *finderCache {
-	if !s.CommitOption.caches() || s.Concurrency == Database || s.Cache.Of(math.MaxInt32) == 0 {
+	// A shared type's finder results are not shared: each server's would
+	// miss the others' writes, so its finders ask the database.
+	if !s.CommitOption.caches() || s.Concurrency == Database || s.Coherence == Shared || s.Cache.Of(math.MaxInt32) == 0 {
 		return nil
 	}
 	c := &finderCache{finders: make(map[string]*finderEntries), capacity: finderCacheCapacity}

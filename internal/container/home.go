@@ -33,6 +33,9 @@ type Home struct {
 	// against the database; clusterLocks: read-write transactions read
 	// it with locking reads (AcrossServers).
 	coherent, readBack, clusterLocks bool
+	// shared: the type's coherence is shared (a flag, not a string
+	// comparison, on the find's path).
+	shared bool
 	// ctr and index find the type's counts in each thread's transaction
 	// (Tx.counts[index]).
 	ctr   *Container
@@ -114,7 +117,7 @@ func (h *Home) Settings() Settings { return h.s }
 
 func newHome(c *Container, index int, t *Type, s Settings) *Home {
 	h := &Home{ctr: c, index: index, t: t, s: s,
-		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, finders: newFinderCache(t, s)}
+		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, shared: s.Coherence == Shared, finders: newFinderCache(t, s)}
 	h.setRows(0)
 	return h
 }
@@ -220,7 +223,10 @@ func (h *Home) setRows(n int64) {
 // fresh reports whether a cached instance's data can serve a find without
 // reading the database. Called with its shard's mutex held.
 func (h *Home) fresh(i *Instance, now func() time.Time) bool {
-	if !i.valid || i.shard.beingWritten(i.key) || !h.servesFromMemory() {
+	if !i.valid || i.shard.beingWritten(i.key) || !h.servesFromMemory() || h.shared {
+		// A shared type's data is kept across transactions by the shared
+		// cache (and its near cache), which other servers' commits
+		// invalidate; the instance's own copy knows only this server's.
 		return false
 	}
 	switch h.s.CommitOption {
@@ -431,7 +437,7 @@ func (h *Home) Stats() Stats {
 		t[n] -= h.base[n]
 	}
 	st := Stats{
-		Finds: t[hits] + t[txHits] + t[loads] + t[missing], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
+		Finds: t[hits] + t[txHits] + t[sharedHits] + t[loads] + t[missing], CacheHits: t[hits], TxHits: t[txHits], Loads: t[loads], NotFound: t[missing], Stores: t[stores],
 		Creates: t[creates], Removes: t[removes], Instantiations: h.st.instantiations,
 		Activations: t[activations], Passivations: h.st.passivations, Discards: h.st.discards,
 		PeakReady: h.peakReady, PeakPooled: h.peakPooled, ReadyAtEnd: h.ready, PooledAtEnd: int64(len(h.pool)),
@@ -440,6 +446,8 @@ func (h *Home) Stats() Stats {
 		FinderHits: t[finderHits], FinderMisses: t[finderMisses], FinderInvalidations: t[finderInvalidations],
 		InvalidationCommits: t[invalidationCommits], InvalidationsSent: t[invalidationsSent],
 		InvalidationsReceived: h.received.Load(), Fences: h.fences.Load(), ReadBacks: t[readBacks], StaleReads: t[staleReads],
+		SharedHits: t[sharedHits], SharedMisses: t[sharedMisses], SharedPuts: t[sharedPuts],
+		SharedInvalidations: t[sharedInvalidations], NearHits: t[nearHits],
 	}
 	if h.coherent && h.ctr.peers != nil {
 		st.InvalidationP50Micros, st.InvalidationP99Micros, st.InvalidationMaxMicros = l.P50.Microseconds(), l.P99.Microseconds(), l.Max.Microseconds()

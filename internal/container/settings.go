@@ -435,6 +435,9 @@ func Resolve(run Settings, t *Type, user []Setting) (Settings, error) {
 	}
 	if s.Concurrency == "" { // none given: the type's commit option decides
 		s.Concurrency = s.CommitOption.DefaultConcurrency()
+		if s.Coherence == Shared && t.Updated {
+			s.Concurrency = sharedConcurrency(t)
+		}
 	}
 	return s, s.safe(t)
 }
@@ -445,7 +448,10 @@ func (s Settings) safe(t *Type) error {
 	switch {
 	case !s.Persistence.Container():
 		return fmt.Errorf("%s: persistence %s has no entity container; allowed: %s", t.Name, s.Persistence, Persistences)
-	case s.CommitOption.caches() && s.Concurrency == Database && t.Updated:
+	case s.Coherence == Shared && s.Concurrency == Exclusive && t.Updated:
+		return fmt.Errorf("%s: exclusive concurrency with coherence shared would lose updates: the exclusive lock is one app server's, and %s's state is shared by all of them, so two servers could write back the same cached state. Use --concurrency %s (the database arbitrates), or coherence invalidate",
+			t.Name, t.Name, sharedConcurrency(t))
+	case s.CommitOption.caches() && s.Concurrency == Database && t.Updated && s.Coherence != Shared:
 		return fmt.Errorf("%s: commit option %s with database concurrency would lose updates: %s keeps %s's data across transactions without holding the database's locks, so a transaction could write back data another one changed since. Use --concurrency exclusive or optimistic, or commit option B or C",
 			t.Name, s.CommitOption, s.CommitOption, t.Name)
 	case s.Concurrency == ReadOnly && t.Updated:
@@ -454,6 +460,18 @@ func (s Settings) safe(t *Type) error {
 		return fmt.Errorf("%s: optimistic concurrency needs a version column, and %s has none; use database or exclusive", t.Name, t.Table)
 	}
 	return nil
+}
+
+// sharedConcurrency is the concurrency an updated type of coherence
+// shared gets when none is given: optimistic where it has a version
+// column (writers may read the shared state, and the database's version
+// check refuses a stale one), the database's locks otherwise (writers
+// read the database).
+func sharedConcurrency(t *Type) Concurrency {
+	if t.Version != "" {
+		return Optimistic
+	}
+	return Database
 }
 
 // SafeAcross rejects the settings that would serve stale data when

@@ -53,3 +53,42 @@ func TestCachingAcrossAppServersNeedsCoherence(t *testing.T) {
 		t.Errorf("a bad mode: %v, want the allowed ones named", err)
 	}
 }
+
+// Coherence shared leaves the arbitration of writers to the database:
+// an updated type gets optimistic concurrency when it has a version
+// column and the database's otherwise, exclusive (one process's lock) is
+// refused naming the alternative, and A or D with database concurrency is
+// accepted, the shared cache keeping the data across transactions.
+func TestSharedCoherenceConcurrency(t *testing.T) {
+	versioned := &Type{Name: "Account", Updated: true, Version: "version"}
+	plain := &Type{Name: "Users", Updated: true}
+	readOnly := &Type{Name: "Stock"}
+	for _, tt := range []struct {
+		t           *Type
+		option      CommitOption
+		concurrency Concurrency
+		want        Concurrency // "" refused
+	}{
+		{versioned, OptionA, "", Optimistic},
+		{plain, OptionA, "", Database},
+		{readOnly, OptionA, "", Exclusive},
+		{versioned, OptionA, Exclusive, ""},
+		{readOnly, OptionA, Exclusive, Exclusive},
+		{plain, OptionA, Database, Database},
+		{versioned, OptionD, Database, Database},
+		{versioned, OptionC, "", Optimistic},
+	} {
+		run := Settings{CommitOption: tt.option, Persistence: CMP, Concurrency: tt.concurrency, Coherence: Shared}
+		s, err := Resolve(run, tt.t, nil)
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("%s %c %q shared: accepted as %s, want refused", tt.t.Name, tt.option, tt.concurrency, s.Concurrency)
+		case tt.want == "" && !strings.Contains(err.Error(), "--concurrency optimistic"):
+			t.Errorf("the refusal does not name the alternative: %v", err)
+		case tt.want != "" && err != nil:
+			t.Errorf("%s %c %q shared: %v, want %s", tt.t.Name, tt.option, tt.concurrency, err, tt.want)
+		case tt.want != "" && s.Concurrency != tt.want:
+			t.Errorf("%s %c %q shared: concurrency %s, want %s", tt.t.Name, tt.option, tt.concurrency, s.Concurrency, tt.want)
+		}
+	}
+}

@@ -9,7 +9,7 @@ import "sync/atomic"
 // rows is N finds, and one that returns none is none. Each find is exactly
 // one of its outcomes, which are what is counted; Finds is their sum:
 //
-//	Finds = CacheHits + TxHits + Loads + NotFound
+//	Finds = CacheHits + TxHits + SharedHits + Loads + NotFound
 //
 // A find an error cuts short (a lock timeout, a deadlock, a failed query,
 // a cancelled context) is no find: its transaction rolls back, its error
@@ -23,8 +23,8 @@ type Stats struct {
 	// TxHits are finds served from the transaction's own instance: an
 	// identity it had already found or created.
 	TxHits int64 `json:"tx_hits"`
-	// Loads are finds that read the instance's row (a load, or the
-	// finder's row under CMP).
+	// Loads are finds that read the instance's row from the database (a
+	// load, or the finder's row under CMP).
 	Loads int64 `json:"loads"`
 	// NotFound are finds of an identity that has no row: a Find of a
 	// missing key, or a key a finder returned whose row was gone when it
@@ -74,6 +74,17 @@ type Stats struct {
 	// database; StaleReads those whose cached data differed from it.
 	ReadBacks  int64 `json:"read_backs,omitempty"`
 	StaleReads int64 `json:"stale_reads,omitempty"`
+	// SharedHits are finds served from the shared cache (coherence
+	// shared), without a read of the database; NearHits are those of them
+	// this server's near cache served without a round trip. SharedMisses
+	// are loads the shared cache could not serve, SharedPuts the states
+	// loaded from the database that filled it, SharedInvalidations the
+	// identities commits dropped from it or wrote through to it.
+	SharedHits          int64 `json:"shared_hits,omitempty"`
+	NearHits            int64 `json:"near_hits,omitempty"`
+	SharedMisses        int64 `json:"shared_misses,omitempty"`
+	SharedPuts          int64 `json:"shared_puts,omitempty"`
+	SharedInvalidations int64 `json:"shared_invalidations,omitempty"`
 	// CacheSize and PoolSize are the sizes at the end: a percentage
 	// resolved against Rows, the type's rows as the container counted
 	// them (counted only when a size is a percentage, 0 otherwise).
@@ -114,6 +125,11 @@ const (
 	invalidationsSent
 	readBacks
 	staleReads
+	sharedHits
+	sharedMisses
+	sharedPuts
+	sharedInvalidations
+	nearHits
 	numCounters
 )
 

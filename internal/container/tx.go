@@ -87,6 +87,11 @@ type Tx struct {
 	// hitsSinceCheck and backVals serve the sampled read-backs.
 	hitsSinceCheck int
 	backVals       []Value
+	// synced: the transaction has made a round trip to the shared cache,
+	// so its near-cache hits are current (see readShared); sharedIDs is
+	// invalidateShared's scratch.
+	synced    bool
+	sharedIDs []SharedID
 }
 
 type heldLock struct {
@@ -332,6 +337,14 @@ func (tx *Tx) loadUnlessFresh(h *Home, i *Instance, fresh, find bool) (*Instance
 // a finder has just returned.
 func (tx *Tx) load(i *Instance, find bool) error {
 	h, sql := i.home, i.home.sql
+	shared, epoch := tx.sharesState(h), int64(0)
+	if shared {
+		hit, e, err := tx.readShared(i)
+		if hit || err != nil {
+			return err
+		}
+		epoch = e
+	}
 	q, err := tx.reader(h)
 	if err != nil {
 		return err
@@ -364,6 +377,9 @@ func (tx *Tx) load(i *Instance, find bool) error {
 	}
 	i.valid, i.loaded, i.loadedAt = true, true, h.stamp()
 	tx.count(h, loads, 1)
+	if shared {
+		return tx.fillShared(i, q, epoch)
+	}
 	return nil
 }
 
@@ -680,8 +696,9 @@ func (tx *Tx) Commit() error {
 			h.noteWrite(write) // before finish releases the instances and locks
 		}
 	}
+	err = tx.invalidateShared() // the write is stored whatever it returns
 	tx.finish(true)
-	return nil
+	return err
 }
 
 // announceWrites tells the homes of caching types which private instances
@@ -868,5 +885,5 @@ func (tx *Tx) finish(committed bool) {
 	clear(tx.queuedArgs)
 	tx.queuedArgs = tx.queuedArgs[:0]
 	tx.enlisted, tx.held, tx.found = tx.enlisted[:0], tx.held[:0], tx.found[:0]
-	tx.stx, tx.active = nil, false
+	tx.stx, tx.active, tx.synced = nil, false, false
 }

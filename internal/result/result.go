@@ -307,6 +307,9 @@ type EntitySettings struct {
 	PoolSetting  string `json:"pool_setting,omitempty"`
 	Persistence  string `json:"persistence"`
 	Concurrency  string `json:"concurrency"`
+	// Coherence is how the type's cache stayed right across app servers;
+	// empty when it needed no mode (none).
+	Coherence string `json:"coherence,omitempty"`
 }
 
 // Point is one second of the time series, over the whole run.
@@ -389,6 +392,11 @@ func Build(in Inputs) *Result {
 			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: e.Stats.CacheSize, Pool: e.Stats.PoolSize,
 				CacheSetting: s.Cache.String(), PoolSetting: s.Pool.String(),
 				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency)},
+		}
+		if s.Coherence.Keeps() {
+			st := r.Container[e.Name]
+			st.Settings.Coherence = string(s.Coherence)
+			r.Container[e.Name] = st
 		}
 		r.EntityOrder = append(r.EntityOrder, e.Name)
 	}

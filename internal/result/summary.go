@@ -183,6 +183,16 @@ func writeEntities(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "finder cache: %s\n", strings.Join(finders, "; "))
 	}
 	writeCoherence(w, r)
+	var shared []string
+	for _, name := range r.EntityOrder {
+		if e := r.Container[name]; e.SharedHits+e.SharedMisses+e.SharedInvalidations > 0 {
+			shared = append(shared, fmt.Sprintf("%s %d hits (%d near), %d misses, %d filled, %d invalidated",
+				name, e.SharedHits, e.NearHits, e.SharedMisses, e.SharedPuts, e.SharedInvalidations))
+		}
+	}
+	if len(shared) > 0 {
+		fmt.Fprintf(w, "shared cache: %s\n", strings.Join(shared, "; "))
+	}
 	fmt.Fprintln(w)
 }
 

@@ -221,7 +221,12 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 			return nil, err
 		}
 	}
-	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || tiers > 1, placed: place}
+	shared, err := openShared(ctx, cfg, entities)
+	if err != nil {
+		return nil, err
+	}
+	defer shared.close()
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || tiers > 1, placed: place, shared: shared}
 	first := phaseLoad
 	if cfg.NoLoad {
 		first = phaseStart
@@ -277,6 +282,8 @@ type state struct {
 	placed *placed
 	// cpu is the CPU time of the steady state (resources.go).
 	cpu *result.ResourceInputs
+	// shared is the run's shared cache (coherence shared), or nil.
+	shared *sharedRun
 
 	// mu guards progress, which partial reads while the run goes on.
 	mu       sync.Mutex
@@ -311,6 +318,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 		defer cluster.Close()
 		p := params(cfg)
 		p.Persistence, p.Entities, p.Dir, p.Listen, p.Attach = cfg.Persistence, entities, dir, listenLoopback, cluster.attach
+		s.shared.attach(&p)
 		run, err = w.Start(ctx, db, p)
 	}
 	if err != nil {

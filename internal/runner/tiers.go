@@ -276,6 +276,9 @@ func TierArgs(cfg config.Run) []string {
 		for _, e := range cfg.Entity {
 			args = append(args, "--entity", e.String())
 		}
+		if cfg.Coherence != "" {
+			args = append(args, "--coherence", cfg.Coherence.String())
+		}
 	}
 	return args
 }
@@ -328,7 +331,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	if err != nil {
 		return nil, err
 	}
-	onDB := append([]string{"--file", db}, TierArgs(cfg)...)
+	onDB := append(append([]string{"--file", db}, TierArgs(cfg)...), s.shared.tierArgs()...)
 	fail := func(err error) (*tieredRun, error) {
 		t.stopProcs()
 		return nil, err

@@ -156,18 +156,27 @@ func (r *Runner) openServed(ctx context.Context, cfg config.Run, w workload.Work
 	}
 	p := params(cfg)
 	p.Persistence, p.Entities, p.Attach = cfg.Persistence, entities, cluster.attach
-	return &servedDB{DB: db, cluster: cluster}, cfg, p, nil
+	shared, err := openShared(ctx, cfg, entities)
+	if err != nil {
+		cluster.Close()
+		db.Close()
+		return nil, cfg, workload.RunParams{}, err
+	}
+	shared.attach(&p)
+	return &servedDB{DB: db, cluster: cluster, shared: shared}, cfg, p, nil
 }
 
-// servedDB is a served tier's database and its place in the cluster of
-// app servers, left when it closes.
+// servedDB is a served tier's database, its place in the cluster of app
+// servers and its shared cache, left when it closes.
 type servedDB struct {
 	*store.DB
 	cluster *clusterMember
+	shared  *sharedRun
 }
 
 func (d *servedDB) Close() error {
 	d.cluster.Close()
+	d.shared.close()
 	return d.DB.Close()
 }
 

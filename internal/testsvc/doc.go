@@ -1,7 +1,9 @@
 // Package testsvc starts real services as child processes for tests that
 // kill and restart them: private PostgreSQL, MariaDB and NATS servers (each
 // in its own temporary directory, on free ports, never the machine's shared
-// services), and tierbench itself, built once per test process.
+// services), and tierbench itself, built once per test process. Redis
+// is the one shared service found here (Redis): tests share the machine's
+// server, each under a key prefix of its own.
 //
 // Every process a test starts is killed and reaped in t.Cleanup; readiness
 // is polled (a real connection, a health endpoint or a line of output)

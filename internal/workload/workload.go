@@ -118,6 +118,9 @@ type RunParams struct {
 	// Entities are the container's settings by entity type, resolved
 	// (nil for direct persistence).
 	Entities map[string]container.Settings
+	// SharedCache holds the state of the types whose coherence is shared
+	// (nil when none is): NewContainer hands it to the container.
+	SharedCache container.SharedCache
 	// Common are the run's settings common to the workloads (its Options
 	// left out: they are below).
 	Common config.Run
@@ -139,22 +142,8 @@ type RunParams struct {
 	ServedEntities func(read func() []EntityStats)
 	// Attach, when set, is given each entity container the workload
 	// makes, before it warms or serves: the run's coherence across app
-	// servers attaches to it (see NewContainer).
+	// servers attaches to it (see RunParams.NewContainer).
 	Attach func(*container.Container)
-}
-
-// NewContainer makes the container of types over db with p's settings
-// and attaches it (p.Attach): workloads make theirs through it, so that
-// a container never serves unattached.
-func NewContainer(ctx context.Context, db *store.DB, types []*container.Type, p RunParams) (*container.Container, error) {
-	ctr, err := container.New(ctx, db, types, p.Entities)
-	if err != nil {
-		return nil, err
-	}
-	if p.Attach != nil {
-		p.Attach(ctr)
-	}
-	return ctr, nil
 }
 
 // Web is implemented by a workload whose middle tier is a web site
@@ -426,4 +415,23 @@ type Check struct {
 	Name   string `json:"name"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
+}
+
+// NewContainer makes the run's entity container of types over db, with
+// the run's settings (Entities), its shared cache, and attached to the
+// run's coherence across app servers (Attach), before it warms or
+// serves: workloads make theirs through it, so that a container never
+// serves unattached.
+func (p RunParams) NewContainer(ctx context.Context, db *store.DB, types []*container.Type) (*container.Container, error) {
+	ctr, err := container.New(ctx, db, types, p.Entities)
+	if err != nil {
+		return nil, err
+	}
+	if p.SharedCache != nil {
+		ctr.UseSharedCache(p.SharedCache)
+	}
+	if p.Attach != nil {
+		p.Attach(ctr)
+	}
+	return ctr, nil
 }

@@ -200,7 +200,7 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 		a.scale = 1
 	}
 	var err error
-	if a.ctr, err = workload.NewContainer(ctx, db, entityTypes, p); err != nil {
+	if a.ctr, err = p.NewContainer(ctx, db, entityTypes); err != nil {
 		return nil, err
 	}
 	home := func(t *container.Type) *container.Home { return a.ctr.Home(t.Name) }

@@ -60,7 +60,7 @@ func NewFacade(ctr *container.Container) (*Facade, error) {
 // the resolved settings, its caches warmed first when warm is set (its
 // counters then start from zero), and the business tier over it.
 func openContainer(ctx context.Context, db *store.DB, p workload.RunParams, warm bool) (*Facade, error) {
-	ctr, err := workload.NewContainer(ctx, db, entityTypes, p)
+	ctr, err := p.NewContainer(ctx, db, entityTypes)
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func newBusiness(ctx context.Context, db *store.DB, p workload.RunParams) ([]fac
 		beans, err := newDirect(ctx, db)
 		return beans, nil, err
 	}
-	ctr, err := workload.NewContainer(ctx, db, entityTypes, p)
+	ctr, err := p.NewContainer(ctx, db, entityTypes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -186,7 +186,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 	}
 	var data Data
 	if p.Persistence.Container() {
-		ctr, err := workload.NewContainer(ctx, db, entityTypes, p)
+		ctr, err := p.NewContainer(ctx, db, entityTypes)
 		if err != nil {
 			return nil, err
 		}
