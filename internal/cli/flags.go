@@ -76,6 +76,7 @@ func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: "+container.SettingKeys)
 	fs.Var(&v.Coherence, "coherence", "how each app server's entity cache stays right when several share the database: none, invalidate (over NATS, each commit waits for every peer), invalidate-async (no wait; staleness measured), shared (entity state in Redis, see --cache-url) (default none)")
 	fs.StringVar(&v.CacheURL, "cache-url", "", "the shared cache of --coherence shared (default "+config.DefaultCacheURL+")")
+	fs.StringVar(&v.CoherenceBroker, "coherence-broker", "", "the NATS server of --coherence invalidate and invalidate-async, nats://HOST:PORT (default: a run over several app servers starts its own)")
 }
 
 // addLoadGenFlags binds what the driver applies: the clients, how long,

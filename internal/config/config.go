@@ -78,6 +78,10 @@ type Run struct {
 	Coherence container.Coherence `yaml:"coherence" json:"coherence,omitempty"`
 	// CacheURL is the shared cache of --coherence shared.
 	CacheURL string `yaml:"cache-url" json:"cache-url,omitempty"`
+	// CoherenceBroker is the NATS server the app servers' invalidations
+	// cross (--coherence invalidate, invalidate-async); empty: a run over
+	// several app servers starts one of its own and gives it to them.
+	CoherenceBroker string `yaml:"coherence-broker" json:"coherence-broker,omitempty"`
 
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
@@ -372,6 +376,11 @@ func (r *Run) validateCluster() []error {
 	}
 	if r.Balancer != "" && r.Balancer != Balancers {
 		bad("--balancer %q: allowed: %s (or leave it unset: the driver spreads its clients over the app servers itself)", r.Balancer, Balancers)
+	}
+	if r.CoherenceBroker != "" {
+		if u, err := url.Parse(r.CoherenceBroker); err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+			bad("--coherence-broker %q: give a NATS URL, nats://HOST:PORT", r.CoherenceBroker)
+		}
 	}
 	if r.CacheURL != "" {
 		if u, err := url.Parse(r.CacheURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {

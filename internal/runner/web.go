@@ -98,6 +98,11 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	if err := r.guardListen(ctx, o, cfg.Workload+"'s site", false); err != nil {
 		return err
 	}
+	// The site's pages take no token; its counters do (run --app-servers).
+	token, err := readToken(o.TokenFile)
+	if err != nil {
+		return err
+	}
 	db, cfg, p, err := r.openServed(ctx, cfg, w)
 	if err != nil {
 		return err
@@ -108,7 +113,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 		return fmt.Errorf("start %s: %w", cfg.Workload, err)
 	}
 	defer site.Close()
-	return serveHTTP(ctx, site, o.Listen, o.measure(livemetrics.TierSite), func(url string) {
+	return serveHTTP(ctx, site, o.Listen, token, o.measure(livemetrics.TierSite), func(url string) {
 		if ready != nil {
 			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: styleOf(cfg)}
 			if er, ok := site.(workload.EntityRun); ok {
@@ -166,8 +171,8 @@ func (o ServeOptions) measure(tier string) func(http.Handler) http.Handler {
 // serveHTTP serves h, measured, at listen, with the tier's own paths
 // beside it, until ctx is done or the server fails, then lets the
 // requests under way finish.
-func serveHTTP(ctx context.Context, h http.Handler, listen string, measure func(http.Handler) http.Handler, ready func(url string)) error {
-	srv, err := server.Start(listen, withTierPaths(h, measure(h)))
+func serveHTTP(ctx context.Context, h http.Handler, listen, token string, measure func(http.Handler) http.Handler, ready func(url string)) error {
+	srv, err := server.Start(listen, withTierPaths(h, measure(h), token))
 	if err != nil {
 		return config.Usage(err)
 	}
