@@ -163,6 +163,17 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	if len(runs) > 1 {
 		t.Run = appservers.NewSpread(runs)
 	}
+	if t.balancer != nil {
+		// The probe's requests and the clients' first pings are not the
+		// run's.
+		st, err := t.balancer.Stats()
+		if err != nil {
+			return fail(fmt.Errorf("haproxy's statistics: %w", err))
+		}
+		for _, s := range st {
+			t.probed = append(t.probed, s.Requests)
+		}
+	}
 	if err := t.readStart(ctx); err != nil {
 		return fail(err)
 	}
@@ -187,8 +198,9 @@ type tieredRun struct {
 	broker   *messaging.Broker
 	balancer *balancer.HAProxy
 	balanced *result.Balancer
-	// requests are what haproxy sent each server, read before it stops.
-	requests []int64
+	// requests are what haproxy sent each server during the run (probed
+	// before it), read before it stops.
+	requests, probed []int64
 	tiers    *workload.Tiers
 }
 
@@ -207,8 +219,8 @@ func (t *tieredRun) Stop(ctx context.Context) error {
 	t.readEnd(ctx)
 	if t.balancer != nil {
 		if st, err := t.balancer.Stats(); err == nil {
-			for _, s := range st {
-				t.requests = append(t.requests, s.Requests)
+			for i, s := range st {
+				t.requests = append(t.requests, s.Requests-t.probed[i])
 			}
 		}
 	}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/balancer"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/testsvc"
+)
+
+// runAppServers runs stockonline over two app servers on dsn with extra
+// flags, and returns its result.
+func runAppServers(t *testing.T, dsn string, extra ...string) (*result.Result, *testsvc.Proc) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "run.json")
+	args := append([]string{"run", "stockonline", "--app-servers", "2", "--persistence", "cmp", "--db", dsn,
+		"--clients", "4", "--iterations", "2", "--out", out}, extra...)
+	run := testsvc.Start(t, testsvc.Binary(t), args...)
+	code, err := run.Wait(3 * time.Minute)
+	if err != nil || code != 0 {
+		t.Fatalf("run exited %d (%v): %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran")
+	}
+	return r, run
+}
+
+// sumServers is the servers' container counters summed by hand.
+func sumServers(t *testing.T, r *result.Result) map[string]container.Stats {
+	t.Helper()
+	sum := map[string]container.Stats{}
+	for _, s := range r.Servers {
+		for name, e := range s.Container {
+			a, b := reflect.ValueOf(sum[name]), reflect.ValueOf(e.Stats)
+			out := reflect.New(a.Type()).Elem()
+			for i := range a.NumField() {
+				if a.Field(i).CanInt() {
+					out.Field(i).SetInt(a.Field(i).Int() + b.Field(i).Int())
+				}
+			}
+			st := out.Interface().(container.Stats)
+			st.Rows = max(sum[name].Rows, e.Stats.Rows) // counted when each server last resized: not summed
+			sum[name] = st
+		}
+	}
+	return sum
+}
+
+// Two app servers, each a business tier with its own container over one
+// database: both serve a share of the terminals, the result's counters
+// are exactly the sum of theirs and what the deck determines (each
+// QueryByCode, Buy and Sell finds its stock once by key...), and the
+// database passes its checks.
+func TestRunOverTwoAppServers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		if strings.HasPrefix(dsn, "mysql") {
+			t.Skip("SQLite and PostgreSQL cover the processes; MariaDB adds nothing here")
+		}
+		t.Parallel()
+		r, run := runAppServers(t, dsn)
+		if len(r.Servers) != 2 {
+			t.Fatalf("servers = %+v; want 2", r.Servers)
+		}
+		var served int64
+		for _, s := range r.Servers {
+			if s.PID == 0 || s.Served == 0 || s.Counted != "operations" || s.Died != "" {
+				t.Errorf("server %+v: want a pid, a share of the operations, alive", s)
+			}
+			if !strings.Contains(run.Stderr(), "started the "+s.Name+"'s business tier: pid ") {
+				t.Errorf("the run did not say it started %s: %s", s.Name, run.Stderr())
+			}
+			served += s.Served
+			if alive(s.PID) {
+				t.Errorf("%s (pid %d) outlived the run", s.Name, s.PID)
+			}
+		}
+		var done int64
+		for _, op := range r.Operations {
+			done += op.Count - op.Errors - op.InDoubt
+		}
+		if served != done {
+			t.Errorf("the servers served %d operations; the run completed %d", served, done)
+		}
+		sum := sumServers(t, r)
+		if len(sum) == 0 || len(sum) != len(r.Container) {
+			t.Fatalf("container %v, servers' %v", r.Container, sum)
+		}
+		for name, e := range r.Container {
+			if e.Stats != sum[name] {
+				t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+			}
+		}
+		// Every Holding find is one of its outcomes, across servers too.
+		h := r.Container["Holding"].Stats
+		if h.Finds == 0 || h.Finds != h.CacheHits+h.TxHits+h.Loads+h.NotFound {
+			t.Errorf("Holding: %+v; want finds = hits + tx-hits + loads + not-found, and some", h)
+		}
+		if r.Tiers == nil || r.Tiers.Processes != 3 {
+			t.Errorf("tiers = %+v; want 3 processes", r.Tiers)
+		}
+	})
+}
+
+// With --balancer haproxy the clients go through a real haproxy that the
+// run starts and stops: the result names it, what it cost a request, and
+// the requests it sent each server.
+func TestRunBehindHAProxy(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(balancer.Executable); err != nil {
+		if testsvc.Require() {
+			t.Fatalf("haproxy: %v", err)
+		}
+		t.Skipf("haproxy is not installed (%v); apt-get install haproxy", err)
+	}
+	r, _ := runAppServers(t, storetest.SQLite(t), "--balancer", "haproxy")
+	b := r.Balancer
+	if b == nil || b.Kind != "haproxy" || b.PID == 0 || b.Probe.Requests != 200 || b.Probe.ThroughP50Us <= 0 || b.Probe.DirectP50Us <= 0 {
+		t.Fatalf("balancer = %+v; want haproxy, its pid and its probe", b)
+	}
+	if alive(b.PID) {
+		t.Errorf("haproxy (pid %d) outlived the run", b.PID)
+	}
+	var requests int64
+	for _, s := range r.Servers {
+		if s.Counted != "requests" || s.Served == 0 {
+			t.Errorf("server %+v: want some requests from haproxy", s)
+		}
+		requests += s.Served
+	}
+	// One request per operation, each answered: haproxy's count is the
+	// run's calls (retried aborts are calls too).
+	var calls int64
+	for _, c := range r.Tiers.Pages {
+		calls += c.Calls
+	}
+	if requests != calls {
+		t.Errorf("haproxy sent %d requests; the clients made %d calls", requests, calls)
+	}
+}
+
+// ECperf's domains cannot be served as processes: --app-servers is
+// refused with exit 2, saying why and which workloads can.
+func TestAppServersRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "ecperf", "--app-servers", "2"}, []string{"ecperf's domains", "rubis, stockonline"}},
+		{[]string{"run", "tpcapp", "--app-servers", "2"}, []string{"tpcapp's checks", "rubis, stockonline"}},
+		{[]string{"run", "stockonline", "--balancer", "haproxy"}, []string{"--balancer haproxy", "--app-servers N"}},
+	} {
+		run := testsvc.Start(t, testsvc.Binary(t), tt.args...)
+		code, err := run.Wait(time.Minute)
+		if err != nil || code != 2 {
+			t.Errorf("%v: exit %d (%v), want 2: %s", tt.args, code, err, run.Stderr())
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(run.Stderr(), w) {
+				t.Errorf("%v: %q does not say %q", tt.args, run.Stderr(), w)
+			}
+		}
+	}
+}
