@@ -1,6 +1,11 @@
 package result
 
-import "github.com/tierbench/tierbench/internal/workload"
+import (
+	"fmt"
+	"io"
+
+	"github.com/tierbench/tierbench/internal/workload"
+)
 
 // Server is one app server of a run over several (--app-servers N, or a
 // drive of several --target URLs): what it served and its own container
@@ -74,4 +79,31 @@ func buildServers(in []ServerInputs) []Server {
 		out = append(out, sv)
 	}
 	return out
+}
+
+// writeServers prints a line per app server of a run over several, and
+// the balancer in front of them.
+func writeServers(w io.Writer, r *Result) {
+	if len(r.Servers) < 2 {
+		return
+	}
+	if b := r.Balancer; b != nil {
+		fmt.Fprintf(w, "balancer: %s (pid %d) at %s, least connections; a request through it cost %.0f µs more at the median than direct (%.0f against %.0f µs, %d probes each way before the run)\n",
+			b.Kind, b.PID, b.URL, b.Probe.CostP50Us, b.Probe.ThroughP50Us, b.Probe.DirectP50Us, b.Probe.Requests)
+	}
+	fmt.Fprintf(w, "app servers: %d, the container counters above their sum\n", len(r.Servers))
+	for _, s := range r.Servers {
+		var finds, hits int64
+		for _, e := range s.Container {
+			finds, hits = finds+e.Finds, hits+e.CacheHits
+		}
+		fmt.Fprintf(w, "  %-13s %-28s pid %-7d %9d %s (%5.1f%%)", s.Name, s.URL, s.PID, s.Served, s.Counted, 100*s.Share)
+		if s.Container != nil {
+			fmt.Fprintf(w, ", %d finds, %d cache hits", finds, hits)
+		}
+		if s.Died != "" {
+			fmt.Fprintf(w, "; DIED: %s", s.Died)
+		}
+		fmt.Fprintln(w)
+	}
 }

@@ -108,6 +108,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, " (by operation, deadlock/timeout/serialization: %s)\n", strings.Join(per, ", "))
 	}
 	writeEntities(w, r)
+	writeServers(w, r)
 	writeAgents(w, r.Agents)
 	if t := r.Tiers; t != nil {
 		processes := "processes"
