@@ -201,7 +201,7 @@ type tieredRun struct {
 	// requests are what haproxy sent each server during the run (probed
 	// before it), read before it stops.
 	requests, probed []int64
-	tiers    *workload.Tiers
+	tiers            *workload.Tiers
 }
 
 func (t *tieredRun) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
