@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,6 +178,56 @@ func TestAppServersRefused(t *testing.T) {
 			if !strings.Contains(run.Stderr(), w) {
 				t.Errorf("%v: %q does not say %q", tt.args, run.Stderr(), w)
 			}
+		}
+	}
+}
+
+// An app server killed mid-run: the run names it, goes on with the other
+// (its terminals move there), checks the database, writes the result with
+// the dead server's share, and exits 3.
+func TestAppServerKilledMidRun(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "an app server killed mid-run")
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.json")
+	run := testsvc.Start(t, testsvc.Binary(t), "run", "stockonline", "--app-servers", "2", "--persistence", "cmp",
+		"--db", "sqlite:"+filepath.Join(t.TempDir(), "so.db"), "--clients", "4", "--duration", "8s", "--ramp-up", "0s", "--out", out)
+	name := "app server 1's business tier"
+	var pid int
+	for deadline := time.Now().Add(2 * time.Minute); pid == 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		pid = tierPID(run, name)
+	}
+	if pid == 0 {
+		t.Fatalf("the run did not start its %s: %s", name, run.Stderr())
+	}
+	time.Sleep(3 * time.Second) // some of the run first
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, err := run.Wait(2 * time.Minute)
+	if err != nil || code != 3 {
+		t.Fatalf("exit %d (%v), want 3: %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	want := fmt.Sprintf("the %s (pid %d", name, pid)
+	if !strings.Contains(run.Stderr(), want) {
+		t.Errorf("the error does not name the server (%q): %s", want, run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || !strings.Contains(r.Servers[0].Died, fmt.Sprint(pid)) || r.Servers[1].Died != "" || r.Servers[0].Served == 0 || r.Servers[1].Served <= r.Servers[0].Served {
+		t.Errorf("servers = %+v; want the first died with its share, the second alive and serving the rest", r.Servers)
+	}
+	if f := r.Summary.Failure; f == nil || f.Phase != "run" || !strings.Contains(f.Effect, "went on with the other app servers") {
+		t.Errorf("failure = %+v; want the run's, saying it went on", f)
+	}
+	if r.Summary.ElapsedS < 7 {
+		t.Errorf("the run stopped after %.1f s; want it to go on to its 8 s", r.Summary.ElapsedS)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
 	}
 }

@@ -73,6 +73,9 @@ defaults
 	timeout client 2m
 	timeout server 2m
 	timeout http-keep-alive 2m
+	# A request whose server cannot be reached goes to another.
+	option redispatch
+	retries 2
 
 frontend app
 	bind 127.0.0.1:{{.Port}}{{if .H2}} proto h2{{end}}
