@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -224,6 +225,67 @@ func TestAppServerKilledMidRun(t *testing.T) {
 	}
 	if r.Summary.ElapsedS < 7 {
 		t.Errorf("the run stopped after %.1f s; want it to go on to its 8 s", r.Summary.ElapsedS)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+// drive --target URL1,URL2 spreads the terminals over two business tiers
+// served elsewhere on one database: each serves a share, the result's
+// counters are exactly the sum of the two servers' (each read from its
+// serve at the drive's start and end), and the database behind them
+// passes its checks.
+func TestDriveTwoTargets(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "so.db")
+	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for range 2 {
+		srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token)
+		if err := srv.WaitFor("serving stockonline ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`serving stockonline business tier .* on (http://\S+);`).FindStringSubmatch(srv.Stdout())
+		if m == nil {
+			t.Fatalf("serve printed no URL: %q", srv.Stdout())
+		}
+		urls = append(urls, m[1])
+	}
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", strings.Join(urls, ","), "--token-file", token, "--db", dsn,
+		"--clients", "4", "--iterations", "2", "--out", out)
+	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].URL != urls[0] || r.Servers[1].URL != urls[1] || r.Servers[0].Served == 0 || r.Servers[1].Served == 0 {
+		t.Fatalf("servers = %+v; want both targets, each serving", r.Servers)
+	}
+	sum := sumServers(t, r)
+	if len(sum) == 0 || len(sum) != len(r.Container) {
+		t.Fatalf("container %v, servers' %v", r.Container, sum)
+	}
+	for name, e := range r.Container {
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran with --db")
 	}
 	for _, c := range r.Checks {
 		if !c.Passed {

@@ -299,14 +299,20 @@ func probeCost(ctx context.Context, direct, through func(context.Context) error)
 	return p, nil
 }
 
-// readStart reads every server's counters as the drive starts.
-func (t *tieredRun) readStart(ctx context.Context) error {
+// readStart reads every server's counters as the drive starts. A
+// server the run started must answer; a drive's target that does not
+// (another implementation, an older tierbench) has none.
+func (t *tieredRun) readStart(ctx context.Context, tolerant bool) error {
 	for _, sv := range t.servers {
 		if sv.read == nil {
 			continue
 		}
 		var err error
 		if sv.start, err = sv.read(ctx); err != nil {
+			if tolerant {
+				sv.read = nil
+				continue
+			}
 			return fmt.Errorf("read %s's container counters: %w", sv.name, err)
 		}
 	}
@@ -364,6 +370,14 @@ func (t *tieredRun) watch(quit <-chan struct{}, stop context.CancelCauseFunc) {
 			}()
 		}
 	}
+}
+
+// FirstFailures are the clients' first failures, when they keep them.
+func (t *tieredRun) FirstFailures() []string {
+	if ff, ok := t.Run.(firstFailed); ok {
+		return ff.FirstFailures()
+	}
+	return nil
 }
 
 // deaths are the servers that died under the run, when it went on with

@@ -491,7 +491,7 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	if tiered != nil {
 		s.ents, s.servers, s.balancer = tiered.entities(), tiered.serverInputs(), tiered.balanced
 	}
-	if tr, ok := run.(workload.TieredRun); ok {
+	if tr, ok := run.(workload.TieredRun); ok && (tiered == nil || tiered.processes > 0) {
 		t := tr.Tiers()
 		s.tiers = &t
 	}

@@ -174,7 +174,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 			t.probed = append(t.probed, s.Requests)
 		}
 	}
-	if err := t.readStart(ctx); err != nil {
+	if err := t.readStart(ctx, false); err != nil {
 		return fail(err)
 	}
 	return t, nil
@@ -189,7 +189,8 @@ type tieredRun struct {
 	// procs in the order they started: each calls the ones before it.
 	procs   []*tierproc.Proc
 	servers []*appServer
-	// processes the run spans: the driver's, the tiers', the balancer's.
+	// processes the run spans: the driver's, the tiers', the balancer's;
+	// 0 for a drive of sites, whose tiers are theirs (no Tiers).
 	processes int
 	token     string
 	// conns are this process's connections to business tiers: the

@@ -389,33 +389,62 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 		}
 		defer checkDB.Close()
 	}
-	conn, protocol, err := dialTier(ctx, "target", target, token, cfg.ServerThreads)
-	if err != nil {
-		return nil, err
+	targets := strings.Split(target, ",")
+	var conns []*remote.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var protocol remote.Protocol
+	for _, target := range targets {
+		conn, p, err := dialTier(ctx, "target", target, token, cfg.ServerThreads)
+		if err != nil {
+			return nil, err
+		}
+		if protocol != "" && p != protocol {
+			return nil, config.Usage(fmt.Errorf("--target %s: its protocol is %s, the first target's %s: one drive speaks one protocol", target, p, protocol))
+		}
+		conns, protocol = append(conns, conn), p
 	}
-	defer conn.Close()
 	withProtocol(&cfg, protocol)
 	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB, share: o.Share, startAt: o.StartAt}
 	s.begin(phaseStart)
 	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
 		probe: func(ctx context.Context) error {
+			// Lost when none of the targets answers.
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			return remote.Ping(ctx, conn)
+			var errs []error
+			for _, conn := range conns {
+				err := remote.Ping(ctx, conn)
+				if err == nil {
+					return nil
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
 		}}
 	p := params(cfg)
-	run, err := w.RemoteClients(ctx, conn, p)
-	if err != nil {
-		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+	var runs []workload.Run
+	for _, conn := range conns {
+		run, err := w.RemoteClients(ctx, conn, p)
+		if err != nil {
+			return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+		}
+		runs = append(runs, run)
 	}
-	t := &tieredRun{Run: run, processes: 2}
+	t := driven(runs)
+	t.processes = 1 + len(targets)
+	for i, conn := range conns {
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(targets)), url: targets[i], read: businessCounters(conn)})
+	}
 	if checkDB != nil {
 		if t.checker, err = w.Checker(ctx, checkDB, p); err != nil {
 			return s.fail(ctx, phaseStart, fmt.Errorf("read %s's database before the run: %w", cfg.Workload, err), "nothing was measured")
 		}
-	} else {
-		t.checker = run
 	}
+	t.readStart(ctx, true)
 	return s.drive(ctx, t)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/result"
@@ -228,11 +229,19 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 	if err != nil {
 		return nil, err
 	}
-	base, err := parseTarget(target)
-	if err != nil {
-		return nil, config.Usage(err)
+	var bases []string
+	for _, t := range strings.Split(target, ",") {
+		base, err := parseTarget(t)
+		if err != nil {
+			return nil, config.Usage(err)
+		}
+		bases = append(bases, base)
 	}
 	if _, err := r.validated(cfg); err != nil {
+		return nil, err
+	}
+	token, err := readToken(o.TokenFile)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Duration > 0 {
@@ -242,16 +251,71 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 	if err := fitsInMemory(cfg); err != nil {
 		return nil, err
 	}
-	if err := probeTarget(ctx, base); err != nil {
-		return nil, err
+	for _, base := range bases {
+		if err := probeTarget(ctx, base); err != nil {
+			return nil, err
+		}
 	}
-	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: base, share: o.Share, startAt: o.StartAt}
+	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: strings.Join(bases, ","), share: o.Share, startAt: o.StartAt}
+	if len(bases) > 1 {
+		s.watched = sitesTier(bases, func() int64 { _, f := s.rec.Completed(); return f })
+	}
 	s.begin(phaseStart)
-	run, err := web.Browsers(ctx, base, params(cfg))
-	if err != nil {
-		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+	var runs []workload.Run
+	for _, base := range bases {
+		run, err := web.Browsers(ctx, base, params(cfg))
+		if err != nil {
+			return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+		}
+		runs = append(runs, run)
 	}
-	return s.drive(ctx, run)
+	t := driven(runs)
+	for i, base := range bases {
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(bases)), url: base, site: base, read: siteCounters(base, token)})
+	}
+	t.readStart(ctx, true)
+	return s.drive(ctx, t)
+}
+
+// driven are a drive's clients, one Run per target: its tieredRun, whose
+// servers are the targets (processes 0: they are not the drive's).
+func driven(runs []workload.Run) *tieredRun {
+	t := &tieredRun{Run: runs[0]}
+	if len(runs) > 1 {
+		t.Run = appservers.NewSpread(runs)
+	}
+	t.checker = t.Run // nothing to check: the database is the targets'
+	return t
+}
+
+// targetName names target i of a drive's n.
+func targetName(i, n int) string {
+	if n == 1 {
+		return "the target"
+	}
+	return fmt.Sprintf("target %d", i+1)
+}
+
+// sitesTier watches the sites a drive spreads its clients over: lost
+// when none of them answers.
+func sitesTier(bases []string, failed func() int64) *tier {
+	return &tier{
+		name: "the sites at " + strings.Join(bases, ", "),
+		lost: failed,
+		probe: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			var errs []error
+			for _, base := range bases {
+				err := get(ctx, base+"/")
+				if err == nil {
+					return nil
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
+		},
+	}
 }
 
 // parseTarget reads --target: an http or https URL of the site's root,
