@@ -293,3 +293,43 @@ func TestDriveTwoTargets(t *testing.T) {
 		}
 	}
 }
+
+// A container in another process keeps its counters: one terminal's
+// deterministic deck gives exactly the same container counters run in one
+// process, with the business tier apart (--tiers 2), and over two app
+// servers (all on the first, the merge adding the idle second's zeros).
+func TestCountersAcrossProcessesMatchOneProcess(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	counters := func(extra ...string) map[string]container.Stats {
+		out := filepath.Join(t.TempDir(), "run.json")
+		args := append([]string{"run", "stockonline", "--persistence", "cmp", "--db", "sqlite:" + filepath.Join(t.TempDir(), "so.db"),
+			"--clients", "1", "--server-threads", "1", "--iterations", "2", "--out", out}, extra...)
+		run := testsvc.Start(t, bin, args...)
+		if code, err := run.Wait(3 * time.Minute); err != nil || code != 0 {
+			t.Fatalf("%v: exit %d (%v): %s", extra, code, err, run.Stderr())
+		}
+		r, err := result.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]container.Stats{}
+		for name, e := range r.Container {
+			st := e.Stats
+			// Rows are counted when a size in percent is resized.
+			st.Rows = 0
+			got[name] = st
+		}
+		return got
+	}
+	local := counters()
+	if local["Holding"].Finds == 0 {
+		t.Fatalf("the in-process run counted no Holding finds: %+v", local)
+	}
+	for _, extra := range [][]string{{"--tiers", "2"}, {"--app-servers", "2"}} {
+		got := counters(extra...)
+		if !reflect.DeepEqual(got, local) {
+			t.Errorf("%v: counters %+v; in one process %+v", extra, got, local)
+		}
+	}
+}
