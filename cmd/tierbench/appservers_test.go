@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/internal/balancer"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/testsvc"
 )
@@ -295,13 +296,18 @@ func TestDriveTwoTargets(t *testing.T) {
 }
 
 // A container in another process keeps its counters: one terminal's
-// deterministic deck gives exactly the same container counters run in one
-// process, with the business tier apart (--tiers 2), and over two app
-// servers (all on the first, the merge adding the idle second's zeros).
+// deterministic deck gives exactly the same container and database
+// counters run in one process, with the business tier apart (--tiers 2),
+// and over two app servers (all on the first, the merge adding the idle
+// second's zeros).
 func TestCountersAcrossProcessesMatchOneProcess(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
-	counters := func(extra ...string) map[string]container.Stats {
+	type counted struct {
+		Container map[string]container.Stats
+		Database  store.Stats
+	}
+	counters := func(extra ...string) counted {
 		out := filepath.Join(t.TempDir(), "run.json")
 		args := append([]string{"run", "stockonline", "--persistence", "cmp", "--db", "sqlite:" + filepath.Join(t.TempDir(), "so.db"),
 			"--clients", "1", "--server-threads", "1", "--iterations", "2", "--out", out}, extra...)
@@ -313,17 +319,17 @@ func TestCountersAcrossProcessesMatchOneProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]container.Stats{}
+		got := counted{Container: map[string]container.Stats{}, Database: r.Database}
 		for name, e := range r.Container {
 			st := e.Stats
 			// Rows are counted when a size in percent is resized.
 			st.Rows = 0
-			got[name] = st
+			got.Container[name] = st
 		}
 		return got
 	}
 	local := counters()
-	if local["Holding"].Finds == 0 {
+	if local.Container["Holding"].Finds == 0 || local.Database.Statements == 0 {
 		t.Fatalf("the in-process run counted no Holding finds: %+v", local)
 	}
 	for _, extra := range [][]string{{"--tiers", "2"}, {"--app-servers", "2"}} {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -36,7 +37,7 @@ func TestSinceAndMerge(t *testing.T) {
 		t.Errorf("Merge = %+v; want Item %+v, Bid creates 5 conflicts 1", merged, wantItem)
 	}
 	// Counters travel with their sizes (json:"-" in container.Stats).
-	back := Decode(Encode(merged))
+	back := Encode(merged, store.Stats{}).Decode()
 	if back[0].Stats != merged[0].Stats {
 		t.Errorf("Decode(Encode) = %+v, want %+v", back[0].Stats, merged[0].Stats)
 	}
@@ -85,5 +86,13 @@ func TestSpreadRoundRobinAndMoves(t *testing.T) {
 	}
 	if got := sp.Served(); got[0] != 4 || got[1] != 2 || got[2] != 6 {
 		t.Errorf("Served = %v; want [4 2 6]", got)
+	}
+}
+
+// The servers' database counters add up field by field.
+func TestSumDatabase(t *testing.T) {
+	got := SumDatabase(store.Stats{Statements: 10, Commits: 3, InDoubt: 1}, store.Stats{Statements: 5, Deadlocks: 2})
+	if got != (store.Stats{Statements: 15, Commits: 3, Deadlocks: 2, InDoubt: 1}) {
+		t.Errorf("SumDatabase = %+v", got)
 	}
 }

@@ -4,13 +4,21 @@ import (
 	"reflect"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
-// EntitiesPath is where a served tier answers its container's counters
-// (Counters, as JSON) for the run that drives it; the remote layer answers
-// the same over its own protocol (remote.RegisterCounters).
+// EntitiesPath is where a served tier answers its counters (a Reading,
+// as JSON) for the run that drives it; the remote layer answers the same
+// over its own protocol (remote.RegisterCounters).
 const EntitiesPath = "/_tierbench/entities"
+
+// Reading is what a served tier answers: its container's counters by
+// type, and what its statements cost its database (store.DB.Stats).
+type Reading struct {
+	Entities []Counters  `json:"entities"`
+	Database store.Stats `json:"database"`
+}
 
 // Counters are one entity type's counters as a served tier sends them: a
 // workload.EntityStats whose sizes (json:"-" in container.Stats, being
@@ -23,22 +31,38 @@ type Counters struct {
 	PoolSize  int                `json:"pool_size"`
 }
 
-// Encode is es as a tier sends them.
-func Encode(es []workload.EntityStats) []Counters {
-	out := make([]Counters, 0, len(es))
+// Encode is what a tier sends: es and db.
+func Encode(es []workload.EntityStats, db store.Stats) Reading {
+	out := Reading{Entities: make([]Counters, 0, len(es)), Database: db}
 	for _, e := range es {
-		out = append(out, Counters{Name: e.Name, Settings: e.Settings, Stats: e.Stats, CacheSize: e.Stats.CacheSize, PoolSize: e.Stats.PoolSize})
+		out.Entities = append(out.Entities, Counters{Name: e.Name, Settings: e.Settings, Stats: e.Stats, CacheSize: e.Stats.CacheSize, PoolSize: e.Stats.PoolSize})
 	}
 	return out
 }
 
-// Decode is what Encode sent.
-func Decode(cs []Counters) []workload.EntityStats {
-	out := make([]workload.EntityStats, 0, len(cs))
-	for _, c := range cs {
+// Decode is the container's counters Encode sent.
+func (r Reading) Decode() []workload.EntityStats {
+	out := make([]workload.EntityStats, 0, len(r.Entities))
+	for _, c := range r.Entities {
 		st := c.Stats
 		st.CacheSize, st.PoolSize = c.CacheSize, c.PoolSize
 		out = append(out, workload.EntityStats{Name: c.Name, Settings: c.Settings, Stats: st})
+	}
+	return out
+}
+
+// SumDatabase is the servers' database counters summed, each field
+// (store.Stats has counters only).
+func SumDatabase(all ...store.Stats) store.Stats {
+	var out store.Stats
+	vo := reflect.ValueOf(&out).Elem()
+	for _, s := range all {
+		v := reflect.ValueOf(s)
+		for i := range vo.NumField() {
+			if vo.Field(i).CanInt() {
+				vo.Field(i).SetInt(vo.Field(i).Int() + v.Field(i).Int())
+			}
+		}
 	}
 	return out
 }

@@ -91,7 +91,11 @@ func writeServers(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "balancer: %s (pid %d) at %s, least connections; a request through it cost %.0f µs more at the median than direct (%.0f against %.0f µs, %d probes each way before the run)\n",
 			b.Kind, b.PID, b.URL, b.Probe.CostP50Us, b.Probe.ThroughP50Us, b.Probe.DirectP50Us, b.Probe.Requests)
 	}
-	fmt.Fprintf(w, "app servers: %d, the container counters above their sum\n", len(r.Servers))
+	sum := ""
+	if len(r.Container) > 0 {
+		sum = ", the container counters above their sum"
+	}
+	fmt.Fprintf(w, "app servers: %d%s\n", len(r.Servers), sum)
 	for _, s := range r.Servers {
 		var finds, hits int64
 		for _, e := range s.Container {

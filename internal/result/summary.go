@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -124,7 +125,8 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintln(w)
 	}
 	writeMix(w, r.Mix)
-	if r.Environment.DB != "" && r.Tiers != nil && r.Tiers.Processes > 1 {
+	apart := r.Tiers != nil && r.Tiers.Processes > 1
+	if r.Environment.DB != "" && apart && r.Database == (store.Stats{}) {
 		fmt.Fprintln(w, "database: its statements are the tiers' processes', not counted here")
 	} else if r.Environment.DB != "" {
 		d := r.Database
@@ -132,6 +134,9 @@ func WriteSummary(w io.Writer, r *Result) {
 			d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
 		if d.ConnectionsLost > 0 || d.InDoubt > 0 {
 			fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
+		}
+		if apart {
+			fmt.Fprint(w, " (summed over the tiers' processes and the driver's checks, each counted where it ran)")
 		}
 		fmt.Fprintln(w)
 	}

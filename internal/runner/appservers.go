@@ -23,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -50,9 +51,9 @@ type appServer struct {
 	procs  []*tierproc.Proc
 	// site, for a web workload, is asked for the Tiers of its pages.
 	site string
-	// read reads its container's counters; nil when it has none.
-	read       func(ctx context.Context) ([]workload.EntityStats, error)
-	start, end []workload.EntityStats
+	// read reads its counters; nil when it answers none.
+	read       func(ctx context.Context) (appservers.Reading, error)
+	start, end appservers.Reading
 	ended      bool
 
 	mu   sync.Mutex
@@ -82,7 +83,7 @@ func (a *appServer) counters() []workload.EntityStats {
 	if !a.ended {
 		return nil
 	}
-	return appservers.Since(a.end, a.start)
+	return appservers.Since(a.end.Decode(), a.start.Decode())
 }
 
 // serverName names server i of n.
@@ -92,57 +93,48 @@ func serverName(i int) string { return fmt.Sprintf("app server %d", i+1) }
 const countersTimeout = 10 * time.Second
 
 // businessCounters reads a business tier's counters over conn.
-func businessCounters(conn *remote.Conn) func(context.Context) ([]workload.EntityStats, error) {
-	return func(ctx context.Context) ([]workload.EntityStats, error) {
+func businessCounters(conn *remote.Conn) func(context.Context) (appservers.Reading, error) {
+	return func(ctx context.Context) (appservers.Reading, error) {
+		var r appservers.Reading
 		ctx, cancel := context.WithTimeout(ctx, countersTimeout)
 		defer cancel()
 		b, err := remote.Counters(ctx, conn)
 		if err != nil {
-			return nil, err
+			return r, err
 		}
-		return decodeCounters(b)
+		if err := json.Unmarshal(b, &r); err != nil {
+			return r, fmt.Errorf("a business tier's counters: %w", err)
+		}
+		return r, nil
 	}
 }
 
-// siteCounters reads a site's counters at base (with token, when set); a
-// site that answers none (no container, or not tierbench's) has none.
-func siteCounters(base, token string) func(context.Context) ([]workload.EntityStats, error) {
-	return func(ctx context.Context) ([]workload.EntityStats, error) {
+// siteCounters reads a site's counters at base (with token, when set).
+func siteCounters(base, token string) func(context.Context) (appservers.Reading, error) {
+	return func(ctx context.Context) (appservers.Reading, error) {
+		var r appservers.Reading
 		ctx, cancel := context.WithTimeout(ctx, countersTimeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+appservers.EntitiesPath, nil)
 		if err != nil {
-			return nil, err
+			return r, err
 		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return nil, err
+			return r, err
 		}
 		defer resp.Body.Close()
-		switch resp.StatusCode {
-		case http.StatusOK:
-		case http.StatusNotFound:
-			return nil, nil
-		default:
-			return nil, fmt.Errorf("%s%s: %s", base, appservers.EntitiesPath, resp.Status)
+		if resp.StatusCode != http.StatusOK {
+			return r, fmt.Errorf("%s%s: %s", base, appservers.EntitiesPath, resp.Status)
 		}
-		var cs []appservers.Counters
-		if err := json.NewDecoder(resp.Body).Decode(&cs); err != nil {
-			return nil, fmt.Errorf("%s%s: %w", base, appservers.EntitiesPath, err)
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return r, fmt.Errorf("%s%s: %w", base, appservers.EntitiesPath, err)
 		}
-		return appservers.Decode(cs), nil
+		return r, nil
 	}
-}
-
-func decodeCounters(b []byte) ([]workload.EntityStats, error) {
-	var cs []appservers.Counters
-	if err := json.Unmarshal(b, &cs); err != nil {
-		return nil, fmt.Errorf("a tier's counters: %w", err)
-	}
-	return appservers.Decode(cs), nil
 }
 
 // refuseAppServers refuses --app-servers N>1 (and --balancer) for a
@@ -191,6 +183,9 @@ func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities m
 	}
 	t.broker = b
 	cfg.CoherenceBroker = b.URL()
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started the NATS server of the app servers' invalidations: %s\n", b.URL())
+	}
 	return nil
 }
 
@@ -393,6 +388,18 @@ func (t *tieredRun) deaths() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// database is what the servers' statements cost the database between
+// the readings, summed; false when no server answered both.
+func (t *tieredRun) database() (store.Stats, bool) {
+	var all []store.Stats
+	for _, sv := range t.servers {
+		if sv.ended {
+			all = append(all, sv.end.Database.Sub(sv.start.Database))
+		}
+	}
+	return appservers.SumDatabase(all...), len(all) > 0
 }
 
 // entities are the servers' counters merged: a sum per type per counter.

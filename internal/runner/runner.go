@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/agent"
+	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
@@ -279,6 +280,8 @@ type state struct {
 	// in front of them.
 	servers  []result.ServerInputs
 	balancer *result.Balancer
+	// tiersDB is what the tiers' statements cost, as they answered it.
+	tiersDB *store.Stats
 	// watched overrides the tier the watchdog watches (the database, or
 	// the site a drive-only run drives).
 	watched *tier
@@ -490,6 +493,9 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	}
 	if tiered != nil {
 		s.ents, s.servers, s.balancer = tiered.entities(), tiered.serverInputs(), tiered.balanced
+		if d, ok := tiered.database(); ok {
+			s.tiersDB = &d
+		}
 	}
 	if tr, ok := run.(workload.TieredRun); ok && (tiered == nil || tiered.processes > 0) {
 		t := tr.Tiers()
@@ -589,7 +595,17 @@ func (s *state) serverThreads() int {
 // database is what the run's statements cost the database: nothing known
 // when the driver has no database.
 func (s *state) database() store.Stats {
-	// The tiers' statements are counted in their processes, not here.
+	// The tiers' statements are counted in their processes, which
+	// answer them (tieredRun.database).
+	if s.tiersDB != nil {
+		// And a run's own since the drive began (its checks), as an
+		// in-process run counts them.
+		own := store.Stats{}
+		if s.db != nil {
+			own = s.db.Stats().Sub(s.before)
+		}
+		return appservers.SumDatabase(*s.tiersDB, own)
+	}
 	if s.db == nil || len(s.procs) > 0 {
 		return store.Stats{}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/balancer"
@@ -34,7 +35,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	p := params(cfg)
 	p.Persistence, p.Dir = cfg.Persistence, dir
 	n, tiers := cfg.Servers(), tieringOf(cfg).Tiers
-	t := &tieredRun{processes: 1, token: token}
+	t := &tieredRun{processes: 1, token: token, log: s.r.TierLog}
 	entities, err := entitySettings(cfg, s.info)
 	if err != nil {
 		return nil, config.Usage(err)
@@ -65,7 +66,6 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	if err != nil {
 		return fail(err)
 	}
-	counted := cfg.Persistence.Container()
 	for i := range n {
 		sv := &appServer{name: serverName(i)}
 		if n == 1 {
@@ -107,9 +107,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 				return fail(err)
 			}
 			sv.url, sv.site, sv.holder = site.URL, site.URL, site
-			if counted {
-				sv.read = siteCounters(site.URL, token)
-			}
+			sv.read = siteCounters(site.URL, token)
 		default:
 			if business, err = start("business tier", onDB...); err != nil {
 				return fail(err)
@@ -118,14 +116,12 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 		}
 		if business != nil {
 			sv.holder = business
-			if counted {
-				conn, _, err := dialTier(ctx, "business", business.URL, token, 1)
-				if err != nil {
-					return fail(err)
-				}
-				t.conns = append(t.conns, conn)
-				sv.read = businessCounters(conn)
+			conn, _, err := dialTier(ctx, "business", business.URL, token, 1)
+			if err != nil {
+				return fail(err)
 			}
+			t.conns = append(t.conns, conn)
+			sv.read = businessCounters(conn)
 		}
 	}
 	targets := make([]string, n)
@@ -193,6 +189,8 @@ type tieredRun struct {
 	// 0 for a drive of sites, whose tiers are theirs (no Tiers).
 	processes int
 	token     string
+	// log is the runner's TierLog: what the run starts for its tiers.
+	log io.Writer
 	// conns are this process's connections to business tiers: the
 	// clients' and the counters'.
 	conns    []*remote.Conn

@@ -82,13 +82,12 @@ type Serving struct {
 const tiersPath = "/_tierbench/tiers"
 
 // withTierPaths answers tiersPath beside serve when h knows its tiers,
-// and appservers.EntitiesPath when it has a container (to the callers
-// that send token, when there is one); every other request goes to serve
-// (h, or h measured) as it is.
-func withTierPaths(h, serve http.Handler, token string) http.Handler {
+// and appservers.EntitiesPath when it has a container (its counters and
+// db's, to the callers that send token, when there is one); every other
+// request goes to serve (h, or h measured) as it is.
+func withTierPaths(h, serve http.Handler, token string, db func() store.Stats) http.Handler {
 	tr, tiered := h.(workload.TieredRun)
-	er, counted := h.(workload.EntityRun)
-	if !tiered && !counted {
+	if !tiered && db == nil {
 		return serve
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,13 +95,17 @@ func withTierPaths(h, serve http.Handler, token string) http.Handler {
 		case r.URL.Path == tiersPath && tiered:
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(tr.Tiers())
-		case r.URL.Path == appservers.EntitiesPath && counted:
+		case r.URL.Path == appservers.EntitiesPath && db != nil:
 			if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
 				http.Error(w, "this tier requires its token (--token-file)", http.StatusUnauthorized)
 				return
 			}
+			var es []workload.EntityStats
+			if er, ok := h.(workload.EntityRun); ok {
+				es = er.EntityStats()
+			}
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(appservers.Encode(er.EntityStats()))
+			json.NewEncoder(w).Encode(appservers.Encode(es, db()))
 		default:
 			serve.ServeHTTP(w, r)
 		}
@@ -176,7 +179,7 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 		if entities != nil {
 			es = entities()
 		}
-		return json.Marshal(appservers.Encode(es))
+		return json.Marshal(appservers.Encode(es, db.Stats()))
 	})
 	// A load balancer's health check (--balancer); gRPC's is a connection.
 	srv.HandleHTTP("GET "+server.HealthPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
@@ -227,7 +230,7 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 		return err
 	}
 	defer front.Close()
-	return serveHTTP(ctx, front, o.Listen, token, o.measure(livemetrics.TierWeb), func(url string) {
+	return serveHTTP(ctx, front, o.Listen, token, nil, o.measure(livemetrics.TierWeb), func(url string) {
 		if ready != nil {
 			ready(Serving{Tier: TierWeb, What: cfg.Workload + " web tier", URL: url, Style: styleOf(cfg), Protocol: string(protocol)})
 		}

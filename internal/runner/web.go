@@ -114,7 +114,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 		return fmt.Errorf("start %s: %w", cfg.Workload, err)
 	}
 	defer site.Close()
-	return serveHTTP(ctx, site, o.Listen, token, o.measure(livemetrics.TierSite), func(url string) {
+	return serveHTTP(ctx, site, o.Listen, token, db.Stats, o.measure(livemetrics.TierSite), func(url string) {
 		if ready != nil {
 			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: styleOf(cfg)}
 			if er, ok := site.(workload.EntityRun); ok {
@@ -172,8 +172,8 @@ func (o ServeOptions) measure(tier string) func(http.Handler) http.Handler {
 // serveHTTP serves h, measured, at listen, with the tier's own paths
 // beside it, until ctx is done or the server fails, then lets the
 // requests under way finish.
-func serveHTTP(ctx context.Context, h http.Handler, listen, token string, measure func(http.Handler) http.Handler, ready func(url string)) error {
-	srv, err := server.Start(listen, withTierPaths(h, measure(h), token))
+func serveHTTP(ctx context.Context, h http.Handler, listen, token string, db func() store.Stats, measure func(http.Handler) http.Handler, ready func(url string)) error {
+	srv, err := server.Start(listen, withTierPaths(h, measure(h), token, db))
 	if err != nil {
 		return config.Usage(err)
 	}
