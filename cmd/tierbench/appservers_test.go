@@ -95,9 +95,9 @@ func TestRunOverTwoAppServers(t *testing.T) {
 				t.Errorf("%s (pid %d) outlived the run", s.Name, s.PID)
 			}
 		}
-		var done int64
+		var done int64 // successes and business exceptions: answered
 		for _, op := range r.Operations {
-			done += op.Count - op.Errors - op.InDoubt
+			done += op.Count
 		}
 		if served != done {
 			t.Errorf("the servers served %d operations; the run completed %d", served, done)
@@ -336,6 +336,52 @@ func TestCountersAcrossProcessesMatchOneProcess(t *testing.T) {
 		got := counters(extra...)
 		if !reflect.DeepEqual(got, local) {
 			t.Errorf("%v: counters %+v; in one process %+v", extra, got, local)
+		}
+	}
+}
+
+// RUBiS over two app servers, each a business tier with its own web tier
+// (--tiers 3): the browsers' sessions each stay on one server, both
+// serve, the container counters are the servers' exact sum, and the
+// database passes its checks.
+func TestRubisOverTwoAppServers(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.json")
+	run := testsvc.Start(t, testsvc.Binary(t), "run", "rubis", "--app-servers", "2", "--tiers", "3", "--style", "facade", "--protocol", "grpc",
+		"--persistence", "cmp", "--db", "sqlite:"+filepath.Join(t.TempDir(), "rubis.db"),
+		"--clients", "4", "--iterations", "20", "--think-scale", "0", "--out", out)
+	if code, err := run.Wait(3 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("run exited %d (%v): %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Served == 0 || r.Servers[1].Served == 0 {
+		t.Fatalf("servers = %+v; want two, each serving", r.Servers)
+	}
+	// Terminal i on server i mod 2 for its whole session: each serves
+	// the pages of two of the four browsers, 20 iterations each.
+	for _, s := range r.Servers {
+		if s.Served != 2*20 {
+			t.Errorf("%s served %d pages; want 40 (two browsers' sessions)", s.Name, s.Served)
+		}
+	}
+	sum := sumServers(t, r)
+	for name, e := range r.Container {
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+	if r.Tiers == nil || r.Tiers.Processes != 5 || r.Tiers.Protocol != "grpc" {
+		t.Errorf("tiers = %+v; want 5 processes over grpc", r.Tiers)
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran")
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
 	}
 }
