@@ -81,6 +81,11 @@ func TestRunWorkloadHelpShowsItsOwnFlags(t *testing.T) {
 		{"run rubis --broker nats://x:4222", "--broker applies to ecperf, tpcapp only, not rubis"},
 		{"run stockonline --think-scale 0", "--think-scale applies to rubis only, not stockonline"},
 		{"load tpcapp --style entity", "--style applies to rubis only, not tpcapp"},
+		// A workload's flag before its name: a bool one must not swallow
+		// the name as its value; the workload's command then judges it.
+		{"run --skip-images stockonline", "--skip-images applies to rubis only, not stockonline"},
+		{"run --skip-images rubis --scale 0", "--scale 0: must be at least 1"},
+		{"run --ir 3 rubis", "--ir applies to ecperf only, not rubis"},
 	} {
 		code, _, errOut := runCLIWith(t, allWorkloads, strings.Fields(tc.args)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

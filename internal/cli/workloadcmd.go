@@ -27,6 +27,7 @@ func workloadCommands(env *Env, newCmd func() (*cobra.Command, *runFlags)) *cobr
 	parent, _ := newCmd()
 	verb := parent.Name()
 	parent.Long += "\n\n'tierbench " + verb + " WORKLOAD --help' lists the workload's own flags and defaults."
+	knowWorkloadFlags(env, parent.Flags())
 	for _, name := range env.Workloads.Names() {
 		w, _ := env.Workloads.Get(name)
 		info := w.Info()
@@ -48,6 +49,17 @@ func workloadCommands(env *Env, newCmd func() (*cobra.Command, *runFlags)) *cobr
 		parent.AddCommand(cmd)
 	}
 	return parent
+}
+
+// knowWorkloadFlags binds every workload's options on the parent command,
+// hidden, for cobra to read a command line that gives a workload's flag
+// before its name (run --skip-images rubis): cobra takes an unknown
+// --flag as one that has a value, which would swallow the workload's
+// name. The workload's own command parses them.
+func knowWorkloadFlags(env *Env, fs *pflag.FlagSet) {
+	for name := range bindRawOptions(env, fs) {
+		_ = fs.MarkHidden(name) // bound just above: it exists
+	}
 }
 
 // showDefaults makes the help of the flags whose defaults are the

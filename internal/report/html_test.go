@@ -344,3 +344,26 @@ func TestSingleRunPageNamesTheFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestSingleRunPageShowsTheThresholds(t *testing.T) {
+	r := twoOps(0).build()
+	p99 := 12.5
+	r.Thresholds = []result.Threshold{
+		{Expression: "p99<10ms", Measured: &p99, Unit: "ms", Passed: false},
+		{Expression: "Write.tps>1", Detail: "no Write operation completed in the steady state"},
+	}
+	run := writeRun(t, t.TempDir(), "a", r)
+	var page bytes.Buffer
+	if err := (&Input{Runs: []*Run{run}}).WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, cell := range []string{
+		`<th>threshold</th>`,
+		`<td class="text">p99&lt;10ms</td><td class="fail">FAILED</td><td class="text">measured p99 12.5ms</td>`,
+		`<td class="text">Write.tps&gt;1</td><td class="fail">FAILED</td><td class="text">no Write operation completed in the steady state</td>`,
+	} {
+		if !strings.Contains(page.String(), cell) {
+			t.Errorf("the page lacks %s", cell)
+		}
+	}
+}

@@ -129,6 +129,13 @@ func summarySection(r *result.Result) section {
 	if len(checks.Rows) > 0 {
 		sec.Tables = append(sec.Tables, checks)
 	}
+	thresholds := table{Class: "checks", Header: []string{"threshold", "outcome", "detail"}}
+	for _, c := range r.ThresholdVerdicts() {
+		thresholds.Rows = append(thresholds.Rows, []string{c.Name, passedWord(c.Passed), c.Detail})
+	}
+	if len(thresholds.Rows) > 0 {
+		sec.Tables = append(sec.Tables, thresholds)
+	}
 	failures := table{Class: "failures", Header: []string{"operation", "failed with", "count", "first message"}}
 	for _, name := range r.OperationOrder {
 		f := r.Operations[name].Failures

@@ -119,12 +119,9 @@ func (r *Result) ThresholdsFailed() []string {
 	return failed
 }
 
-// writeThresholds prints the thresholds as the checks are: a verdict
-// line, then each with what was measured.
-func writeThresholds(w io.Writer, r *Result) {
-	if len(r.Thresholds) == 0 {
-		return
-	}
+// ThresholdVerdicts are the thresholds as the checks are: each with its
+// verdict and what was measured (or why nothing could be).
+func (r *Result) ThresholdVerdicts() []workload.Check {
 	lines := make([]workload.Check, len(r.Thresholds))
 	for i, t := range r.Thresholds {
 		detail := t.Detail
@@ -137,5 +134,14 @@ func writeThresholds(w io.Writer, r *Result) {
 		}
 		lines[i] = workload.Check{Name: t.Expression, Passed: t.Passed, Detail: detail}
 	}
-	writeVerdicts(w, "thresholds", lines)
+	return lines
+}
+
+// writeThresholds prints the thresholds as the checks are: a verdict
+// line, then each with what was measured.
+func writeThresholds(w io.Writer, r *Result) {
+	if len(r.Thresholds) == 0 {
+		return
+	}
+	writeVerdicts(w, "thresholds", r.ThresholdVerdicts())
 }
