@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/balancer"
@@ -68,6 +69,10 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	}
 	for i := range n {
 		sv := &appServer{name: serverName(i)}
+		onDB := onDB
+		if n > 1 {
+			onDB = append(slices.Clip(onDB), "--app-servers", fmt.Sprint(n), "--app-server", fmt.Sprint(i))
+		}
 		if n == 1 {
 			sv.name = "the middle tier"
 		}
