@@ -96,3 +96,24 @@ func TestSumDatabase(t *testing.T) {
 		t.Errorf("SumDatabase = %+v", got)
 	}
 }
+
+// What the spread adds to an operation: a terminal's Do through it
+// against the member's client directly (make bench reads it).
+func BenchmarkSpreadDo(b *testing.B) {
+	served := make([]int, 2)
+	runs := []workload.Run{server{0, &served}, server{1, &served}}
+	ctx := context.Background()
+	b.Run("direct", func(b *testing.B) {
+		c := runs[0].NewClient(0, 0, rand.New(rand.NewPCG(1, 0)))
+		for b.Loop() {
+			c.Do(ctx, workload.Step{})
+		}
+	})
+	b.Run("spread", func(b *testing.B) {
+		c := NewSpread(runs).NewClient(0, 0, rand.New(rand.NewPCG(1, 0)))
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Do(ctx, workload.Step{})
+		}
+	})
+}
