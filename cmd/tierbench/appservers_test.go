@@ -185,14 +185,36 @@ func TestAppServersRefused(t *testing.T) {
 }
 
 // An app server killed mid-run: the run names it, goes on with the other
-// (its terminals move there), checks the database, writes the result with
-// the dead server's share, and exits 3.
+// (its terminals move there, or haproxy sends them there), checks the
+// database, writes the result with the dead server's share, and exits 3.
 func TestAppServerKilledMidRun(t *testing.T) {
 	testsvc.SkipUnlessLong(t, "an app server killed mid-run")
-	t.Parallel()
+	for _, tc := range []struct {
+		name, moved string
+		extra       []string
+	}{
+		{"spread", "moved to the survivors", nil},
+		{"haproxy", "took a server that died out of its rotation", []string{"--balancer", "haproxy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if tc.extra != nil {
+				if _, err := os.Stat(balancer.Executable); err != nil {
+					t.Skipf("haproxy is not installed (%v)", err)
+				}
+			}
+			killAppServer(t, tc.moved, tc.extra...)
+		})
+	}
+}
+
+// killAppServer kills app server 1 of a run over two, 3 s in, and checks
+// what the run did (moved: how the result says its terminals went on).
+func killAppServer(t *testing.T, moved string, extra ...string) {
 	out := filepath.Join(t.TempDir(), "run.json")
-	run := testsvc.Start(t, testsvc.Binary(t), "run", "stockonline", "--app-servers", "2", "--persistence", "cmp",
-		"--db", "sqlite:"+filepath.Join(t.TempDir(), "so.db"), "--clients", "4", "--duration", "8s", "--ramp-up", "0s", "--out", out)
+	args := append([]string{"run", "stockonline", "--app-servers", "2", "--persistence", "cmp",
+		"--db", "sqlite:" + filepath.Join(t.TempDir(), "so.db"), "--clients", "4", "--duration", "8s", "--ramp-up", "0s", "--out", out}, extra...)
+	run := testsvc.Start(t, testsvc.Binary(t), args...)
 	name := "app server 1's business tier"
 	var pid int
 	for deadline := time.Now().Add(2 * time.Minute); pid == 0 && time.Now().Before(deadline); {
@@ -221,7 +243,7 @@ func TestAppServerKilledMidRun(t *testing.T) {
 	if len(r.Servers) != 2 || !strings.Contains(r.Servers[0].Died, fmt.Sprint(pid)) || r.Servers[1].Died != "" || r.Servers[0].Served == 0 || r.Servers[1].Served <= r.Servers[0].Served {
 		t.Errorf("servers = %+v; want the first died with its share, the second alive and serving the rest", r.Servers)
 	}
-	if f := r.Summary.Failure; f == nil || f.Phase != "run" || !strings.Contains(f.Effect, "went on with the other app servers") {
+	if f := r.Summary.Failure; f == nil || f.Phase != "run" || !strings.Contains(f.Effect, "went on with the other app servers") || !strings.Contains(f.Effect, moved) {
 		t.Errorf("failure = %+v; want the run's, saying it went on", f)
 	}
 	if r.Summary.ElapsedS < 7 {

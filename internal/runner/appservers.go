@@ -384,7 +384,7 @@ func (t *tieredRun) deaths() error {
 	var errs []error
 	for _, sv := range t.servers {
 		if err := sv.death(); err != nil {
-			errs = append(errs, fmt.Errorf("%s died: %w", sv.name, err))
+			errs = append(errs, err) // it names the server's process
 		}
 	}
 	return errors.Join(errs...)

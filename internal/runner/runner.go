@@ -513,7 +513,11 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		return s.fail(ctx, phaseRun, s.tierDied, fmt.Sprintf("the run was ended when the tier died, %.1f s into it; the operations that failed are counted as errors or in doubt, and the database was checked after", s.rep.Elapsed.Seconds()))
 	}
 	if s.serversDied != nil {
-		return s.fail(ctx, phaseRun, s.serversDied, "the run went on with the other app servers to its end: the terminals of a server that died moved to the survivors at their next operation, the operations under way on it are counted as errors or in doubt, its counters after the run's start are lost (servers: its share), and the database was checked after")
+		moved := "the terminals of a server that died moved to the survivors at their next operation"
+		if s.balancer != nil {
+			moved = "the balancer took a server that died out of its rotation (its health check) and sent its requests to the others"
+		}
+		return s.fail(ctx, phaseRun, s.serversDied, "the run went on with the other app servers to its end: "+moved+"; the operations under way on it are counted as errors or in doubt, its counters after the run's start are lost (servers: its share), and the database was checked after")
 	}
 	return s.result(nil), nil
 }
