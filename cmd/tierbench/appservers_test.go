@@ -2,15 +2,18 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/balancer"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/result"
@@ -405,5 +408,71 @@ func TestRubisOverTwoAppServers(t *testing.T) {
 		if !c.Passed {
 			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
+	}
+}
+
+// drive rubis --target URL1,URL2 spreads the browsers over two sites
+// served elsewhere, one session per browser on one site; each site's
+// counters are read over HTTP with the token, and summed.
+func TestDriveTwoRubisSites(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "rubis.db")
+	load := testsvc.Start(t, bin, "load", "rubis", "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for i := range 2 {
+		srv := testsvc.Start(t, bin, "serve", "rubis", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
+			"--app-servers", "2", "--app-server", strconv.Itoa(i))
+		if err := srv.WaitFor("serving rubis ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`serving rubis \(scale \d+\) on (http://\S+) `).FindStringSubmatch(srv.Stdout())
+		if m == nil {
+			t.Fatalf("serve printed no URL: %q", srv.Stdout())
+		}
+		urls = append(urls, m[1])
+		// The counters need the token.
+		resp, err := http.Get(m[1] + appservers.EntitiesPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the counters without the token: %s, want 401", resp.Status)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "rubis", "--target", strings.Join(urls, ","), "--token-file", token,
+		"--clients", "4", "--iterations", "15", "--think-scale", "0", "--out", out)
+	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Served != 30 || r.Servers[1].Served != 30 {
+		t.Fatalf("servers = %+v; want two, each serving its two browsers' 15 pages", r.Servers)
+	}
+	sum := sumServers(t, r)
+	var finds int64
+	for name, e := range r.Container {
+		finds += e.Finds
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+	if len(r.Container) == 0 || finds == 0 {
+		t.Errorf("no container counters from the sites: %+v", r.Container)
+	}
+	if r.Tiers != nil {
+		t.Errorf("a drive of sites has their tiers, not its own: %+v", r.Tiers)
 	}
 }

@@ -101,7 +101,11 @@ func writeServers(w io.Writer, r *Result) {
 		for _, e := range s.Container {
 			finds, hits = finds+e.Finds, hits+e.CacheHits
 		}
-		fmt.Fprintf(w, "  %-13s %-28s pid %-7d %9d %s (%5.1f%%)", s.Name, s.URL, s.PID, s.Served, s.Counted, 100*s.Share)
+		pid := "-" // a drive's target: not its process
+		if s.PID != 0 {
+			pid = fmt.Sprint(s.PID)
+		}
+		fmt.Fprintf(w, "  %-13s %-28s pid %-7s %9d %s (%5.1f%%)", s.Name, s.URL, pid, s.Served, s.Counted, 100*s.Share)
 		if s.Container != nil {
 			fmt.Fprintf(w, ", %d finds, %d cache hits", finds, hits)
 		}
