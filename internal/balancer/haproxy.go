@@ -9,6 +9,7 @@ package balancer
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/template"
 	"time"
@@ -60,6 +63,8 @@ type HAProxy struct {
 	socket  string
 	done    chan struct{}
 	exitErr error
+	// stopping: Stop has asked it to end; its farewells are not logged.
+	stopping atomic.Bool
 }
 
 var configTemplate = template.Must(template.New("haproxy.cfg").Parse(`# written by tierbench for one run; removed with the run's directory
@@ -124,7 +129,10 @@ func Start(ctx context.Context, o Options) (*HAProxy, error) {
 	// -db: in the foreground, so that it is this process's child to stop.
 	h.cmd = exec.Command(Executable, "-db", "-f", path)
 	h.cmd.Dir = o.Dir
-	h.cmd.Stdout, h.cmd.Stderr = o.Log, o.Log
+	if o.Log != nil {
+		w := &prefixed{w: o.Log, prefix: "[haproxy] ", quiet: &h.stopping}
+		h.cmd.Stdout, h.cmd.Stderr = w, w
+	}
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := h.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start haproxy: %w", err)
@@ -235,6 +243,7 @@ func (h *HAProxy) Stop() error {
 		return nil
 	default:
 	}
+	h.stopping.Store(true)
 	h.cmd.Process.Signal(syscall.SIGUSR1)
 	t := time.NewTimer(stopGrace)
 	defer t.Stop()
@@ -259,4 +268,31 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// prefixed writes each whole line to w behind prefix, as the run's tiers'
+// lines are; exec.Cmd writes to it from one goroutine per stream, so it
+// locks.
+type prefixed struct {
+	mu      sync.Mutex
+	w       io.Writer
+	prefix  string
+	quiet   *atomic.Bool
+	partial []byte
+}
+
+func (p *prefixed) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if !p.quiet.Load() {
+			fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.partial[:i])
+		}
+		p.partial = p.partial[i+1:]
+	}
 }

@@ -86,7 +86,7 @@ func (a *appServer) counters() []workload.EntityStats {
 	return appservers.Since(a.end.Decode(), a.start.Decode())
 }
 
-// serverName names server i of n.
+// serverName names server i of several.
 func serverName(i int) string { return fmt.Sprintf("app server %d", i+1) }
 
 // countersTimeout bounds one reading of a server's counters.
@@ -193,7 +193,7 @@ func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities m
 // costs a request: the same empty request (the site's health check, the
 // business tier's Ping) direct to the first server and through haproxy,
 // alternately.
-func (t *tieredRun) startBalancer(ctx context.Context, dir string, protocol remote.Protocol, web bool, log *os.File) (string, error) {
+func (t *tieredRun) startBalancer(ctx context.Context, dir string, protocol remote.Protocol, web bool) (string, error) {
 	var hostports []string
 	for _, sv := range t.servers {
 		u, err := url.Parse(sv.url)
@@ -202,12 +202,9 @@ func (t *tieredRun) startBalancer(ctx context.Context, dir string, protocol remo
 		}
 		hostports = append(hostports, u.Host)
 	}
-	o := balancer.Options{Dir: dir, Servers: hostports, H2: !web && protocol == remote.GRPC}
+	o := balancer.Options{Dir: dir, Servers: hostports, H2: !web && protocol == remote.GRPC, Log: t.log}
 	if !o.H2 {
 		o.HealthPath = server.HealthPath
-	}
-	if log != nil {
-		o.Log = log
 	}
 	h, err := balancer.Start(ctx, o)
 	if err != nil {
@@ -219,6 +216,9 @@ func (t *tieredRun) startBalancer(ctx context.Context, dir string, protocol remo
 		front = remote.URL(protocol, strings.TrimPrefix(h.URL, "http://"))
 	}
 	t.balanced = &result.Balancer{Kind: config.Balancers, Version: h.Version, PID: h.PID(), URL: front}
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started haproxy: pid %d, %s, its configuration %s\n", h.PID(), front, filepath.Join(dir, "haproxy.cfg"))
+	}
 	direct, through, closeProbe, err := balancerProbes(ctx, t.servers[0].url, front, t.token, protocol, web)
 	if err != nil {
 		return "", err

@@ -135,7 +135,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	}
 	if cfg.Balancer != "" {
 		protocol, _ := remote.ParseProtocol(tieringOf(cfg).Protocol)
-		front, err := t.startBalancer(ctx, dir, protocol, isWeb, nil)
+		front, err := t.startBalancer(ctx, dir, protocol, isWeb)
 		if err != nil {
 			return fail(fmt.Errorf("--balancer %s: %w", cfg.Balancer, err))
 		}
