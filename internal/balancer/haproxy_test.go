@@ -107,3 +107,31 @@ func TestHAProxyBalancesAndChecks(t *testing.T) {
 		}
 	}
 }
+
+// What a request through haproxy costs against the same request direct:
+// an HTTP/1.1 GET with keep-alive to a server that answers at once.
+func BenchmarkHAProxyRequest(b *testing.B) {
+	if _, err := os.Stat(Executable); err != nil {
+		b.Skipf("haproxy is not installed (%v)", err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	h, err := Start(context.Background(), Options{Dir: b.TempDir(), HealthPath: "/healthz", Servers: []string{strings.TrimPrefix(srv.URL, "http://")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Stop()
+	for _, tc := range []struct{ name, url string }{{"direct", srv.URL}, {"haproxy", h.URL}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := &http.Client{}
+			for b.Loop() {
+				resp, err := c.Get(tc.url + "/x")
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
