@@ -271,7 +271,13 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 	}
 	t := driven(runs)
 	for i, base := range bases {
-		t.servers = append(t.servers, &appServer{name: targetName(i, len(bases)), url: base, site: base, read: siteCounters(base, token)})
+		// The tier's own paths are at the server's root, whatever
+		// directory its pages are in (http://HOST:PORT/PHP).
+		root := base
+		if u, err := url.Parse(base); err == nil {
+			root = u.Scheme + "://" + u.Host
+		}
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(bases)), url: base, site: root, read: siteCounters(root, token)})
 	}
 	t.readStart(ctx, true)
 	return s.drive(ctx, t)
