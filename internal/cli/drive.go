@@ -42,7 +42,10 @@ database behind it, the driver reads that database before and after the run and 
 the workload's checks.
 TPC-App: the emulated businesses call the web service at --target (http://HOST:PORT)
 in --front's protocol (soap, the default, or json); the site's shipping runs where it
-is served, so the drive checks no database.`,
+is served, so the drive checks no database.
+Several servers: --target URL1,URL2,… spreads the clients over them round-robin (a
+RUBiS session stays on one); the result has each server apart (servers) and their
+container counters summed, read from each at the drive's start and end.`,
 		Args: workloadArg(env),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.config(r, args[0])
@@ -71,8 +74,8 @@ is served, so the drive checks no database.`,
 	addFileFlag(fs, f)
 	addPopulationFlags(fs, f)
 	addLoadGenFlags(fs, f)
-	fs.StringVar(&target, "target", "", "the served tier's URL, e.g. http://127.0.0.1:8080 (RUBiS: or its pages' directory, http://127.0.0.1:8080/PHP) (required)")
-	fs.StringVar(&o.TokenFile, "token-file", "", "Stock-Online: file holding the token the business tier requires")
+	fs.StringVar(&target, "target", "", "the served tier's URL, e.g. http://127.0.0.1:8080 (RUBiS: or its pages' directory, http://127.0.0.1:8080/PHP); several, comma-separated, spread the clients over them round-robin (required)")
+	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the served tiers require (Stock-Online's business tier; a site's container counters)")
 	fs.Var(&checkDB, "db", "Stock-Online: the database behind the business tier, to check after the run: "+store.DSNForms)
 	addMetricsFlags(fs, &mf, true)
 	addAgentFlags(fs, &ao)

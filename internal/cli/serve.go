@@ -91,6 +91,9 @@ func addServeFlags(fs *pflag.FlagSet, f *runFlags, o *runner.ServeOptions) {
 	fs.StringVar(&o.Tier, "tier", "", "serve one tier alone: business, or web (RUBiS) (default: the whole middle tier; Stock-Online's is its business tier)")
 	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT or grpc://HOST:PORT (its scheme is the protocol)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the business tier requires and the web tier sends")
+	v := &f.values
+	fs.IntVar(&v.AppServers, "app-servers", 0, "how many app servers share the database, this one included (as run --app-servers starts them; see --app-server)")
+	fs.IntVar(&v.AppServer, "app-server", 0, "which of the --app-servers this one is, from 0: on SQLite and MySQL each draws its own entity keys, so that servers started on one database never collide")
 }
 
 // printServing says what serves where, and how to use it: the first line

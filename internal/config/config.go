@@ -71,6 +71,10 @@ type Run struct {
 	// container, serve the run over its one database; 0 is one, in the
 	// run's process (or its --tiers).
 	AppServers int `yaml:"app-servers" json:"app-servers,omitempty"`
+	// AppServer is which of them this process is, from 0 (`serve`, as a
+	// run over several starts them): the container draws its own keys.
+	// A run's own process is none of them: never in a result.
+	AppServer int `yaml:"app-server" json:"-"`
 	// Balancer, when set (haproxy), stands in front of the app servers.
 	Balancer string `yaml:"balancer" json:"balancer,omitempty"`
 	// Coherence is every entity type's coherence mode (Entity overrides
@@ -374,6 +378,9 @@ func (r *Run) validateCluster() []error {
 	if r.AppServers < 0 || r.AppServers > MaxAppServers {
 		bad("--app-servers %d: allowed: 1 to %d", r.AppServers, MaxAppServers)
 	}
+	if r.AppServer < 0 || r.AppServer >= r.Servers() {
+		bad("--app-server %d: allowed: 0 to %d, one less than --app-servers %d", r.AppServer, r.Servers()-1, r.Servers())
+	}
 	if r.Balancer != "" && r.Balancer != Balancers {
 		bad("--balancer %q: allowed: %s (or leave it unset: the driver spreads its clients over the app servers itself)", r.Balancer, Balancers)
 	}
@@ -435,7 +442,7 @@ func (r *Run) Container() container.Settings {
 	return container.Settings{
 		CommitOption: r.CommitOption, Cache: r.Cache, Pool: r.Pool, Persistence: r.Persistence,
 		Concurrency: r.Concurrency, Refresh: time.Duration(r.RefreshInterval), LockTimeout: time.Duration(r.LockTimeout),
-		Coherence: r.Coherence,
+		Coherence: r.Coherence, Server: r.AppServer, Servers: r.Servers(),
 	}
 }
 

@@ -674,9 +674,10 @@ func (h *Home) initKeys(ctx context.Context, db *store.DB) error {
 	if err := db.QueryRow(ctx, s).Scan(&maxKey); err != nil {
 		return err
 	}
+	server, servers := int64(h.s.Server), int64(max(h.s.Servers, 1))
 	h.keys.block = func(context.Context) (int64, int64, error) {
-		first := maxKey + 1
-		maxKey += keyBlock
+		first := maxKey + 1 + server*keyBlock
+		maxKey += servers * keyBlock
 		return first, keyBlock, nil
 	}
 	return nil

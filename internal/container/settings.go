@@ -102,6 +102,11 @@ type Settings struct {
 	// Coherence is how the type's cache stays right when several app
 	// servers, each with its own container, share the database.
 	Coherence Coherence
+	// Server is this container's app server of Servers (0 of 0 or 1:
+	// alone). Where keys count up from the table's largest (SQLite,
+	// MySQL), server i draws the key blocks i, i+Servers, … so that
+	// servers that started on one database never draw the same key.
+	Server, Servers int
 }
 
 // Allowed values, for messages.

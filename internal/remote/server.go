@@ -87,6 +87,16 @@ func (s *Server) RegisterService(sd *grpc.ServiceDesc, impl any) {
 	}
 }
 
+// HandleHTTP answers pattern beside the calls over the http protocol (a
+// load balancer's health check); false over gRPC, which answers no HTTP/1.
+func (s *Server) HandleHTTP(pattern string, h http.Handler) bool {
+	if s.mux == nil {
+		return false
+	}
+	s.mux.Handle(pattern, h)
+	return true
+}
+
 // Serve answers calls on ln until Stop; it returns nil after Stop.
 func (s *Server) Serve(ln net.Listener) error {
 	if s.grpc != nil {

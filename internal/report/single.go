@@ -394,6 +394,9 @@ func singlePage(run *Run) (*page, error) {
 		return nil, fmt.Errorf("%s: %w", run.Path, err)
 	}
 	p.Sections = []section{provenance(r), summarySection(r), overTime(r), spec, operationsSection(r), containerSection(r)}
+	if s, ok := serversSection(r); ok {
+		p.Sections = append(p.Sections, s)
+	}
 	if t, ok := tiersSection(r); ok {
 		p.Sections = append(p.Sections, t)
 	}

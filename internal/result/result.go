@@ -61,6 +61,10 @@ type Result struct {
 	// Agents are the driver agents of a drive spread over several; absent
 	// for one process.
 	Agents []Agent `json:"agents,omitempty"`
+	// Servers are the app servers of a run over several, each apart;
+	// Container above is their sum. Balancer stood in front of them.
+	Servers  []Server  `json:"servers,omitempty"`
+	Balancer *Balancer `json:"balancer,omitempty"`
 	// Histograms are the distributions behind every latency figure, per
 	// operation and per second (absent in results written before them).
 	Histograms *Histograms `json:"histograms,omitempty"`
@@ -352,6 +356,9 @@ type Inputs struct {
 	Resources *ResourceInputs
 	// Walk: the clients walked a transition table (RUBiS); nil: not.
 	Walk *workload.WalkReport
+	// Servers: the app servers of a run over several; Balancer in front.
+	Servers  []ServerInputs
+	Balancer *Balancer
 }
 
 // Build assembles the result of a run.
@@ -384,22 +391,8 @@ func Build(in Inputs) *Result {
 		r.Terminals = append(r.Terminals, Terminals{Group: g.Name, Count: g.Clients})
 	}
 	r.Setup = workload.OptionsOf(in.Config).Setup(in.Config)
-	for _, e := range in.Entities {
-		s := e.Settings
-		r.Container[e.Name] = EntityStats{
-			Stats:   e.Stats,
-			HitRate: round(e.Stats.HitRate(), 4),
-			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: e.Stats.CacheSize, Pool: e.Stats.PoolSize,
-				CacheSetting: s.Cache.String(), PoolSetting: s.Pool.String(),
-				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency)},
-		}
-		if s.Coherence.Keeps() {
-			st := r.Container[e.Name]
-			st.Settings.Coherence = string(s.Coherence)
-			r.Container[e.Name] = st
-		}
-		r.EntityOrder = append(r.EntityOrder, e.Name)
-	}
+	r.Container, r.EntityOrder = containerOf(in.Entities)
+	r.Servers, r.Balancer = buildServers(in.Servers), in.Balancer
 	if in.Load != nil {
 		secs := in.Load.Duration.Seconds()
 		r.Load = &Load{Rows: in.Load.Rows, Tables: in.Load.Tables, Seconds: round(secs, 3)}
@@ -623,4 +616,27 @@ func roundLatency(l metrics.Latency) metrics.Latency {
 func round(x float64, digits int) float64 {
 	p := math.Pow10(digits)
 	return math.Round(x*p) / p
+}
+
+// containerOf is the container section of entities, and their order.
+func containerOf(entities []workload.EntityStats) (map[string]EntityStats, []string) {
+	out := make(map[string]EntityStats)
+	var order []string
+	for _, e := range entities {
+		s := e.Settings
+		out[e.Name] = EntityStats{
+			Stats:   e.Stats,
+			HitRate: round(e.Stats.HitRate(), 4),
+			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: e.Stats.CacheSize, Pool: e.Stats.PoolSize,
+				CacheSetting: s.Cache.String(), PoolSetting: s.Pool.String(),
+				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency)},
+		}
+		if s.Coherence.Keeps() {
+			st := out[e.Name]
+			st.Settings.Coherence = string(s.Coherence)
+			out[e.Name] = st
+		}
+		order = append(order, e.Name)
+	}
+	return out, order
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -108,6 +109,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, " (by operation, deadlock/timeout/serialization: %s)\n", strings.Join(per, ", "))
 	}
 	writeEntities(w, r)
+	writeServers(w, r)
 	writeAgents(w, r.Agents)
 	if t := r.Tiers; t != nil {
 		processes := "processes"
@@ -123,7 +125,8 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintln(w)
 	}
 	writeMix(w, r.Mix)
-	if r.Environment.DB != "" && r.Tiers != nil && r.Tiers.Processes > 1 {
+	apart := r.Tiers != nil && r.Tiers.Processes > 1
+	if r.Environment.DB != "" && apart && r.Database == (store.Stats{}) {
 		fmt.Fprintln(w, "database: its statements are the tiers' processes', not counted here")
 	} else if r.Environment.DB != "" {
 		d := r.Database
@@ -131,6 +134,9 @@ func WriteSummary(w io.Writer, r *Result) {
 			d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
 		if d.ConnectionsLost > 0 || d.InDoubt > 0 {
 			fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
+		}
+		if apart {
+			fmt.Fprint(w, " (summed over the tiers' processes and the driver's checks, each counted where it ran)")
 		}
 		fmt.Fprintln(w)
 	}

@@ -91,6 +91,9 @@ func (r *Runner) DriveAgents(ctx context.Context, cfg config.Run, target string,
 	case ao.Wait <= 0:
 		return nil, config.Usage(fmt.Errorf("--agents-wait %v: want a positive duration", ao.Wait))
 	}
+	if strings.Contains(target, ",") {
+		return nil, config.Usage(fmt.Errorf("--target %s: a drive spread over agents drives one target; without --agents a drive spreads its clients over several", target))
+	}
 	if u, err := url.Parse(target); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc") {
 		return nil, config.Usage(fmt.Errorf("--target %q: want the served tier's URL, http://HOST:PORT (or grpc://HOST:PORT for a business tier)", target))
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/agent"
+	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
@@ -167,11 +168,14 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 	if err := r.resolve(&cfg); err != nil {
 		return nil, err
 	}
-	tiers := tieringOf(cfg).Tiers
 	w, err := r.validated(cfg)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.refuseAppServers(cfg, w); err != nil {
+		return nil, err
+	}
+	separate := apart(cfg)
 	info := w.Info()
 	if cfg.Duration > 0 {
 		cfg.Iterations = 0 // a timed run ignores the workload's default count
@@ -201,7 +205,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		// before the server stops.
 		defer place.stop()
 	}
-	if tiers > 1 && cfg.DB.Temp {
+	if separate && cfg.DB.Temp {
 		// The tiers are other processes: the fresh database is a file
 		// they can open too.
 		dir, err := os.MkdirTemp("", "tierbench-tiers-")
@@ -211,7 +215,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		defer os.RemoveAll(dir)
 		cfg.DB = store.DSN{Dialect: store.SQLite, Path: filepath.Join(dir, cfg.Workload+".db")}
 	}
-	db, err := r.open(ctx, cfg, w, tiers > 1, useRun)
+	db, err := r.open(ctx, cfg, w, separate, useRun)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +230,7 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		return nil, err
 	}
 	defer shared.close()
-	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || tiers > 1, placed: place, shared: shared}
+	s := &state{r: r, cfg: cfg, info: info, db: db, began: time.Now(), web: isWeb(w) || separate, placed: place, shared: shared}
 	first := phaseLoad
 	if cfg.NoLoad {
 		first = phaseStart
@@ -274,6 +278,15 @@ type state struct {
 	// tierDied: a tier died under the run, which then ended; its checks
 	// still ran.
 	tierDied error
+	// serversDied: app servers died under the run, which went on with
+	// the others.
+	serversDied error
+	// servers are the app servers of a run over several; balancer stood
+	// in front of them.
+	servers  []result.ServerInputs
+	balancer *result.Balancer
+	// tiersDB is what the tiers' statements cost, as they answered it.
+	tiersDB *store.Stats
 	// watched overrides the tier the watchdog watches (the database, or
 	// the site a drive-only run drives).
 	watched *tier
@@ -308,7 +321,7 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 	}
 	defer os.RemoveAll(dir)
 	var run workload.Run
-	if tieringOf(cfg).Tiers > 1 {
+	if apart(cfg) {
 		run, err = s.startTiers(ctx, w, dir)
 	} else {
 		var cluster *clusterMember
@@ -425,7 +438,12 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	}
 	watch := watchTier(driveCtx, watched, OutageGrace, failed, stopDriving)
 	quitProcs := make(chan struct{})
-	watchProcs(s.procs, quitProcs, stopDriving)
+	tiered, _ := run.(*tieredRun)
+	if tiered != nil {
+		tiered.watch(quitProcs, stopDriving)
+	} else {
+		watchProcs(s.procs, quitProcs, stopDriving)
+	}
 	meter := s.startCPUMeter(dcfg)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
 	s.cpu = meter.stop(s.rep)
@@ -436,6 +454,10 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		// there, so it is drained and checked as any run's.
 		s.tierDied = died.err
 		s.rep.Interrupted = false
+	} else if tiered != nil {
+		// App servers that died while others went on: the run ran to
+		// its end, and fails for them.
+		s.serversDied = tiered.deaths()
 	}
 	if err != nil {
 		return s.fail(ctx, phaseRun, err, "nothing was measured")
@@ -482,7 +504,13 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	if er, ok := run.(workload.EntityRun); ok {
 		s.ents = er.EntityStats()
 	}
-	if tr, ok := run.(workload.TieredRun); ok {
+	if tiered != nil {
+		s.ents, s.servers, s.balancer = tiered.entities(), tiered.serverInputs(), tiered.balanced
+		if d, ok := tiered.database(); ok {
+			s.tiersDB = &d
+		}
+	}
+	if tr, ok := run.(workload.TieredRun); ok && (tiered == nil || tiered.processes > 0) {
 		t := tr.Tiers()
 		s.tiers = &t
 	}
@@ -496,6 +524,13 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	}
 	if s.tierDied != nil {
 		return s.fail(ctx, phaseRun, s.tierDied, fmt.Sprintf("the run was ended when the tier died, %.1f s into it; the operations that failed are counted as errors or in doubt, and the database was checked after", s.rep.Elapsed.Seconds()))
+	}
+	if s.serversDied != nil {
+		moved := "the terminals of a server that died moved to the survivors at their next operation"
+		if s.balancer != nil {
+			moved = "the balancer took a server that died out of its rotation (its health check) and sent its requests to the others"
+		}
+		return s.fail(ctx, phaseRun, s.serversDied, "the run went on with the other app servers to its end: "+moved+"; the operations under way on it are counted as errors or in doubt, its counters after the run's start are lost (servers: its share), and the database was checked after")
 	}
 	return s.result(nil), nil
 }
@@ -559,6 +594,8 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Failure:       f,
 		Resources:     s.cpu,
 		Walk:          s.walk,
+		Servers:       s.servers,
+		Balancer:      s.balancer,
 	})
 }
 
@@ -575,7 +612,17 @@ func (s *state) serverThreads() int {
 // database is what the run's statements cost the database: nothing known
 // when the driver has no database.
 func (s *state) database() store.Stats {
-	// The tiers' statements are counted in their processes, not here.
+	// The tiers' statements are counted in their processes, which
+	// answer them (tieredRun.database).
+	if s.tiersDB != nil {
+		// And a run's own since the drive began (its checks), as an
+		// in-process run counts them.
+		own := store.Stats{}
+		if s.db != nil {
+			own = s.db.Stats().Sub(s.before)
+		}
+		return appservers.SumDatabase(*s.tiersDB, own)
+	}
 	if s.db == nil || len(s.procs) > 0 {
 		return store.Stats{}
 	}
@@ -721,10 +768,11 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 	pool, others := n, 0
 	if checksOnly {
 		pool = 1
-		if tieringOf(cfg).Tiers > 1 {
+		if apart(cfg) {
 			// The run's own tiers open their pools on the same server,
-			// and each a connection that finds the run's lock.
-			others = n + 2
+			// and each a connection that finds the run's lock; each app
+			// server its own.
+			others = (n + 2) * cfg.Servers()
 		}
 	}
 	var ue *store.UsageError

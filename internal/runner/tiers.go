@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,12 +18,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/tierproc"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -78,20 +81,34 @@ type Serving struct {
 // the remote calls its pages made) as JSON, for the run that started it.
 const tiersPath = "/_tierbench/tiers"
 
-// withTierPaths answers tiersPath beside serve when h knows its tiers;
-// every other request goes to serve (h, or h measured) as it is.
-func withTierPaths(h, serve http.Handler) http.Handler {
-	tr, ok := h.(workload.TieredRun)
-	if !ok {
+// withTierPaths answers tiersPath beside serve when h knows its tiers,
+// and appservers.EntitiesPath when it has a container (its counters and
+// db's, to the callers that send token, when there is one); every other
+// request goes to serve (h, or h measured) as it is.
+func withTierPaths(h, serve http.Handler, token string, db func() store.Stats) http.Handler {
+	tr, tiered := h.(workload.TieredRun)
+	if !tiered && db == nil {
 		return serve
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != tiersPath {
+		switch {
+		case r.URL.Path == tiersPath && tiered:
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(tr.Tiers())
+		case r.URL.Path == appservers.EntitiesPath && db != nil:
+			if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+				http.Error(w, "this tier requires its token (--token-file)", http.StatusUnauthorized)
+				return
+			}
+			var es []workload.EntityStats
+			if er, ok := h.(workload.EntityRun); ok {
+				es = er.EntityStats()
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(appservers.Encode(es, db()))
+		default:
 			serve.ServeHTTP(w, r)
-			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(tr.Tiers())
 	})
 }
 
@@ -140,7 +157,15 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 			done := o.Metrics.Call(livemetrics.TierBusiness, method)
 			return func(c codes.Code) { done(c.String(), c != codes.OK) }
 		}
-		p.ServedEntities = o.Metrics.Entities
+	}
+	// The container's counters, for the run that drives the tier
+	// (RegisterCounters) and serve's live metrics.
+	var entities func() []workload.EntityStats
+	p.ServedEntities = func(read func() []workload.EntityStats) {
+		entities = read
+		if o.Metrics != nil {
+			o.Metrics.Entities(read)
+		}
 	}
 	srv := remote.NewServer(protocol, so)
 	remote.RegisterPing(srv)
@@ -149,6 +174,15 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 		return fmt.Errorf("start %s's business tier: %w", cfg.Workload, err)
 	}
 	defer closeTier()
+	remote.RegisterCounters(srv, func() ([]byte, error) {
+		var es []workload.EntityStats
+		if entities != nil {
+			es = entities()
+		}
+		return json.Marshal(appservers.Encode(es, db.Stats()))
+	})
+	// A load balancer's health check (--balancer); gRPC's is a connection.
+	srv.HandleHTTP("GET "+server.HealthPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return config.Usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
@@ -196,7 +230,7 @@ func (r *Runner) serveWeb(ctx context.Context, cfg config.Run, web workload.Web,
 		return err
 	}
 	defer front.Close()
-	return serveHTTP(ctx, front, o.Listen, o.measure(livemetrics.TierWeb), func(url string) {
+	return serveHTTP(ctx, front, o.Listen, token, nil, o.measure(livemetrics.TierWeb), func(url string) {
 		if ready != nil {
 			ready(Serving{Tier: TierWeb, What: cfg.Workload + " web tier", URL: url, Style: styleOf(cfg), Protocol: string(protocol)})
 		}
@@ -276,8 +310,12 @@ func TierArgs(cfg config.Run) []string {
 		for _, e := range cfg.Entity {
 			args = append(args, "--entity", e.String())
 		}
-		if cfg.Coherence != "" {
-			args = append(args, "--coherence", cfg.Coherence.String())
+		// The shared cache's URL goes apart (sharedRun.tierArgs): it
+		// names the run's keys, which every app server must share.
+		for _, kv := range [][2]string{{"coherence", cfg.Coherence.String()}, {"coherence-broker", cfg.CoherenceBroker}} {
+			if kv[1] != "" {
+				args = append(args, "--"+kv[0], kv[1])
+			}
 		}
 	}
 	return args
@@ -297,146 +335,6 @@ func dbFile(dir string, d store.DSN) (string, error) {
 	}
 	path := filepath.Join(dir, "tier-db.yaml")
 	return path, os.WriteFile(path, b, 0o600)
-}
-
-// startTiers starts the run's tiers as child processes of tierbench on its
-// database, and readies the clients against them in this process: the
-// browsers against the web tier (RUBiS), or the terminals calling the
-// business tier (Stock-Online). The checks read the database from here.
-func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string) (*tieredRun, error) {
-	cfg := s.cfg
-	exe, err := tierproc.Executable()
-	if err != nil {
-		return nil, err
-	}
-	token, tokenFile, err := newToken(dir)
-	if err != nil {
-		return nil, err
-	}
-	p := params(cfg)
-	p.Persistence, p.Dir = cfg.Persistence, dir
-	t := &tieredRun{processes: tieringOf(cfg).Tiers}
-	start := func(name string, args ...string) (*tierproc.Proc, error) {
-		proc, err := tierproc.Start(ctx, name, exe, append([]string{"serve", cfg.Workload, "--listen", "127.0.0.1:0"}, args...), s.r.TierLog)
-		if err == nil {
-			t.procs = append(t.procs, proc)
-			s.procs = append(s.procs, proc)
-			if s.r.TierLog != nil {
-				fmt.Fprintf(s.r.TierLog, "started the %s: pid %d, %s\n", name, proc.PID(), proc.URL)
-			}
-		}
-		return proc, err
-	}
-	db, err := dbFile(dir, cfg.DB)
-	if err != nil {
-		return nil, err
-	}
-	onDB := append(append([]string{"--file", db}, TierArgs(cfg)...), s.shared.tierArgs()...)
-	fail := func(err error) (*tieredRun, error) {
-		t.stopProcs()
-		return nil, err
-	}
-	switch x := w.(type) {
-	case workload.Web:
-		if t.checker, err = x.Checker(ctx, s.db, p); err != nil {
-			return nil, err
-		}
-		var site *tierproc.Proc
-		if tieringOf(cfg).Tiers == 3 {
-			business, err := start("business tier", append([]string{"--tier", TierBusiness, "--token-file", tokenFile}, onDB...)...)
-			if err != nil {
-				return fail(err)
-			}
-			site, err = start("web tier", "--tier", TierWeb, "--business", business.URL, "--token-file", tokenFile,
-				"--style", styleOf(cfg), "--server-threads", fmt.Sprint(cfg.ServerThreads))
-			if err != nil {
-				return fail(err)
-			}
-		} else if site, err = start("middle tier", onDB...); err != nil {
-			return fail(err)
-		}
-		t.site = site.URL
-		if t.Run, err = x.Browsers(ctx, site.URL, p); err != nil {
-			return fail(err)
-		}
-	case workload.Served:
-		if t.checker, err = x.Checker(ctx, s.db, p); err != nil {
-			return nil, err
-		}
-		business, err := start("business tier", append([]string{"--token-file", tokenFile}, onDB...)...)
-		if err != nil {
-			return fail(err)
-		}
-		if t.conn, _, err = dialTier(ctx, "business", business.URL, token, cfg.ServerThreads); err != nil {
-			return fail(err)
-		}
-		if t.Run, err = x.RemoteClients(ctx, t.conn, p); err != nil {
-			return fail(err)
-		}
-	default:
-		return nil, config.Usage(fmt.Errorf("--tiers %d: %s's tiers cannot run apart; the workloads whose can: rubis, stockonline", tieringOf(cfg).Tiers, cfg.Workload))
-	}
-	return t, nil
-}
-
-// tieredRun is a run whose tiers are child processes: its clients, the
-// checker of its database, and the processes.
-type tieredRun struct {
-	workload.Run
-	checker workload.Checker
-	// procs in the order they started: each calls the ones before it.
-	procs     []*tierproc.Proc
-	processes int
-	// site is the web tier's URL, asked for its Tiers before it stops.
-	site  string
-	conn  *remote.Conn
-	tiers *workload.Tiers
-}
-
-func (t *tieredRun) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
-	return t.checker.Check(ctx, done)
-}
-
-// Stop stops the clients, asks the web tier for the calls its pages made,
-// then stops the tiers, callers first.
-func (t *tieredRun) Stop(ctx context.Context) error {
-	var errs []error
-	if st, ok := t.Run.(workload.Stopper); ok {
-		errs = append(errs, st.Stop(ctx))
-	}
-	if t.conn != nil {
-		t.conn.Close()
-	}
-	if tr, ok := t.Run.(workload.TieredRun); ok {
-		x := tr.Tiers()
-		t.tiers = &x
-	} else if t.site != "" {
-		if x, err := fetchTiers(ctx, t.site); err == nil {
-			t.tiers = &x
-		}
-	}
-	errs = append(errs, t.stopProcs())
-	return errors.Join(errs...)
-}
-
-// stopProcs stops the tiers still running, the last started first.
-func (t *tieredRun) stopProcs() error {
-	var errs []error
-	for i := len(t.procs) - 1; i >= 0; i-- {
-		errs = append(errs, t.procs[i].Stop())
-	}
-	return errors.Join(errs...)
-}
-
-// Tiers are the web tier's (or the remote clients') with the processes
-// the run spanned.
-func (t *tieredRun) Tiers() workload.Tiers {
-	var x workload.Tiers
-	if t.tiers != nil {
-		x = *t.tiers
-	}
-	x.Processes = t.processes
-	return x
 }
 
 // tierDied is the cause of a run ended by a tier's death.
@@ -496,33 +394,62 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 		}
 		defer checkDB.Close()
 	}
-	conn, protocol, err := dialTier(ctx, "target", target, token, cfg.ServerThreads)
-	if err != nil {
-		return nil, err
+	targets := strings.Split(target, ",")
+	var conns []*remote.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var protocol remote.Protocol
+	for _, target := range targets {
+		conn, p, err := dialTier(ctx, "target", target, token, cfg.ServerThreads)
+		if err != nil {
+			return nil, err
+		}
+		if protocol != "" && p != protocol {
+			return nil, config.Usage(fmt.Errorf("--target %s: its protocol is %s, the first target's %s: one drive speaks one protocol", target, p, protocol))
+		}
+		conns, protocol = append(conns, conn), p
 	}
-	defer conn.Close()
 	withProtocol(&cfg, protocol)
 	s := &state{r: r, cfg: cfg, info: w.Info(), began: time.Now(), web: true, target: target, checked: checkDB, share: o.Share, startAt: o.StartAt}
 	s.begin(phaseStart)
 	s.watched = &tier{name: "the business tier at " + target, lost: func() int64 { _, f := s.rec.Completed(); return f },
 		probe: func(ctx context.Context) error {
+			// Lost when none of the targets answers.
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			return remote.Ping(ctx, conn)
+			var errs []error
+			for _, conn := range conns {
+				err := remote.Ping(ctx, conn)
+				if err == nil {
+					return nil
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
 		}}
 	p := params(cfg)
-	run, err := w.RemoteClients(ctx, conn, p)
-	if err != nil {
-		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+	var runs []workload.Run
+	for _, conn := range conns {
+		run, err := w.RemoteClients(ctx, conn, p)
+		if err != nil {
+			return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+		}
+		runs = append(runs, run)
 	}
-	t := &tieredRun{Run: run, processes: 2}
+	t := driven(runs)
+	t.processes = 1 + len(targets)
+	for i, conn := range conns {
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(targets)), url: targets[i], read: businessCounters(conn)})
+	}
 	if checkDB != nil {
 		if t.checker, err = w.Checker(ctx, checkDB, p); err != nil {
 			return s.fail(ctx, phaseStart, fmt.Errorf("read %s's database before the run: %w", cfg.Workload, err), "nothing was measured")
 		}
-	} else {
-		t.checker = run
 	}
+	t.readStart(ctx, true)
 	return s.drive(ctx, t)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/livemetrics"
 	"github.com/tierbench/tierbench/internal/result"
@@ -98,6 +99,11 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	if err := r.guardListen(ctx, o, cfg.Workload+"'s site", false); err != nil {
 		return err
 	}
+	// The site's pages take no token; its counters do (run --app-servers).
+	token, err := readToken(o.TokenFile)
+	if err != nil {
+		return err
+	}
 	db, cfg, p, err := r.openServed(ctx, cfg, w)
 	if err != nil {
 		return err
@@ -108,7 +114,7 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 		return fmt.Errorf("start %s: %w", cfg.Workload, err)
 	}
 	defer site.Close()
-	return serveHTTP(ctx, site, o.Listen, o.measure(livemetrics.TierSite), func(url string) {
+	return serveHTTP(ctx, site, o.Listen, token, db.Stats, o.measure(livemetrics.TierSite), func(url string) {
 		if ready != nil {
 			sv := Serving{What: cfg.Workload, URL: url, Scale: cfg.Scale, Style: styleOf(cfg)}
 			if er, ok := site.(workload.EntityRun); ok {
@@ -192,8 +198,8 @@ func (o ServeOptions) measure(tier string) func(http.Handler) http.Handler {
 // serveHTTP serves h, measured, at listen, with the tier's own paths
 // beside it, until ctx is done or the server fails, then lets the
 // requests under way finish.
-func serveHTTP(ctx context.Context, h http.Handler, listen string, measure func(http.Handler) http.Handler, ready func(url string)) error {
-	srv, err := server.Start(listen, withTierPaths(h, measure(h)))
+func serveHTTP(ctx context.Context, h http.Handler, listen, token string, db func() store.Stats, measure func(http.Handler) http.Handler, ready func(url string)) error {
+	srv, err := server.Start(listen, withTierPaths(h, measure(h), token, db))
 	if err != nil {
 		return config.Usage(err)
 	}
@@ -249,11 +255,19 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 	if err != nil {
 		return nil, err
 	}
-	base, err := parseTarget(target)
-	if err != nil {
-		return nil, config.Usage(err)
+	var bases []string
+	for _, t := range strings.Split(target, ",") {
+		base, err := parseTarget(t)
+		if err != nil {
+			return nil, config.Usage(err)
+		}
+		bases = append(bases, base)
 	}
 	if _, err := r.validated(cfg); err != nil {
+		return nil, err
+	}
+	token, err := readToken(o.TokenFile)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Duration > 0 {
@@ -263,16 +277,77 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 	if err := fitsInMemory(cfg); err != nil {
 		return nil, err
 	}
-	if err := probeTarget(ctx, base); err != nil {
-		return nil, err
+	for _, base := range bases {
+		if err := probeTarget(ctx, base); err != nil {
+			return nil, err
+		}
 	}
-	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: base, share: o.Share, startAt: o.StartAt}
+	s := &state{r: r, cfg: cfg, info: web.Info(), began: time.Now(), web: true, target: strings.Join(bases, ","), share: o.Share, startAt: o.StartAt}
+	if len(bases) > 1 {
+		s.watched = sitesTier(bases, func() int64 { _, f := s.rec.Completed(); return f })
+	}
 	s.begin(phaseStart)
-	run, err := web.Browsers(ctx, base, params(cfg))
-	if err != nil {
-		return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+	var runs []workload.Run
+	for _, base := range bases {
+		run, err := web.Browsers(ctx, base, params(cfg))
+		if err != nil {
+			return s.fail(ctx, phaseStart, fmt.Errorf("start %s's clients: %w", cfg.Workload, err), "nothing was measured")
+		}
+		runs = append(runs, run)
 	}
-	return s.drive(ctx, run)
+	t := driven(runs)
+	for i, base := range bases {
+		// The tier's own paths are at the server's root, whatever
+		// directory its pages are in (http://HOST:PORT/PHP).
+		root := base
+		if u, err := url.Parse(base); err == nil {
+			root = u.Scheme + "://" + u.Host
+		}
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(bases)), url: base, site: root, read: siteCounters(root, token)})
+	}
+	t.readStart(ctx, true)
+	return s.drive(ctx, t)
+}
+
+// driven are a drive's clients, one Run per target: its tieredRun, whose
+// servers are the targets (processes 0: they are not the drive's).
+func driven(runs []workload.Run) *tieredRun {
+	t := &tieredRun{Run: runs[0]}
+	if len(runs) > 1 {
+		t.Run = appservers.NewSpread(runs)
+	}
+	t.checker = t.Run // nothing to check: the database is the targets'
+	return t
+}
+
+// targetName names target i of a drive's n.
+func targetName(i, n int) string {
+	if n == 1 {
+		return "the target"
+	}
+	return fmt.Sprintf("target %d", i+1)
+}
+
+// sitesTier watches the sites a drive spreads its clients over: lost
+// when none of them answers.
+func sitesTier(bases []string, failed func() int64) *tier {
+	return &tier{
+		name: "the sites at " + strings.Join(bases, ", "),
+		lost: failed,
+		probe: func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			var errs []error
+			for _, base := range bases {
+				err := get(ctx, base+"/")
+				if err == nil {
+					return nil
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
+		},
+	}
 }
 
 // parseTarget reads --target: an http or https URL of the site's root,

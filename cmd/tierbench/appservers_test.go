@@ -1,0 +1,478 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/appservers"
+	"github.com/tierbench/tierbench/internal/balancer"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/testsvc"
+)
+
+// runAppServers runs stockonline over two app servers on dsn with extra
+// flags, and returns its result.
+func runAppServers(t *testing.T, dsn string, extra ...string) (*result.Result, *testsvc.Proc) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "run.json")
+	args := append([]string{"run", "stockonline", "--app-servers", "2", "--persistence", "cmp", "--db", dsn,
+		"--clients", "4", "--iterations", "2", "--out", out}, extra...)
+	run := testsvc.Start(t, testsvc.Binary(t), args...)
+	code, err := run.Wait(3 * time.Minute)
+	if err != nil || code != 0 {
+		t.Fatalf("run exited %d (%v): %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran")
+	}
+	return r, run
+}
+
+// sumServers is the servers' container counters summed by hand.
+func sumServers(t *testing.T, r *result.Result) map[string]container.Stats {
+	t.Helper()
+	sum := map[string]container.Stats{}
+	for _, s := range r.Servers {
+		for name, e := range s.Container {
+			a, b := reflect.ValueOf(sum[name]), reflect.ValueOf(e.Stats)
+			out := reflect.New(a.Type()).Elem()
+			for i := range a.NumField() {
+				if a.Field(i).CanInt() {
+					out.Field(i).SetInt(a.Field(i).Int() + b.Field(i).Int())
+				}
+			}
+			st := out.Interface().(container.Stats)
+			st.Rows = max(sum[name].Rows, e.Stats.Rows) // counted when each server last resized: not summed
+			sum[name] = st
+		}
+	}
+	return sum
+}
+
+// Two app servers, each a business tier with its own container over one
+// database: both serve a share of the terminals, the result's counters
+// are exactly the sum of theirs and what the deck determines (each
+// QueryByCode, Buy and Sell finds its stock once by key...), and the
+// database passes its checks.
+func TestRunOverTwoAppServers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		if strings.HasPrefix(dsn, "mysql") {
+			t.Skip("SQLite and PostgreSQL cover the processes; MariaDB adds nothing here")
+		}
+		t.Parallel()
+		r, run := runAppServers(t, dsn)
+		if len(r.Servers) != 2 {
+			t.Fatalf("servers = %+v; want 2", r.Servers)
+		}
+		var served int64
+		for _, s := range r.Servers {
+			if s.PID == 0 || s.Served == 0 || s.Counted != "operations" || s.Died != "" {
+				t.Errorf("server %+v: want a pid, a share of the operations, alive", s)
+			}
+			if !strings.Contains(run.Stderr(), "started the "+s.Name+"'s business tier: pid ") {
+				t.Errorf("the run did not say it started %s: %s", s.Name, run.Stderr())
+			}
+			served += s.Served
+			if alive(s.PID) {
+				t.Errorf("%s (pid %d) outlived the run", s.Name, s.PID)
+			}
+		}
+		var done int64 // successes and business exceptions: answered
+		for _, op := range r.Operations {
+			done += op.Count
+		}
+		if served != done {
+			t.Errorf("the servers served %d operations; the run completed %d", served, done)
+		}
+		sum := sumServers(t, r)
+		if len(sum) == 0 || len(sum) != len(r.Container) {
+			t.Fatalf("container %v, servers' %v", r.Container, sum)
+		}
+		for name, e := range r.Container {
+			if e.Stats != sum[name] {
+				t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+			}
+		}
+		// Every Holding find is one of its outcomes, across servers too.
+		h := r.Container["Holding"].Stats
+		if h.Finds == 0 || h.Finds != h.CacheHits+h.TxHits+h.Loads+h.NotFound {
+			t.Errorf("Holding: %+v; want finds = hits + tx-hits + loads + not-found, and some", h)
+		}
+		if r.Tiers == nil || r.Tiers.Processes != 3 {
+			t.Errorf("tiers = %+v; want 3 processes", r.Tiers)
+		}
+	})
+}
+
+// With --balancer haproxy the clients go through a real haproxy that the
+// run starts and stops: the result names it, what it cost a request, and
+// the requests it sent each server.
+func TestRunBehindHAProxy(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(balancer.Executable); err != nil {
+		if testsvc.Require() {
+			t.Fatalf("haproxy: %v", err)
+		}
+		t.Skipf("haproxy is not installed (%v); apt-get install haproxy", err)
+	}
+	r, _ := runAppServers(t, storetest.SQLite(t), "--balancer", "haproxy")
+	b := r.Balancer
+	if b == nil || b.Kind != "haproxy" || b.PID == 0 || b.Probe.Requests != 200 || b.Probe.ThroughP50Us <= 0 || b.Probe.DirectP50Us <= 0 {
+		t.Fatalf("balancer = %+v; want haproxy, its pid and its probe", b)
+	}
+	if alive(b.PID) {
+		t.Errorf("haproxy (pid %d) outlived the run", b.PID)
+	}
+	var requests int64
+	for _, s := range r.Servers {
+		if s.Counted != "requests" || s.Served == 0 {
+			t.Errorf("server %+v: want some requests from haproxy", s)
+		}
+		requests += s.Served
+	}
+	// One request per operation, each answered: haproxy's count is the
+	// run's calls (retried aborts are calls too).
+	var calls int64
+	for _, c := range r.Tiers.Pages {
+		calls += c.Calls
+	}
+	if requests != calls {
+		t.Errorf("haproxy sent %d requests; the clients made %d calls", requests, calls)
+	}
+}
+
+// ECperf's domains cannot be served as processes: --app-servers is
+// refused with exit 2, saying why and which workloads can.
+func TestAppServersRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "ecperf", "--app-servers", "2"}, []string{"ecperf's domains", "rubis, stockonline"}},
+		{[]string{"run", "tpcapp", "--app-servers", "2"}, []string{"tpcapp's checks", "rubis, stockonline"}},
+		{[]string{"run", "stockonline", "--balancer", "haproxy"}, []string{"--balancer haproxy", "--app-servers N"}},
+	} {
+		run := testsvc.Start(t, testsvc.Binary(t), tt.args...)
+		code, err := run.Wait(time.Minute)
+		if err != nil || code != 2 {
+			t.Errorf("%v: exit %d (%v), want 2: %s", tt.args, code, err, run.Stderr())
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(run.Stderr(), w) {
+				t.Errorf("%v: %q does not say %q", tt.args, run.Stderr(), w)
+			}
+		}
+	}
+}
+
+// An app server killed mid-run: the run names it, goes on with the other
+// (its terminals move there, or haproxy sends them there), checks the
+// database, writes the result with the dead server's share, and exits 3.
+func TestAppServerKilledMidRun(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "an app server killed mid-run")
+	for _, tc := range []struct {
+		name, moved string
+		extra       []string
+	}{
+		{"spread", "moved to the survivors", nil},
+		{"haproxy", "took a server that died out of its rotation", []string{"--balancer", "haproxy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if tc.extra != nil {
+				if _, err := os.Stat(balancer.Executable); err != nil {
+					t.Skipf("haproxy is not installed (%v)", err)
+				}
+			}
+			killAppServer(t, tc.moved, tc.extra...)
+		})
+	}
+}
+
+// killAppServer kills app server 1 of a run over two, 3 s in, and checks
+// what the run did (moved: how the result says its terminals went on).
+func killAppServer(t *testing.T, moved string, extra ...string) {
+	out := filepath.Join(t.TempDir(), "run.json")
+	args := append([]string{"run", "stockonline", "--app-servers", "2", "--persistence", "cmp",
+		"--db", "sqlite:" + filepath.Join(t.TempDir(), "so.db"), "--clients", "4", "--duration", "8s", "--ramp-up", "0s", "--out", out}, extra...)
+	run := testsvc.Start(t, testsvc.Binary(t), args...)
+	name := "app server 1's business tier"
+	var pid int
+	for deadline := time.Now().Add(2 * time.Minute); pid == 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		pid = tierPID(run, name)
+	}
+	if pid == 0 {
+		t.Fatalf("the run did not start its %s: %s", name, run.Stderr())
+	}
+	time.Sleep(3 * time.Second) // some of the run first
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, err := run.Wait(2 * time.Minute)
+	if err != nil || code != 3 {
+		t.Fatalf("exit %d (%v), want 3: %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	want := fmt.Sprintf("the %s (pid %d", name, pid)
+	if !strings.Contains(run.Stderr(), want) {
+		t.Errorf("the error does not name the server (%q): %s", want, run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || !strings.Contains(r.Servers[0].Died, fmt.Sprint(pid)) || r.Servers[1].Died != "" || r.Servers[0].Served == 0 || r.Servers[1].Served <= r.Servers[0].Served {
+		t.Errorf("servers = %+v; want the first died with its share, the second alive and serving the rest", r.Servers)
+	}
+	if f := r.Summary.Failure; f == nil || f.Phase != "run" || !strings.Contains(f.Effect, "went on with the other app servers") || !strings.Contains(f.Effect, moved) {
+		t.Errorf("failure = %+v; want the run's, saying it went on", f)
+	}
+	if r.Summary.ElapsedS < 7 {
+		t.Errorf("the run stopped after %.1f s; want it to go on to its 8 s", r.Summary.ElapsedS)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+// drive --target URL1,URL2 spreads the terminals over two business tiers
+// served elsewhere on one database: each serves a share, the result's
+// counters are exactly the sum of the two servers' (each read from its
+// serve at the drive's start and end), and the database behind them
+// passes its checks.
+func TestDriveTwoTargets(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "so.db")
+	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for range 2 {
+		srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token)
+		if err := srv.WaitFor("serving stockonline ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`serving stockonline business tier .* on (http://\S+);`).FindStringSubmatch(srv.Stdout())
+		if m == nil {
+			t.Fatalf("serve printed no URL: %q", srv.Stdout())
+		}
+		urls = append(urls, m[1])
+	}
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", strings.Join(urls, ","), "--token-file", token, "--db", dsn,
+		"--clients", "4", "--iterations", "2", "--out", out)
+	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].URL != urls[0] || r.Servers[1].URL != urls[1] || r.Servers[0].Served == 0 || r.Servers[1].Served == 0 {
+		t.Fatalf("servers = %+v; want both targets, each serving", r.Servers)
+	}
+	sum := sumServers(t, r)
+	if len(sum) == 0 || len(sum) != len(r.Container) {
+		t.Fatalf("container %v, servers' %v", r.Container, sum)
+	}
+	for name, e := range r.Container {
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran with --db")
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+// A container in another process keeps its counters: one terminal's
+// deterministic deck gives exactly the same container and database
+// counters run in one process, with the business tier apart (--tiers 2),
+// and over two app servers (all on the first, the merge adding the idle
+// second's zeros).
+func TestCountersAcrossProcessesMatchOneProcess(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	type counted struct {
+		Container map[string]container.Stats
+		Database  store.Stats
+	}
+	counters := func(extra ...string) counted {
+		out := filepath.Join(t.TempDir(), "run.json")
+		args := append([]string{"run", "stockonline", "--persistence", "cmp", "--db", "sqlite:" + filepath.Join(t.TempDir(), "so.db"),
+			"--clients", "1", "--server-threads", "1", "--iterations", "2", "--out", out}, extra...)
+		run := testsvc.Start(t, bin, args...)
+		if code, err := run.Wait(3 * time.Minute); err != nil || code != 0 {
+			t.Fatalf("%v: exit %d (%v): %s", extra, code, err, run.Stderr())
+		}
+		r, err := result.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := counted{Container: map[string]container.Stats{}, Database: r.Database}
+		for name, e := range r.Container {
+			st := e.Stats
+			// Rows are counted when a size in percent is resized.
+			st.Rows = 0
+			got.Container[name] = st
+		}
+		return got
+	}
+	local := counters()
+	if local.Container["Holding"].Finds == 0 || local.Database.Statements == 0 {
+		t.Fatalf("the in-process run counted no Holding finds: %+v", local)
+	}
+	for _, extra := range [][]string{{"--tiers", "2"}, {"--app-servers", "2"}} {
+		got := counters(extra...)
+		if !reflect.DeepEqual(got, local) {
+			t.Errorf("%v: counters %+v; in one process %+v", extra, got, local)
+		}
+	}
+}
+
+// RUBiS over two app servers, each a business tier with its own web tier
+// (--tiers 3): the browsers' sessions each stay on one server, both
+// serve, the container counters are the servers' exact sum, and the
+// database passes its checks.
+func TestRubisOverTwoAppServers(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.json")
+	run := testsvc.Start(t, testsvc.Binary(t), "run", "rubis", "--app-servers", "2", "--tiers", "3", "--style", "facade", "--protocol", "grpc",
+		"--persistence", "cmp", "--db", "sqlite:"+filepath.Join(t.TempDir(), "rubis.db"),
+		"--clients", "4", "--iterations", "20", "--think-scale", "0", "--out", out)
+	if code, err := run.Wait(3 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("run exited %d (%v): %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Served == 0 || r.Servers[1].Served == 0 {
+		t.Fatalf("servers = %+v; want two, each serving", r.Servers)
+	}
+	// Terminal i on server i mod 2 for its whole session: each serves
+	// the pages of two of the four browsers, 20 iterations each.
+	for _, s := range r.Servers {
+		if s.Served != 2*20 {
+			t.Errorf("%s served %d pages; want 40 (two browsers' sessions)", s.Name, s.Served)
+		}
+	}
+	sum := sumServers(t, r)
+	for name, e := range r.Container {
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+	if r.Tiers == nil || r.Tiers.Processes != 5 || r.Tiers.Protocol != "grpc" {
+		t.Errorf("tiers = %+v; want 5 processes over grpc", r.Tiers)
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran")
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+// drive rubis --target URL1,URL2 spreads the browsers over two sites
+// served elsewhere, one session per browser on one site; each site's
+// counters are read over HTTP with the token, and summed.
+func TestDriveTwoRubisSites(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "rubis.db")
+	load := testsvc.Start(t, bin, "load", "rubis", "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for i := range 2 {
+		srv := testsvc.Start(t, bin, "serve", "rubis", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
+			"--app-servers", "2", "--app-server", strconv.Itoa(i))
+		if err := srv.WaitFor("serving rubis ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`serving rubis \(scale \d+\) on (http://\S+) `).FindStringSubmatch(srv.Stdout())
+		if m == nil {
+			t.Fatalf("serve printed no URL: %q", srv.Stdout())
+		}
+		urls = append(urls, m[1])
+		// The counters need the token.
+		resp, err := http.Get(m[1] + appservers.EntitiesPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the counters without the token: %s, want 401", resp.Status)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "rubis", "--target", strings.Join(urls, ","), "--token-file", token,
+		"--clients", "4", "--iterations", "15", "--think-scale", "0", "--out", out)
+	if code, err := drive.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("drive exited %d (%v): %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Served != 30 || r.Servers[1].Served != 30 {
+		t.Fatalf("servers = %+v; want two, each serving its two browsers' 15 pages", r.Servers)
+	}
+	sum := sumServers(t, r)
+	var finds int64
+	for name, e := range r.Container {
+		finds += e.Finds
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+	if len(r.Container) == 0 || finds == 0 {
+		t.Errorf("no container counters from the sites: %+v", r.Container)
+	}
+	if r.Tiers != nil {
+		t.Errorf("a drive of sites has their tiers, not its own: %+v", r.Tiers)
+	}
+}

@@ -1,0 +1,446 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/appservers"
+	"github.com/tierbench/tierbench/internal/balancer"
+	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/messaging"
+	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/result"
+	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/tierproc"
+	"github.com/tierbench/tierbench/internal/workload"
+)
+
+// The middle tier in other processes: --tiers 2|3 (issue 13) and
+// --app-servers N (issue 29), N copies of it over the run's one database,
+// each with its own container, the terminals spread over them
+// (appservers.Spread) or sent through a load balancer (--balancer). Each
+// server's container counters are read at the start of the drive and at
+// its end, so that they cover what an in-process run's cover (from the
+// container's warm-up to the end, ramps included), and merged exactly.
+
+// apart reports whether the run's middle tier runs in other processes.
+func apart(cfg config.Run) bool { return tieringOf(cfg).Tiers > 1 || cfg.Servers() > 1 }
+
+// appServer is one middle tier of a run or drive: its processes (none
+// for a drive's target), where its clients call it, and its counters.
+type appServer struct {
+	name string
+	// url is where its clients call it: the site, web tier or business
+	// tier.
+	url string
+	// holder is the process that holds its container; nil for a drive's.
+	holder *tierproc.Proc
+	procs  []*tierproc.Proc
+	// site, for a web workload, is asked for the Tiers of its pages.
+	site string
+	// read reads its counters; nil when it answers none.
+	read       func(ctx context.Context) (appservers.Reading, error)
+	start, end appservers.Reading
+	ended      bool
+
+	mu   sync.Mutex
+	died error
+}
+
+// markDied records the server's death; true the first time.
+func (a *appServer) markDied(err error) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.died != nil {
+		return false
+	}
+	a.died = err
+	return true
+}
+
+func (a *appServer) death() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.died
+}
+
+// counters are what happened in the server's container between the
+// readings; nil when it had none or died before the end.
+func (a *appServer) counters() []workload.EntityStats {
+	if !a.ended {
+		return nil
+	}
+	return appservers.Since(a.end.Decode(), a.start.Decode())
+}
+
+// serverName names server i of several.
+func serverName(i int) string { return fmt.Sprintf("app server %d", i+1) }
+
+// countersTimeout bounds one reading of a server's counters.
+const countersTimeout = 10 * time.Second
+
+// businessCounters reads a business tier's counters over conn.
+func businessCounters(conn *remote.Conn) func(context.Context) (appservers.Reading, error) {
+	return func(ctx context.Context) (appservers.Reading, error) {
+		var r appservers.Reading
+		ctx, cancel := context.WithTimeout(ctx, countersTimeout)
+		defer cancel()
+		b, err := remote.Counters(ctx, conn)
+		if err != nil {
+			return r, err
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return r, fmt.Errorf("a business tier's counters: %w", err)
+		}
+		return r, nil
+	}
+}
+
+// siteCounters reads a site's counters at base (with token, when set).
+func siteCounters(base, token string) func(context.Context) (appservers.Reading, error) {
+	return func(ctx context.Context) (appservers.Reading, error) {
+		var r appservers.Reading
+		ctx, cancel := context.WithTimeout(ctx, countersTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+appservers.EntitiesPath, nil)
+		if err != nil {
+			return r, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return r, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return r, fmt.Errorf("%s%s: %s", base, appservers.EntitiesPath, resp.Status)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return r, fmt.Errorf("%s%s: %w", base, appservers.EntitiesPath, err)
+		}
+		return r, nil
+	}
+}
+
+// refuseAppServers refuses --app-servers N>1 (and --balancer) for a
+// workload whose middle tier cannot be served as processes.
+func (r *Runner) refuseAppServers(cfg config.Run, w workload.Workload) error {
+	if cfg.Servers() == 1 {
+		if cfg.Balancer != "" {
+			return config.Usage(fmt.Errorf("--balancer %s stands in front of several app servers: give --app-servers N (2 or more)", cfg.Balancer))
+		}
+		return nil
+	}
+	can := "rubis, stockonline"
+	switch w.(type) {
+	case workload.Served:
+		return nil
+	case workload.Web:
+		if _, ok := w.(workload.BusinessTier); ok {
+			return nil
+		}
+		return config.Usage(fmt.Errorf("--app-servers %d: %s's checks and its agents (shipping, inventory, their queues) run inside its site's process, and no checker reads its database from outside yet, so several of its sites over one database could not be checked; the workloads that run over several app servers: %s", cfg.AppServers, cfg.Workload, can))
+	}
+	return config.Usage(fmt.Errorf("--app-servers %d: %s's domains (orders, manufacturing, supplier) and their agents and queues run in the run's own process and cannot be served as processes yet; the workloads that run over several app servers: %s", cfg.AppServers, cfg.Workload, can))
+}
+
+// startBroker starts the NATS server the app servers' invalidations
+// cross, when a type's coherence needs one and no --coherence-broker
+// names one, and gives its URL to the servers (cfg).
+func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities map[string]container.Settings, dir string) error {
+	if cfg.Servers() < 2 || cfg.CoherenceBroker != "" {
+		return nil
+	}
+	needs := false
+	for _, s := range entities {
+		needs = needs || s.Coherence == container.Invalidate || s.Coherence == container.InvalidateAsync
+	}
+	if !needs {
+		return nil
+	}
+	store := filepath.Join(dir, "coherence-nats")
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return err
+	}
+	b, err := messaging.Open(ctx, "", store)
+	if err != nil {
+		return fmt.Errorf("start the NATS server of the app servers' invalidations: %w", err)
+	}
+	t.broker = b
+	cfg.CoherenceBroker = b.URL()
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started the NATS server of the app servers' invalidations: %s\n", b.URL())
+	}
+	return nil
+}
+
+// startBalancer puts haproxy in front of the servers and measures what it
+// costs a request: the same empty request (the site's health check, the
+// business tier's Ping) direct to the first server and through haproxy,
+// alternately.
+func (t *tieredRun) startBalancer(ctx context.Context, dir string, protocol remote.Protocol, web bool) (string, error) {
+	var hostports []string
+	for _, sv := range t.servers {
+		u, err := url.Parse(sv.url)
+		if err != nil {
+			return "", err
+		}
+		hostports = append(hostports, u.Host)
+	}
+	o := balancer.Options{Dir: dir, Servers: hostports, H2: !web && protocol == remote.GRPC, Log: t.log}
+	if !o.H2 {
+		o.HealthPath = server.HealthPath
+	}
+	h, err := balancer.Start(ctx, o)
+	if err != nil {
+		return "", err
+	}
+	t.balancer = h
+	front := h.URL
+	if !web {
+		front = remote.URL(protocol, strings.TrimPrefix(h.URL, "http://"))
+	}
+	t.balanced = &result.Balancer{Kind: config.Balancers, Version: h.Version, PID: h.PID(), URL: front}
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started haproxy: pid %d, %s, its configuration %s\n", h.PID(), front, filepath.Join(dir, "haproxy.cfg"))
+	}
+	direct, through, closeProbe, err := balancerProbes(ctx, t.servers[0].url, front, t.token, protocol, web)
+	if err != nil {
+		return "", err
+	}
+	defer closeProbe()
+	t.balanced.Probe, err = probeCost(ctx, direct, through)
+	return front, err
+}
+
+// balancerProbes are the empty request direct to the first server and through the
+// front.
+func balancerProbes(ctx context.Context, first, front, token string, protocol remote.Protocol, web bool) (direct, through func(context.Context) error, closeAll func(), err error) {
+	if web {
+		get := func(base string) func(context.Context) error {
+			return func(ctx context.Context) error {
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+server.HealthPath, nil)
+				if err != nil {
+					return err
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				return nil
+			}
+		}
+		return get(first), get(front), func() {}, nil
+	}
+	a, _, err := dialTier(ctx, "app server", first, token, 1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, _, err := dialTier(ctx, "balancer", front, token, 1)
+	if err != nil {
+		a.Close()
+		return nil, nil, nil, err
+	}
+	ping := func(c *remote.Conn) func(context.Context) error {
+		return func(ctx context.Context) error { return remote.Ping(ctx, c) }
+	}
+	return ping(a), ping(b), func() { a.Close(); b.Close() }, nil
+}
+
+// probeRequests is how many requests each way the balancer's probe sends.
+const probeRequests = 200
+
+// probeCost sends probeRequests requests each way, alternately, and
+// reports the medians and their difference.
+func probeCost(ctx context.Context, direct, through func(context.Context) error) (result.BalancerProbe, error) {
+	var d, th []time.Duration
+	timed := func(f func(context.Context) error) (time.Duration, error) {
+		start := time.Now()
+		err := f(ctx)
+		return time.Since(start), err
+	}
+	for range probeRequests {
+		x, err := timed(direct)
+		if err != nil {
+			return result.BalancerProbe{}, fmt.Errorf("the balancer's probe, direct: %w", err)
+		}
+		y, err := timed(through)
+		if err != nil {
+			return result.BalancerProbe{}, fmt.Errorf("the balancer's probe, through haproxy: %w", err)
+		}
+		d, th = append(d, x), append(th, y)
+	}
+	slices.Sort(d)
+	slices.Sort(th)
+	us := func(t time.Duration) float64 { return float64(t.Microseconds()) }
+	p := result.BalancerProbe{Requests: probeRequests, DirectP50Us: us(d[len(d)/2]), ThroughP50Us: us(th[len(th)/2])}
+	p.CostP50Us = p.ThroughP50Us - p.DirectP50Us
+	return p, nil
+}
+
+// readStart reads every server's counters as the drive starts. A
+// server the run started must answer; a drive's target that does not
+// (another implementation, an older tierbench) has none.
+func (t *tieredRun) readStart(ctx context.Context, tolerant bool) error {
+	for _, sv := range t.servers {
+		if sv.read == nil {
+			continue
+		}
+		var err error
+		if sv.start, err = sv.read(ctx); err != nil {
+			if tolerant {
+				sv.read = nil
+				continue
+			}
+			return fmt.Errorf("read %s's container counters: %w", sv.name, err)
+		}
+	}
+	return nil
+}
+
+// readEnd reads the live servers' counters as the drive ends; a server
+// that cannot answer has none (its death says why).
+func (t *tieredRun) readEnd(ctx context.Context) {
+	for _, sv := range t.servers {
+		if sv.read == nil || sv.death() != nil {
+			continue
+		}
+		if end, err := sv.read(ctx); err == nil {
+			sv.end, sv.ended = end, true
+		}
+	}
+}
+
+// watch marks a server whose process died as down, moving its terminals
+// to the others, until quit; the run ends (stop) only when none is left,
+// or with one server as before (watchProcs), or when the balancer dies.
+func (t *tieredRun) watch(quit <-chan struct{}, stop context.CancelCauseFunc) {
+	if t.balancer != nil {
+		go func() {
+			select {
+			case <-t.balancer.Done():
+				stop(tierDied{fmt.Errorf("haproxy (pid %d, %s) died", t.balancer.PID(), t.balancer.URL)})
+			case <-quit:
+			}
+		}()
+	}
+	if len(t.servers) < 2 {
+		watchProcs(t.procs, quit, stop)
+		return
+	}
+	var left atomic.Int32
+	left.Store(int32(len(t.servers)))
+	for i, sv := range t.servers {
+		for _, p := range sv.procs {
+			go func() {
+				select {
+				case <-p.Done():
+					if !sv.markDied(p.Died()) {
+						return
+					}
+					if sp := appservers.Of(t.Run); sp != nil {
+						sp.Down(i)
+					}
+					if left.Add(-1) == 0 {
+						stop(tierDied{fmt.Errorf("every app server died; the last: %w", p.Died())})
+					}
+				case <-quit:
+				}
+			}()
+		}
+	}
+}
+
+// FirstFailures are the clients' first failures, when they keep them.
+func (t *tieredRun) FirstFailures() []string {
+	if ff, ok := t.Run.(firstFailed); ok {
+		return ff.FirstFailures()
+	}
+	return nil
+}
+
+// deaths are the servers that died under the run, when it went on with
+// the others.
+func (t *tieredRun) deaths() error {
+	if len(t.servers) < 2 {
+		return nil
+	}
+	var errs []error
+	for _, sv := range t.servers {
+		if err := sv.death(); err != nil {
+			errs = append(errs, err) // it names the server's process
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// database is what the servers' statements cost the database between
+// the readings, summed; false when no server answered both.
+func (t *tieredRun) database() (store.Stats, bool) {
+	var all []store.Stats
+	for _, sv := range t.servers {
+		if sv.ended {
+			all = append(all, sv.end.Database.Sub(sv.start.Database))
+		}
+	}
+	return appservers.SumDatabase(all...), len(all) > 0
+}
+
+// entities are the servers' counters merged: a sum per type per counter.
+func (t *tieredRun) entities() []workload.EntityStats {
+	var all [][]workload.EntityStats
+	for _, sv := range t.servers {
+		if c := sv.counters(); c != nil {
+			all = append(all, c)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return appservers.Merge(all...)
+}
+
+// serverInputs are each server apart, for a result over several.
+func (t *tieredRun) serverInputs() []result.ServerInputs {
+	if len(t.servers) < 2 {
+		return nil
+	}
+	var served []int64
+	how := "operations"
+	if sp := appservers.Of(t.Run); sp != nil {
+		served = sp.Served()
+	} else if t.requests != nil {
+		served, how = t.requests, "requests"
+	}
+	var out []result.ServerInputs
+	for i, sv := range t.servers {
+		in := result.ServerInputs{Name: sv.name, URL: sv.url, Entities: sv.counters(), Counted: how}
+		if sv.holder != nil {
+			in.PID = sv.holder.PID()
+		}
+		if i < len(served) {
+			in.Served = served[i]
+		}
+		if err := sv.death(); err != nil {
+			in.Died = err.Error()
+		}
+		out = append(out, in)
+	}
+	return out
+}
