@@ -72,6 +72,7 @@ func writeCluster(w io.Writer, ex model.Explanation, tables []clusterTable) {
 			fmt.Fprintf(w, "note: %s\n", note)
 		}
 		writeStations(w, t.net)
+		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "clients\tX/s\tR ms\tbottleneck\tU%%\tsolver\t\n")
 		for _, p := range t.pts {

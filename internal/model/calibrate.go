@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -101,11 +102,12 @@ func Calibrate(paths []string, runs []*result.Result) (Network, Explanation, []C
 	if pts, err := Solve(out, []int{ex.Clients}); err == nil {
 		ex.ModelR = pts[0].R
 	}
-	if z := nets[0].Think; z > 0 {
-		for i, n := range nets[1:] {
-			if n.Think > 2*z || n.Think < z/2 {
-				ex.Notes = append(ex.Notes, fmt.Sprintf("%s's clients spent %s between operations, %s's %s: the model keeps the first's", paths[i+1], ms(n.Think), paths[0], ms(z)))
-			}
+	// Another run's time between operations matters when it is a fair
+	// part of the first's whole loop (think and response).
+	z, loop := nets[0].Think, nets[0].Think+ex.MeasuredR
+	for i, n := range nets[1:] {
+		if math.Abs(n.Think-z) > 0.1*loop {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("%s's clients spent %s between operations, %s's %s: the model keeps the first's", paths[i+1], ms(n.Think), paths[0], ms(z)))
 		}
 	}
 	return out, ex, cals, nil
