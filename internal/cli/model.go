@@ -45,8 +45,9 @@ The network reproduces the run's throughput at the run's own clients; the table
 says what it predicts elsewhere, and which station saturates.
 
 With two results or more of one configuration at different clients (more files, or
---calibrate), every demand depends on the load: D(k) = D∞ + (D1 − D∞)/k with k
-operations in the middle tier, fitted to the runs. With --app-servers N the network
+--calibrate), every demand depends on k, the operations in the middle tier: the
+CPUs' falls as D∞ + (D1 − D∞)/k, the latency's rises as L1 + s·(k − 1), each
+fitted to the runs. With --app-servers N the network
 is spread over N app servers sharing the database. docs/model.md explains the
 stations, the law and where each number comes from.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -66,6 +67,9 @@ stations, the law and where each number comes from.`,
 			counts, err := parseAppServers(servers)
 			if err != nil {
 				return config.Usage(err)
+			}
+			if counts == nil && (sameHost || invalidation != 0) {
+				return config.Usage(errors.New("--same-host and --invalidation-cost describe app servers: give --app-servers N with them"))
 			}
 			if invalidation < 0 || invalidation > time.Minute {
 				return config.Usage(fmt.Errorf("--invalidation-cost %v: want a duration from 0 to 1m (the time a commit waits for its peers, e.g. 300us)", invalidation))

@@ -177,6 +177,7 @@ func TestModelBadInput(t *testing.T) {
 		{"no servers", []string{"model", good, "--app-servers", "0"}, `--app-servers "0": 0 is out of range; want a number of app servers or a list (1,2,4), each from 1 to 32`},
 		{"too many servers", []string{"model", good, "--app-servers", "1,1000"}, `--app-servers "1,1000": 1000 is out of range`},
 		{"servers not a number", []string{"model", good, "--app-servers", "two"}, `--app-servers "two": "two" is not a whole number`},
+		{"invalidation without servers", []string{"model", good, "--invalidation-cost", "1ms"}, "give --app-servers N with them"},
 		{"negative invalidation", []string{"model", good, "--app-servers", "2", "--invalidation-cost", "-1ms"}, "--invalidation-cost -1ms: want a duration from 0 to 1m"},
 		{"missing file", []string{"model", filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
 		{"not json", []string{"model", notJSON}, "is not a tierbench result: not JSON"},
@@ -302,4 +303,22 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// TestModelCalibrated models two of the committed runs of
+// internal/model/testdata/load (PostgreSQL, 1 and 8 clients): the output
+// names the second run, gives both laws, and marks both runs' rows.
+func TestModelCalibrated(t *testing.T) {
+	dir := filepath.Join("..", "model", "testdata", "load", "postgres")
+	code, out, stderr := runCLI(t, "model", filepath.Join(dir, "clients=1-1.json"), "--calibrate", filepath.Join(dir, "clients=8-5.json"), "--clients", "1..32")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	for _, want := range []string{"calibrated on ../model/testdata/load/postgres/clients=8-5.json, 8 clients (7.94 operations in service): measured 3881.9/s; model 3884.9/s (+0.1%)",
+		"load-dependent, D(k) = 0.232 ms + 0.168 ms/k", "load-dependent, D(k) = 0.645 ms + 0.159 ms·(k − 1)", "← measured 946.9/s", "← measured 3881.9/s",
+		"exact MVA at each load, the middle tier as a load-dependent flow-equivalent server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
 }
