@@ -102,6 +102,11 @@ func Calibrate(paths []string, runs []*result.Result) (Network, Explanation, []C
 	if pts, err := Solve(out, []int{ex.Clients}); err == nil {
 		ex.ModelR = pts[0].R
 	}
+	lo, hi := cals[0].InService, cals[0].InService
+	for _, c := range cals {
+		lo, hi = min(lo, c.InService), max(hi, c.InService)
+	}
+	ex.Notes = append(ex.Notes, fmt.Sprintf("the laws are fitted between %.2f and %.2f operations in service; a prediction with more in service (more clients, more threads, more app servers) extrapolates them", lo, hi))
 	// Another run's time between operations matters when it is a fair
 	// part of the first's whole loop (think and response).
 	z, loop := nets[0].Think, nets[0].Think+ex.MeasuredR

@@ -55,6 +55,9 @@ func TestCalibrateReproducesBothRuns(t *testing.T) {
 	if lat.Name != StationLatency || lat.Law == nil || lat.Law.Form != Rising || !strings.Contains(lat.Source, "load-dependent") {
 		t.Errorf("latency station %+v", lat)
 	}
+	if !strings.Contains(strings.Join(ex.Notes, "\n"), "fitted between 1.00 and 8.00 operations in service") {
+		t.Errorf("notes %q do not give the loads the laws were fitted over", ex.Notes)
+	}
 	if !near(ex.ModelX, 10000, 1e-6) {
 		t.Errorf("model at the first run: %v/s, want 10000", ex.ModelX)
 	}
