@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/model"
 	"github.com/tierbench/tierbench/internal/result"
 )
@@ -52,7 +53,7 @@ func solveCluster(n model.Network, res *result.Result, c model.Cluster, counts, 
 		c.Servers = servers
 		net, notes, err := model.Spread(n, res, c)
 		if err != nil {
-			return nil, err
+			return nil, config.Usage(err)
 		}
 		pts, err := model.Solve(net, clients)
 		if err != nil {

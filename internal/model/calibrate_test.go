@@ -157,6 +157,10 @@ func TestSpreadOverAppServers(t *testing.T) {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
+	r.Config.AppServers = 2
+	if _, _, err := Spread(n, r, Cluster{Servers: 4}); err == nil || !strings.Contains(err.Error(), "the run had 2 app servers") {
+		t.Errorf("a run of 2 app servers: %v", err)
+	}
 }
 
 func TestSpreadKeepsTheLaws(t *testing.T) {

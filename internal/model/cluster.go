@@ -54,6 +54,9 @@ func Spread(n Network, r *result.Result, c Cluster) (Network, []string, error) {
 	if res == nil {
 		return Network{}, nil, ErrNoResources
 	}
+	if r.Config.AppServers > 1 {
+		return Network{}, nil, fmt.Errorf("the run had %d app servers: --app-servers predicts from a run of one (its CPU demand is one server's)", r.Config.AppServers)
+	}
 	var notes []string
 	out := n
 	out.Stations = nil
