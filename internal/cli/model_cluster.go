@@ -83,7 +83,7 @@ func writeCluster(w io.Writer, ex model.Explanation, tables []clusterTable) {
 		tw.Flush()
 	}
 	if len(tables) > 0 && ex.Clients > 0 {
-		fmt.Fprintln(w, "\nnot yet checked against a run of several app servers (docs/model.md); R excludes the think time")
+		fmt.Fprintln(w, "\nnot validated: against real 2-server runs (an unmerged branch, one machine) it was far too optimistic, missing the per-process and HTTP costs (docs/model.md); R excludes the think time")
 	}
 }
 

@@ -273,7 +273,7 @@ func TestModelAppServers(t *testing.T) {
 	}
 	for _, want := range []string{"1 app server:", "2 app servers:", "app 2 cpu", "1.000 ms   1/2 of the run's app-server CPU demand (2.00 ms per operation)",
 		"invalidation", "each commit waits --invalidation-cost 1ms", "one commit per operation (the run counted none)",
-		"SQLite runs inside each app server", "bottleneck", "not yet checked against a run of several app servers"} {
+		"SQLite runs inside each app server", "bottleneck", "not validated: against real 2-server runs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %q:\n%s", want, out)
 		}
