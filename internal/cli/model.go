@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,36 +30,69 @@ const (
 )
 
 func newModelCmd(_ *Env) *cobra.Command {
-	var clients, csvPath string
+	var clients, csvPath, servers string
+	var calibrate []string
 	var step int
+	var sameHost bool
+	var invalidation time.Duration
 	cmd := &cobra.Command{
-		Use:   "model RESULT.json",
-		Short: "Capacity model (MVA) from a measured run: throughput and response time against clients",
+		Use:   "model RESULT.json [RESULT.json…]",
+		Short: "Capacity model (MVA) from measured runs: throughput and response time against clients and app servers",
 		Long: `Build a closed queueing network from one measured run (its CPU time per operation,
 its clients' time between operations, its server threads and the rest of each
 operation's time) and solve it by mean value analysis for other numbers of clients.
 The network reproduces the run's throughput at the run's own clients; the table
-says what it predicts elsewhere, and which station saturates. docs/model.md explains
-the stations and where each number comes from.`,
+says what it predicts elsewhere, and which station saturates.
+
+With two results or more of one configuration at different clients (more files, or
+--calibrate), every demand depends on k, the operations in the middle tier: the
+CPUs' falls as D∞ + (D1 − D∞)/k, the latency's rises as L1 + s·(k − 1), each
+fitted to the runs. With --app-servers N the network
+is spread over N app servers sharing the database. docs/model.md explains the
+stations, the law and where each number comes from.`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("name one RESULT.json (a result file of tierbench run), got %d arguments", len(args))
+			if len(args) < 1 {
+				return fmt.Errorf("name a RESULT.json (a result file of tierbench run), and more to calibrate a load-dependent model, got %d arguments", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := readModelResult(cmd.Context(), args[0])
-			if err != nil {
-				return err
+			paths := append(slices.Clone(args), calibrate...)
+			if len(paths) > modelMaxRuns {
+				return config.Usage(fmt.Errorf("%d result files: a model takes at most %d", len(paths), modelMaxRuns))
 			}
 			if step < 0 {
 				return config.Usage(fmt.Errorf("--step %d: want a whole number of clients, 1 or more (0: points 1, 2, 5, 10, 20, 50, …)", step))
 			}
+			counts, err := parseAppServers(servers)
+			if err != nil {
+				return config.Usage(err)
+			}
+			if counts == nil && (sameHost || invalidation != 0) {
+				return config.Usage(errors.New("--same-host and --invalidation-cost describe app servers: give --app-servers N with them"))
+			}
+			if invalidation < 0 || invalidation > time.Minute {
+				return config.Usage(fmt.Errorf("--invalidation-cost %v: want a duration from 0 to 1m (the time a commit waits for its peers, e.g. 300us)", invalidation))
+			}
+			runs := make([]*result.Result, len(paths))
+			for i, p := range paths {
+				if runs[i], err = readModelResult(cmd.Context(), p); err != nil {
+					return err
+				}
+			}
+			res := runs[0]
 			// A result without CPU times (model.ErrNoResources) is an
 			// older run's: the user's to run again.
-			net, ex, err := model.FromResult(res)
-			if err != nil {
-				return config.Usage(fmt.Errorf("%s: %w", args[0], err))
+			var net model.Network
+			var ex model.Explanation
+			var cals []model.Calibration
+			if len(runs) == 1 {
+				net, ex, err = model.FromResult(res)
+				if err != nil {
+					return config.Usage(fmt.Errorf("%s: %w", paths[0], err))
+				}
+			} else if net, ex, cals, err = model.Calibrate(paths, runs); err != nil {
+				return config.Usage(err)
 			}
 			spec := clients
 			if spec == "" {
@@ -68,10 +102,14 @@ the stations and where each number comes from.`,
 			if err != nil {
 				return config.Usage(err)
 			}
-			pts, err := model.Solve(net, ns)
-			if err != nil {
-				return err
+			// A range also shows the other runs' own clients.
+			for _, c := range cals[min(len(cals), 1):] {
+				if strings.Contains(spec, "..") {
+					ns = append(ns, c.Clients)
+				}
 			}
+			slices.Sort(ns)
+			ns = slices.Compact(ns)
 			// The CSV file is made sure of before anything is printed.
 			var csvFile *os.File
 			if csvPath != "" {
@@ -80,7 +118,27 @@ the stations and where each number comes from.`,
 				}
 			}
 			out := cmd.OutOrStdout()
-			writeModel(out, args[0], res, net, ex, pts)
+			if counts != nil {
+				cluster := model.Cluster{SameHost: sameHost, InvalidationCost: invalidation}
+				tables, err := solveCluster(net, res, cluster, counts, ns)
+				if err != nil {
+					return err
+				}
+				writeModelHead(out, paths[0], res, ex, cals)
+				writeCluster(out, ex, tables)
+				if csvFile != nil {
+					if err := writeClusterCSV(csvFile, tables); err != nil {
+						return fmt.Errorf("--csv %s: %w", csvPath, err)
+					}
+					fmt.Fprintf(out, "csv: %s\n", csvPath)
+				}
+				return nil
+			}
+			pts, err := model.Solve(net, ns)
+			if err != nil {
+				return err
+			}
+			writeModel(out, paths[0], res, net, ex, cals, pts)
 			if csvFile != nil {
 				if err := writeModelCSV(csvFile, net, ex, pts); err != nil {
 					return fmt.Errorf("--csv %s: %w", csvPath, err)
@@ -93,8 +151,15 @@ the stations and where each number comes from.`,
 	cmd.Flags().StringVar(&clients, "clients", "", "clients to predict: a range A..B (points 1, 2, 5, 10, 20, 50, … within it, its ends and the run's own clients), a list 1,10,100, or one number (default 1..10 × the run's clients)")
 	cmd.Flags().IntVar(&step, "step", 0, "with a range A..B, points every STEP clients from A instead of 1, 2, 5, 10, …")
 	cmd.Flags().StringVar(&csvPath, "csv", "", "also write the table, with every station's residence time and its utilisation (a delay's: the operations in it at once), to this CSV file")
+	cmd.Flags().StringArrayVar(&calibrate, "calibrate", nil, "a result of the same configuration at other clients: the demands become load-dependent, fitted to all the results (repeatable; the same as naming more files)")
+	cmd.Flags().StringVar(&servers, "app-servers", "", "predict N app servers over the one database, each a CPU station of its own (the run's app-server CPU demand split among them): a number or a list 1,2,4, each from 1 to 32")
+	cmd.Flags().BoolVar(&sameHost, "same-host", false, "with --app-servers: the app servers and the database share the run's CPUs (one machine) instead of each having CPUs of its own")
+	cmd.Flags().DurationVar(&invalidation, "invalidation-cost", 0, "with --app-servers above 1: the time each commit waits for its peers to drop what it wrote (--coherence invalidate), e.g. 300us; 0 (the default) for none")
 	return cmd
 }
+
+// modelMaxRuns bounds the results a load-dependent model is fitted to.
+const modelMaxRuns = 64
 
 // readModelResult reads a result file, saying in the user's words what is
 // wrong with one that cannot be read (report.ReadRun's words).
@@ -215,7 +280,17 @@ func bottleneck(n model.Network, p model.Point) (string, float64) {
 // threadsName names the pool of server threads in tables.
 const threadsName = "threads"
 
-func writeModel(w io.Writer, path string, res *result.Result, n model.Network, ex model.Explanation, pts []model.Point) {
+func writeModel(w io.Writer, path string, res *result.Result, n model.Network, ex model.Explanation, cals []model.Calibration, pts []model.Point) {
+	writeModelHead(w, path, res, ex, cals)
+	fmt.Fprintln(w, "\nstations (demand per operation):")
+	writeStations(w, n)
+	fmt.Fprintln(w)
+	writeTable(w, n, ex, cals, pts)
+}
+
+// writeModelHead says which runs the model comes from and how well it
+// reproduces them.
+func writeModelHead(w io.Writer, path string, res *result.Result, ex model.Explanation, cals []model.Calibration) {
 	db := res.Environment.DB
 	if db == "" {
 		db = res.Environment.Target
@@ -227,10 +302,16 @@ func writeModel(w io.Writer, path string, res *result.Result, n model.Network, e
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "at the run's %d clients: measured %.1f/s, %.3f ms; model %.1f/s (%+.1f%%), %.3f ms (%+.1f%%)\n",
 		ex.Clients, ex.MeasuredX, ex.MeasuredR*1000, ex.ModelX, pct(ex.ModelX, ex.MeasuredX), ex.ModelR*1000, pct(ex.ModelR, ex.MeasuredR))
+	for _, c := range cals[min(len(cals), 1):] {
+		fmt.Fprintf(w, "calibrated on %s, %d clients (%.2f operations in service): measured %.1f/s; model %.1f/s (%+.1f%%)\n",
+			c.Path, c.Clients, c.InService, c.MeasuredX, c.ModelX, pct(c.ModelX, c.MeasuredX))
+	}
 	for _, note := range ex.Notes {
 		fmt.Fprintf(w, "note: %s\n", note)
 	}
-	fmt.Fprintln(w, "\nstations (demand per operation):")
+}
+
+func writeStations(w io.Writer, n model.Network) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  think\tdelay\t\t%.3f ms\t%s\n", n.Think*1000, n.ThinkSource)
 	for _, s := range n.Stations {
@@ -244,8 +325,18 @@ func writeModel(w io.Writer, path string, res *result.Result, n model.Network, e
 		fmt.Fprintf(tw, "  %s\tpool\t%d\t\t%s\n", threadsName, n.Admission, n.AdmissionSource)
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+// writeTable writes the points, the measurement beside the rows of the
+// runs the model comes from.
+func writeTable(w io.Writer, n model.Network, ex model.Explanation, cals []model.Calibration, pts []model.Point) {
+	measured := map[int]string{ex.Clients: fmt.Sprintf("  ← measured %.1f/s, %.3f ms", ex.MeasuredX, ex.MeasuredR*1000)}
+	for _, c := range cals[min(len(cals), 1):] {
+		if _, ok := measured[c.Clients]; !ok {
+			measured[c.Clients] = fmt.Sprintf("  ← measured %.1f/s", c.MeasuredX)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	pool := ""
 	if n.Admission > 0 {
 		pool = "threads busy%\t"
@@ -253,10 +344,7 @@ func writeModel(w io.Writer, path string, res *result.Result, n model.Network, e
 	fmt.Fprintf(tw, "clients\tX/s\tR ms\tbottleneck\tU%%\t%ssolver\t\n", pool)
 	for _, p := range pts {
 		name, u := bottleneck(n, p)
-		mark := ""
-		if p.Clients == ex.Clients {
-			mark = fmt.Sprintf("  ← measured %.1f/s, %.3f ms", ex.MeasuredX, ex.MeasuredR*1000)
-		}
+		mark := measured[p.Clients]
 		busy := ""
 		if p.Pool != nil {
 			busy = fmt.Sprintf("%.1f\t", 100*p.Pool.Utilisation)
@@ -268,7 +356,7 @@ func writeModel(w io.Writer, path string, res *result.Result, n model.Network, e
 }
 
 func solverName(m model.Method) string {
-	if m == model.Approx || m == model.ApproxPooled {
+	if m == model.Approx || m == model.ApproxPooled || m == model.ApproxLoadDependent {
 		return "approx"
 	}
 	return "exact"

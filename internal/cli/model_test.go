@@ -151,6 +151,16 @@ func TestModelBadInput(t *testing.T) {
 	old := modelResult(t, dir, false)
 	notJSON := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notJSON, []byte("not a result\n"), 0o644)
+	rubisResult := filepath.Join(t.TempDir(), "rubis.json")
+	if r, err := result.ReadFile(good); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Workload = "rubis"
+		r.Terminals[0].Count = 20
+		if err := r.WriteFile(rubisResult); err != nil {
+			t.Fatal(err)
+		}
+	}
 	otherSchema := filepath.Join(dir, "other.json")
 	b, _ := json.Marshal(map[string]any{"schema": "someone/else/v9"})
 	os.WriteFile(otherSchema, b, 0o644)
@@ -159,8 +169,16 @@ func TestModelBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no file", []string{"model"}, "name one RESULT.json"},
-		{"two files", []string{"model", good, good}, "name one RESULT.json"},
+		{"no file", []string{"model"}, "name a RESULT.json"},
+		{"two files at one load", []string{"model", good, good}, "a load-dependent demand needs two different loads"},
+		{"calibrate with an older result", []string{"model", good, "--calibrate", old}, "old.json: the result has no CPU time of its steady state"},
+		{"calibrate missing", []string{"model", good, "--calibrate", filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
+		{"calibrate other workload", []string{"model", good, "--calibrate", rubisResult}, "workloads stockonline and rubis"},
+		{"no servers", []string{"model", good, "--app-servers", "0"}, `--app-servers "0": 0 is out of range; want a number of app servers or a list (1,2,4), each from 1 to 32`},
+		{"too many servers", []string{"model", good, "--app-servers", "1,1000"}, `--app-servers "1,1000": 1000 is out of range`},
+		{"servers not a number", []string{"model", good, "--app-servers", "two"}, `--app-servers "two": "two" is not a whole number`},
+		{"invalidation without servers", []string{"model", good, "--invalidation-cost", "1ms"}, "give --app-servers N with them"},
+		{"negative invalidation", []string{"model", good, "--app-servers", "2", "--invalidation-cost", "-1ms"}, "--invalidation-cost -1ms: want a duration from 0 to 1m"},
 		{"missing file", []string{"model", filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
 		{"not json", []string{"model", notJSON}, "is not a tierbench result: not JSON"},
 		{"other schema", []string{"model", otherSchema}, `schema "someone/else/v9"`},
@@ -238,5 +256,69 @@ func TestModelNamesBusyServerThreadsTheBottleneck(t *testing.T) {
 	idle := model.Point{Stations: []model.StationPoint{{Utilisation: 0.9}, {Utilisation: 3}}, Pool: &model.StationPoint{Utilisation: 0.5}}
 	if name, _ := bottleneck(n, idle); name != "cpu" {
 		t.Errorf("cpu 90%%, threads 50%%: bottleneck %s, want cpu", name)
+	}
+}
+
+func TestModelAppServers(t *testing.T) {
+	// The small result's 2 ms of CPU per operation, all tierbench's
+	// (SQLite in it), split over 2 app servers of 2 CPUs: 1 ms each. A
+	// commit waits 1 ms for its peer: the result counted no commits, so
+	// one per operation.
+	dir := t.TempDir()
+	good := modelResult(t, dir, true)
+	csvFile := filepath.Join(dir, "cluster.csv")
+	code, out, stderr := runCLI(t, "model", good, "--clients", "10,100", "--app-servers", "1,2", "--invalidation-cost", "1ms", "--csv", csvFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	for _, want := range []string{"1 app server:", "2 app servers:", "app 2 cpu", "1.000 ms   1/2 of the run's app-server CPU demand (2.00 ms per operation)",
+		"invalidation", "each commit waits --invalidation-cost 1ms", "one commit per operation (the run counted none)",
+		"SQLite runs inside each app server", "bottleneck", "not validated: against real 2-server runs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+	recs := readCSV(t, csvFile)
+	if len(recs) != 5 || strings.Join(recs[0], ",") != "app_servers,clients,throughput_per_s,response_ms,bottleneck,bottleneck_utilisation_pct,solver" || recs[3][0] != "2" || recs[3][1] != "10" {
+		t.Fatalf("csv: %v", recs)
+	}
+	// Two servers: twice the threads and half the CPU demand on each;
+	// with 100 clients the model's throughput cannot fall.
+	x1, _ := strconv.ParseFloat(recs[2][2], 64)
+	x2, _ := strconv.ParseFloat(recs[4][2], 64)
+	if x2 < x1 {
+		t.Errorf("100 clients: 1 server %v/s, 2 servers %v/s", x1, x2)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestModelCalibrated models two of the committed runs of
+// internal/model/testdata/load (PostgreSQL, 1 and 8 clients): the output
+// names the second run, gives both laws, and marks both runs' rows.
+func TestModelCalibrated(t *testing.T) {
+	dir := filepath.Join("..", "model", "testdata", "load", "postgres")
+	code, out, stderr := runCLI(t, "model", filepath.Join(dir, "clients=1-1.json"), "--calibrate", filepath.Join(dir, "clients=8-5.json"), "--clients", "1..32")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	for _, want := range []string{"calibrated on ../model/testdata/load/postgres/clients=8-5.json, 8 clients (7.94 operations in service): measured 3881.9/s; model 3884.9/s (+0.1%)",
+		"load-dependent, D(k) = 0.232 ms + 0.168 ms/k", "load-dependent, D(k) = 0.645 ms + 0.159 ms·(k − 1)", "← measured 946.9/s", "← measured 3881.9/s",
+		"exact MVA at each load, the middle tier as a load-dependent flow-equivalent server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
 	}
 }

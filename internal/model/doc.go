@@ -14,7 +14,12 @@
 // threads held for whole operations (Network.Admission) is a
 // flow-equivalent server in front of the stations.
 //
-// FromResult builds the network from a result file's measured demands.
+// FromResult builds the network from a result file's measured demands;
+// Calibrate from two or more runs at different loads, each demand then
+// a Law of the operations in the middle tier (the CPUs' falling, the
+// latency's rising), solved as a load-dependent flow-equivalent server;
+// Spread spreads a network over several app servers sharing the
+// database.
 // model depends on result and nothing else of tierbench's; it prints
 // nothing.
 package model

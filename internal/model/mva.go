@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -31,7 +32,10 @@ func Solve(n Network, clients []int) ([]Point, error) {
 			return nil, fmt.Errorf("%d clients: the model needs at least 1", c)
 		}
 	}
-	if n.Admission > 0 && n.totalDemand() > 0 {
+	if n.LoadDependent() && slices.Max(clients) > lawMaxLoad && n.Admission == 0 {
+		return solveManyLoadDependent(n, clients)
+	}
+	if (n.Admission > 0 || n.LoadDependent()) && n.totalDemand() > 0 {
 		return solveAdmitted(n, clients)
 	}
 	top := slices.Max(clients)
@@ -56,6 +60,43 @@ func Solve(n Network, clients []int) ([]Point, error) {
 	return out, nil
 }
 
+// solveManyLoadDependent solves a load-dependent network without a
+// thread pool at more than lawMaxLoad clients: the points up to it as
+// solveAdmitted does, those beyond with the demands of lawMaxLoad
+// operations in service (where Span/k is a thousandth of Span).
+func solveManyLoadDependent(n Network, clients []int) ([]Point, error) {
+	var few, many []int
+	for _, c := range clients {
+		if c <= lawMaxLoad {
+			few = append(few, c)
+		} else {
+			many = append(many, c)
+		}
+	}
+	got := map[int]Point{}
+	if len(few) > 0 {
+		pts, err := solveAdmitted(n, few)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pts {
+			got[p.Clients] = p
+		}
+	}
+	pts, err := Solve(n.AtLoad(lawMaxLoad), many)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pts {
+		got[p.Clients] = p
+	}
+	out := make([]Point, len(clients))
+	for i, c := range clients {
+		out[i] = got[c]
+	}
+	return out, nil
+}
+
 // SolveExact solves the network exactly for 1 to clients clients; point i
 // is i+1 clients. It ignores ExactMaxClients and ExactMaxServers, and
 // refuses a network with a thread pool (Solve takes those) or more
@@ -66,6 +107,9 @@ func SolveExact(n Network, clients int) ([]Point, error) {
 	}
 	if n.Admission > 0 {
 		return nil, fmt.Errorf("a network with a pool of %d threads: solve it with Solve", n.Admission)
+	}
+	if n.LoadDependent() {
+		return nil, errors.New("a network whose demands depend on the load: solve it with Solve")
 	}
 	if clients < 1 {
 		return nil, fmt.Errorf("%d clients: the model needs at least 1", clients)
@@ -306,36 +350,43 @@ func solveApprox(n Network, clients int) Point {
 // solveAdmitted solves a network whose stations admit at most
 // n.Admission operations at once (a pool of server threads held for the
 // whole operation: a simultaneous possession, which no product-form
-// network has). It is the textbook decomposition for a memory constraint
-// (Lazowska, Zahorjan, Graham and Sevcik, Quantitative System Performance
-// (1984), ch. 9): the stations alone, without think time, are solved for
-// k = 1..T operations, giving their throughput X_in(k); then the pool is
+// network has), or whose demands depend on the load (Station.Law). It is
+// the textbook decomposition for a memory constraint (Lazowska,
+// Zahorjan, Graham and Sevcik, Quantitative System Performance (1984),
+// ch. 9): the stations alone, without think time, are solved for
+// k = 1..T operations, giving their throughput X_in(k) — with a Law, each
+// k with the demands of k operations in service; then the middle tier is
 // one load-dependent station of rate μ(j) = X_in(min(j, T)) with j
 // operations present, a flow-equivalent server, and the clients and it
 // form a birth-death chain:
 //
 //	p(j) ∝ Π_{i=1..j} ((N−i+1)/Z) / μ(i),   X = Σ_j p(j) μ(j)
 //
-// (with Z = 0 every client is in the pool: X = μ(N)). Below T clients
+// (with Z = 0 every client is in the middle tier: X = μ(N)). Without a
+// pool, T is the clients (nobody waits for a thread). Below T clients
 // nothing waits for a thread and this is Norton's theorem, exact; above,
 // it assumes the stations settle between changes of the pool's
 // population, which is accurate when operations are short beside the
 // time between arrivals to the pool. A station's residence time is its
 // queue in the stations averaged over p(j), by Little's law.
 func solveAdmitted(n Network, clients []int) ([]Point, error) {
-	inner := n
-	inner.Think, inner.Admission = 0, 0
-	top := min(slices.Max(clients), n.Admission)
-	ks := make([]int, top)
-	for k := range ks {
-		ks[k] = k + 1
+	pooled := n.Admission > 0
+	threads := n.Admission
+	if !pooled {
+		threads = slices.Max(clients)
 	}
-	in, err := Solve(inner, ks)
+	top := min(slices.Max(clients), threads)
+	in, err := innerPoints(n, top)
 	if err != nil {
 		return nil, err
 	}
 	method := ExactPooled
-	if in[top-1].Method == Approx {
+	switch {
+	case n.LoadDependent() && in[top-1].Method == Approx:
+		method = ApproxLoadDependent
+	case n.LoadDependent():
+		method = ExactLoadDependent
+	case in[top-1].Method == Approx:
 		method = ApproxPooled
 	}
 	mu := func(j int) Point { return in[min(j, top)-1] }
@@ -369,22 +420,66 @@ func solveAdmitted(n Network, clients []int) ([]Point, error) {
 			}
 			sub := mu(j)
 			pt.X += pj * sub.X
-			busy += pj * float64(min(j, n.Admission))
-			pt.Pool.Queue += pj * float64(max(j-n.Admission, 0))
+			busy += pj * float64(min(j, threads))
+			pt.Pool.Queue += pj * float64(max(j-threads, 0))
 			for i := range k {
 				pt.Stations[i].Queue += pj * sub.Stations[i].Queue
+				pt.Stations[i].Utilisation += pj * sub.Stations[i].Utilisation
 			}
 		}
 		for i, s := range n.Stations {
 			st := &pt.Stations[i]
 			st.Residence = st.Queue / pt.X
-			st.Utilisation = pt.X * s.Demand / float64(s.servers())
+			if s.Law == nil {
+				st.Utilisation = pt.X * s.Demand / float64(s.servers())
+			}
 			pt.R += st.Residence
 		}
-		pt.Pool.Utilisation = busy / float64(n.Admission)
+		pt.Pool.Utilisation = busy / float64(threads)
 		pt.Pool.Residence = pt.Pool.Queue / pt.X
 		pt.R += pt.Pool.Residence
+		if !pooled {
+			pt.Pool = nil
+		}
 		out[ci] = pt
+	}
+	return out, nil
+}
+
+// lawMaxLoad is the load past which a Law's demand is taken as constant
+// in solving: the stations are solved once per load up to it (a cost
+// that grows with its square), and Span/k is by then a thousandth of
+// Span.
+const lawMaxLoad = 1000
+
+// innerPoints solves the stations alone, without think time, for 1..top
+// operations among them: one network for all when no demand depends on
+// the load, else one per load up to lawMaxLoad and the demands of
+// lawMaxLoad beyond.
+func innerPoints(n Network, top int) ([]Point, error) {
+	inner := n
+	inner.Think, inner.Admission = 0, 0
+	all := make([]int, top)
+	for k := range all {
+		all[k] = k + 1
+	}
+	if !n.LoadDependent() {
+		return Solve(inner, all)
+	}
+	out := make([]Point, top)
+	for k := 1; k <= min(top, lawMaxLoad); k++ {
+		pts, err := Solve(inner.AtLoad(float64(k)), []int{k})
+		if err != nil {
+			return nil, err
+		}
+		out[k-1] = pts[0]
+	}
+	if top > lawMaxLoad {
+		rest, err := Solve(inner.AtLoad(lawMaxLoad), all[lawMaxLoad:])
+		if err != nil {
+			return nil, err
+		}
+		copy(out[lawMaxLoad:], rest)
 	}
 	return out, nil
 }

@@ -43,6 +43,11 @@ type Station struct {
 	Demand float64
 	// Source says where Demand came from, for the reader of a model.
 	Source string
+	// Law, when set, makes the demand depend on the load: with k
+	// operations in the middle tier at once it is Law.At(k), and Demand
+	// is the demand at the run modelled. Solve then treats the middle
+	// tier as a load-dependent flow-equivalent server (solveAdmitted).
+	Law *Law
 }
 
 // capacity is the throughput the station alone allows, operations per
@@ -94,6 +99,9 @@ func (n Network) Validate() error {
 		if s.Demand < 0 || math.IsNaN(s.Demand) || math.IsInf(s.Demand, 0) {
 			errs = append(errs, fmt.Errorf("station %s: demand %v: must be a finite number, 0 or more", name, s.Demand))
 		}
+		if l := s.Law; l != nil && (math.IsNaN(l.One+l.Coef) || math.IsInf(l.One+l.Coef, 0)) {
+			errs = append(errs, fmt.Errorf("station %s: load-dependent demand %v: must be finite", name, *l))
+		}
 		switch s.Kind {
 		case Delay, Queue:
 		case Multi:
@@ -108,6 +116,31 @@ func (n Network) Validate() error {
 		errs = append(errs, errors.New("the network has no think time and no demand: its throughput would be infinite"))
 	}
 	return errors.Join(errs...)
+}
+
+// LoadDependent says whether a station's demand follows a Law.
+func (n Network) LoadDependent() bool {
+	for _, s := range n.Stations {
+		if s.Law != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// AtLoad is the network with every Law's demand at k operations in the
+// middle tier, and no laws.
+func (n Network) AtLoad(k float64) Network {
+	out := n
+	out.Stations = make([]Station, len(n.Stations))
+	for i, s := range n.Stations {
+		if s.Law != nil {
+			s.Demand = s.Law.At(k)
+			s.Law = nil
+		}
+		out.Stations[i] = s
+	}
+	return out
 }
 
 func (n Network) totalDemand() float64 {
@@ -152,6 +185,11 @@ const (
 	// and the thread pool as a flow-equivalent server.
 	ExactPooled  Method = "exact MVA, threads as a flow-equivalent server"
 	ApproxPooled Method = "approximate MVA, threads as a flow-equivalent server"
+	// LoadDependent methods solved the stations at each number of
+	// operations in the middle tier with the demands of that load, and
+	// the middle tier as a load-dependent flow-equivalent server.
+	ExactLoadDependent  Method = "exact MVA at each load, the middle tier as a load-dependent flow-equivalent server"
+	ApproxLoadDependent Method = "approximate MVA at each load, the middle tier as a load-dependent flow-equivalent server"
 )
 
 // Point is the network's solution at one number of clients.
