@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -77,6 +78,9 @@ type Placement struct {
 	Cluster string
 	// Replicas is the stream's configured number of copies.
 	Replicas int
+	// Stored is how many messages the stream has ever stored (its last
+	// sequence number): acknowledged ones are gone from a work queue.
+	Stored uint64
 	// Leader names the server that orders the stream's writes (its
 	// server_name); empty while it elects one, or outside a cluster.
 	Leader string
@@ -94,12 +98,23 @@ type Follower struct {
 
 // Placement asks the server where the queue's stream lives: its leader
 // and followers (a fault test kills the leader's process by that name).
-func (q *Queue) Placement(ctx context.Context) (Placement, error) {
-	info, err := q.stream.Info(ctx)
-	if err != nil {
-		return Placement{}, fmt.Errorf("messaging: queue %s: %w", q.name, err)
+func (q *Queue) Placement(ctx context.Context) (Placement, error) { return q.b.Placement(ctx, q.name) }
+
+// Placement asks the server where the stream of queue name lives, without
+// creating it: an error wrapping ErrNoQueue when it does not exist (yet).
+func (b *Broker) Placement(ctx context.Context, name string) (Placement, error) {
+	s, err := b.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return Placement{}, fmt.Errorf("messaging: queue %s: %w", name, ErrNoQueue)
 	}
-	p := Placement{Replicas: info.Config.Replicas}
+	if err != nil {
+		return Placement{}, fmt.Errorf("messaging: queue %s: %w", name, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return Placement{}, fmt.Errorf("messaging: queue %s: %w", name, err)
+	}
+	p := Placement{Replicas: info.Config.Replicas, Stored: info.State.LastSeq}
 	if c := info.Cluster; c != nil {
 		p.Cluster, p.Leader = c.Name, c.Leader
 		for _, r := range c.Replicas {
@@ -107,4 +122,23 @@ func (q *Queue) Placement(ctx context.Context) (Placement, error) {
 		}
 	}
 	return p, nil
+}
+
+// ErrNoQueue: the queue's stream does not exist.
+var ErrNoQueue = errors.New("no such queue")
+
+// QueueNames lists the broker's queues (its streams) whose names begin
+// with prefix.
+func (b *Broker) QueueNames(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	names := b.js.StreamNames(ctx)
+	for n := range names.Name() {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return nil, fmt.Errorf("messaging: list queues: %w", err)
+	}
+	return out, nil
 }
