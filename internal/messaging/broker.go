@@ -168,8 +168,9 @@ func OpenWith(ctx context.Context, cfg Config) (*Broker, error) {
 	// too small for the replicas is known only when a stream is placed
 	// (Queue): what counts is how many of its servers are up.
 	if replicas > 1 && nc.ConnectedClusterName() == "" {
+		server := nc.ConnectedUrlRedacted()
 		b.Close()
-		return nil, errReplicas("--stream-replicas %d needs a JetStream cluster of at least %d servers; %s is a single server, in no cluster: give --broker a cluster's URLs (deploy/local/nats-cluster up prints them)", replicas, replicas, nc.ConnectedUrlRedacted())
+		return nil, errReplicas("--stream-replicas %d needs a JetStream cluster of at least %d servers; %s is a single server, in no cluster: give --broker a cluster's URLs (deploy/local/nats-cluster up prints them)", replicas, replicas, server)
 	}
 	return b, nil
 }

@@ -57,7 +57,7 @@ func TestStreamReplicasRefusedOnOneServer(t *testing.T) {
 			b.Close()
 			t.Fatal("a lone nats-server accepted --stream-replicas 2")
 		}
-		if !errors.Is(err, ErrReplicas) || !strings.Contains(err.Error(), "is a single server, in no cluster") {
+		if !errors.Is(err, ErrReplicas) || !strings.Contains(err.Error(), n.URL()+" is a single server, in no cluster") {
 			t.Fatalf("err %v; want ErrReplicas saying the server is in no cluster", err)
 		}
 	})

@@ -40,6 +40,10 @@ type NATSCluster struct {
 // skips.
 func NATSClusterOf(t testing.TB, n int) *NATSCluster {
 	t.Helper()
+	if testing.Short() {
+		// make test-race: a private cluster's fault tests are make test's.
+		t.Skipf("-short (make test-race): the private %s's tests are make test's", "NATS cluster")
+	}
 	bin := lookPath("/usr/sbin/nats-server", "nats-server")
 	if bin == "" {
 		unavailable(t, "nats-server not found at /usr/sbin/nats-server or on PATH")
