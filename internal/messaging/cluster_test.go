@@ -271,3 +271,46 @@ func exactlyOnceAcrossNodeLoss(t *testing.T, victim string) {
 	t.Logf("%s %s killed: relay %+v; %d copies delivered (absorbed by the idempotent receiver), %d acknowledgements sent again; leader now %s",
 		victim, name, st, copies, cons.AckRetries(), after.Leader)
 }
+
+// The de-duplication that makes a publish in doubt safe to retry survives
+// the stream's leader: a message stored before the leader is killed,
+// published again under its id to the new leader, is dropped as a copy.
+// Switched off (the retry under another id, as a relay without message
+// ids would send it), the copy is stored and the queue holds it twice.
+func TestDuplicateWindowSurvivesLeaderLoss(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a NATS cluster node killed")
+	t.Parallel()
+	ctx := clusterContext(t)
+	c := testsvc.NATSClusterOf3(t)
+	b := openCluster(t, c.URLs(), 3)
+	q := newQueue(t, b)
+	if dup, err := q.Publish(ctx, "run/1", []byte("1")); err != nil || dup {
+		t.Fatalf("first publish: duplicate %v, %v", dup, err)
+	}
+	p, err := q.Placement(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Node(p.Leader).Kill()
+	var dup bool
+	for {
+		// Until a survivor leads, the publish finds no answer: in doubt,
+		// and published again as the relay would.
+		dup, err = q.Publish(ctx, "run/1", []byte("1"))
+		if err == nil || !InDoubt(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil || !dup {
+		t.Fatalf("the retry under the same id after %s died: duplicate %v, %v; want dropped as a copy", p.Leader, dup, err)
+	}
+	if n := length(t, q); n != 1 {
+		t.Fatalf("queue holds %d messages after the retry; want 1", n)
+	}
+	if dup, err := q.Publish(ctx, "run/1-retried-without-its-id", []byte("1")); err != nil || dup {
+		t.Fatalf("publish under another id: duplicate %v, %v; want stored", dup, err)
+	}
+	if n := length(t, q); n != 2 {
+		t.Fatalf("queue holds %d messages; want 2: without the id the retry is a second message", n)
+	}
+}
