@@ -175,9 +175,6 @@ func OpenWith(ctx context.Context, cfg Config) (*Broker, error) {
 	return b, nil
 }
 
-// StreamReplicas is how many servers keep each queue's stream.
-func (b *Broker) StreamReplicas() int { return b.replicas }
-
 // URL is the server's client URL (for the embedded server, its random port).
 func (b *Broker) URL() string { return b.url }
 

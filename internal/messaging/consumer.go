@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -183,7 +184,7 @@ func (c *Consumer) ack(ctx context.Context, m jetstream.Msg) {
 		actx, cancel := context.WithTimeout(ctx, connectTimeout)
 		err := m.DoubleAck(actx)
 		cancel()
-		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) || time.Now().After(deadline) {
+		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) || errors.Is(err, nats.ErrConnectionClosed) || time.Now().After(deadline) {
 			return
 		}
 		c.ackRetries.Add(1)
