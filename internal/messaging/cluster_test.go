@@ -36,6 +36,18 @@ func openCluster(t *testing.T, urls string, replicas int) *Broker {
 	return b
 }
 
+// clusterQueue creates a queue on a private cluster's broker. Unlike
+// newQueue it leaves the stream when the test ends: the cluster goes with
+// it, and a delete with a node killed can outwait any sensible bound.
+func clusterQueue(t *testing.T, b *Broker) *Queue {
+	t.Helper()
+	q, err := b.Queue(clusterContext(t), queueName(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
 func TestStreamReplicasRefusedOnOneServer(t *testing.T) {
 	t.Parallel()
 	t.Run("embedded", func(t *testing.T) {
@@ -75,7 +87,7 @@ func TestStreamReplicasOnCluster(t *testing.T) {
 	c := testsvc.NATSClusterOf3(t)
 	t.Run("R3 placed on every node", func(t *testing.T) {
 		b := openCluster(t, c.URLs(), 3)
-		q := newQueue(t, b)
+		q := clusterQueue(t, b)
 		p, err := q.Placement(clusterContext(t))
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +154,7 @@ func exactlyOnceAcrossNodeLoss(t *testing.T, victim string) {
 	ctx := clusterContext(t)
 	c := testsvc.NATSClusterOf3(t)
 	b := openCluster(t, c.URLs(), 3)
-	q := newQueue(t, b)
+	q := clusterQueue(t, b)
 	db := storetest.Open(t, storetest.SQLite(t), store.Options{Threads: 1})
 	if err := db.ExecScript(ctx, "CREATE TABLE po_outbox (po_id BIGINT PRIMARY KEY);"); err != nil {
 		t.Fatal(err)
@@ -283,7 +295,7 @@ func TestDuplicateWindowSurvivesLeaderLoss(t *testing.T) {
 	ctx := clusterContext(t)
 	c := testsvc.NATSClusterOf3(t)
 	b := openCluster(t, c.URLs(), 3)
-	q := newQueue(t, b)
+	q := clusterQueue(t, b)
 	if dup, err := q.Publish(ctx, "run/1", []byte("1")); err != nil || dup {
 		t.Fatalf("first publish: duplicate %v, %v", dup, err)
 	}
