@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,22 +17,62 @@ import (
 // reached.
 var ErrUnreachable = errors.New("messaging: nats server unreachable")
 
+// ErrReplicas is returned by Open and Queue when the broker cannot keep
+// Config.StreamReplicas copies of a stream: the embedded server and a
+// server outside a cluster keep one, a cluster at most as many as it has
+// servers up. Callers report it as a usage error.
+var ErrReplicas = errors.New("messaging: too few servers for --stream-replicas")
+
+// replicasError is an ErrReplicas whose message says it all, flag first.
+type replicasError struct{ msg string }
+
+func (e replicasError) Error() string        { return e.msg }
+func (e replicasError) Is(target error) bool { return target == ErrReplicas }
+
+func errReplicas(format string, args ...any) error {
+	return replicasError{fmt.Sprintf(format, args...)}
+}
+
+// MaxStreamReplicas is JetStream's limit on a stream's replicas.
+const MaxStreamReplicas = 5
+
+// Config says which broker Open connects to and how its queues are kept.
+// The zero value is an embedded server without a store directory, which
+// Open refuses: StoreDir is needed then.
+type Config struct {
+	// URL is an external server's URL, or several comma-separated (a
+	// cluster's: the client connects to any and fails over to the
+	// others); see ParseServers. Empty: an embedded server.
+	URL string
+	// StoreDir holds the embedded server's JetStream files.
+	StoreDir string
+	// StreamReplicas is how many servers keep each queue's stream and its
+	// consumers: a message is acknowledged to the publisher once a
+	// majority of them stored it, so it survives the loss of a minority.
+	// 0 means 1; at most MaxStreamReplicas and the cluster's size.
+	StreamReplicas int
+}
+
 // Time limits of the broker's own operations; callers' contexts bound the
 // rest.
 const (
 	connectTimeout = 5 * time.Second
-	startTimeout   = 10 * time.Second
-	drainTimeout   = 10 * time.Second
+	// reconnectWait spaces attempts to reach a server again; a cluster's
+	// client tries the others in between, so a failover costs about this.
+	reconnectWait = 500 * time.Millisecond
+	startTimeout  = 10 * time.Second
+	drainTimeout  = 10 * time.Second
 )
 
 // Broker is a connection to NATS with JetStream: an embedded in-process
 // server (the default) or an external one. It is safe for concurrent use.
 type Broker struct {
-	srv    *server.Server // nil when external
-	url    string
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	closed chan struct{} // closed when nc is, after its drain
+	srv      *server.Server // nil when external
+	url      string
+	replicas int // of each queue's stream, at least 1
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	closed   chan struct{} // closed when nc is, after its drain
 
 	closeOnce sync.Once
 	closeErr  error
@@ -42,10 +83,33 @@ type Broker struct {
 
 // Open connects to the NATS server at url, or, when url is "", starts an
 // embedded server with JetStream storing its files under storeDir and
-// listening on a random port of 127.0.0.1. An external server that cannot
-// be reached gives an error wrapping ErrUnreachable.
+// listening on a random port of 127.0.0.1; see OpenWith.
 func Open(ctx context.Context, url, storeDir string) (*Broker, error) {
-	b := &Broker{url: url, closed: make(chan struct{}), consumers: map[*Consumer]struct{}{}}
+	return OpenWith(ctx, Config{URL: url, StoreDir: storeDir})
+}
+
+// OpenWith connects to cfg.URL's server or cluster, or starts an embedded
+// server when it is empty. An external server that cannot be reached
+// gives an error wrapping ErrUnreachable; more StreamReplicas than one
+// server keeps (embedded, or a server outside any cluster) an error
+// wrapping ErrReplicas.
+func OpenWith(ctx context.Context, cfg Config) (*Broker, error) {
+	url, storeDir := cfg.URL, cfg.StoreDir
+	replicas := max(cfg.StreamReplicas, 1)
+	if replicas > MaxStreamReplicas {
+		return nil, errReplicas("--stream-replicas %d: JetStream keeps at most %d", replicas, MaxStreamReplicas)
+	}
+	if url == "" && replicas > 1 {
+		return nil, errReplicas("--stream-replicas %d needs a JetStream cluster of at least %d servers; the embedded broker is one server: give --broker the cluster's URLs (deploy/local/nats-cluster up prints them)", replicas, replicas)
+	}
+	if url != "" {
+		servers, err := ParseServers(url)
+		if err != nil {
+			return nil, fmt.Errorf("messaging: --broker: %w", err)
+		}
+		url = strings.Join(servers, ",")
+	}
+	b := &Broker{url: url, replicas: replicas, closed: make(chan struct{}), consumers: map[*Consumer]struct{}{}}
 	if url == "" {
 		if storeDir == "" {
 			return nil, errors.New("messaging: embedded server: storeDir is empty; JetStream needs a directory for its files")
@@ -74,8 +138,10 @@ func Open(ctx context.Context, url, storeDir string) (*Broker, error) {
 		nats.Timeout(connectTimeout),
 		nats.DrainTimeout(drainTimeout),
 		// A broker that goes away mid-run is waited for, not given up on:
-		// messages are durable on the server and redelivered after.
+		// messages are durable on the server and redelivered after. A
+		// cluster's client moves to another of its servers.
 		nats.MaxReconnects(-1),
+		nats.ReconnectWait(reconnectWait),
 		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
 	)
 	if err != nil {
@@ -96,6 +162,15 @@ func Open(ctx context.Context, url, storeDir string) (*Broker, error) {
 	if _, err := js.AccountInfo(ctx); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("messaging: jetstream on %s: %w", b.url, err)
+	}
+	// A server outside a cluster refuses replicated streams anyway; said
+	// here, with the remedy, rather than at the first queue. A cluster
+	// too small for the replicas is known only when a stream is placed
+	// (Queue): what counts is how many of its servers are up.
+	if replicas > 1 && nc.ConnectedClusterName() == "" {
+		server := nc.ConnectedUrlRedacted()
+		b.Close()
+		return nil, errReplicas("--stream-replicas %d needs a JetStream cluster of at least %d servers; %s is a single server, in no cluster: give --broker a cluster's URLs (deploy/local/nats-cluster up prints them)", replicas, replicas, server)
 	}
 	return b, nil
 }
@@ -164,8 +239,10 @@ const duplicateWindow = 10 * time.Minute
 
 // Queue creates stream name (on subject name) if it does not exist, or
 // updates it to the queue's configuration: file storage, work-queue
-// retention (a message is removed once acknowledged) and a duplicate
-// window of 10 minutes.
+// retention (a message is removed once acknowledged), a duplicate window
+// of 10 minutes and the broker's StreamReplicas. A cluster that cannot
+// place that many replicas (fewer servers up) gives an error wrapping
+// ErrReplicas, with the server's word.
 func (b *Broker) Queue(ctx context.Context, name string) (*Queue, error) {
 	s, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:       name,
@@ -173,12 +250,39 @@ func (b *Broker) Queue(ctx context.Context, name string) (*Queue, error) {
 		Storage:    jetstream.FileStorage,
 		Retention:  jetstream.WorkQueuePolicy,
 		Duplicates: duplicateWindow,
+		Replicas:   b.replicas,
 	})
 	if err != nil {
+		if tooFewServers(err) {
+			return nil, errReplicas("--stream-replicas %d: the cluster %s cannot place %d replicas of queue %s (fewer servers up than replicas): %v",
+				b.replicas, b.nc.ConnectedClusterName(), b.replicas, name, err)
+		}
 		return nil, fmt.Errorf("messaging: create queue %s: %w", name, err)
 	}
 	return &Queue{b: b, name: name, stream: s}, nil
 }
+
+// tooFewServers reports whether err is the server's refusal to place a
+// stream's replicas: no cluster, or not enough peers in it.
+func tooFewServers(err error) bool {
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	switch api.ErrorCode {
+	case jsClusterNoPeers, jsInsufficientResources, jsStreamReplicasNotSupported:
+		return true
+	}
+	return false
+}
+
+// The JetStream API's error codes for a placement it cannot make
+// (nats-server's errors.json).
+const (
+	jsClusterNoPeers             jetstream.ErrorCode = 10005
+	jsInsufficientResources      jetstream.ErrorCode = 10023
+	jsStreamReplicasNotSupported jetstream.ErrorCode = 10074
+)
 
 // DeleteQueue deletes stream name with its messages and consumers, for a
 // fresh run; a queue that does not exist is not an error.

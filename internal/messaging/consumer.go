@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -80,6 +82,8 @@ type Consumer struct {
 	cfg ConsumerConfig
 	cc  jetstream.ConsumeContext
 
+	ackRetries atomic.Int64
+
 	mu       sync.Mutex
 	stopping bool
 	inFlight sync.WaitGroup
@@ -118,7 +122,11 @@ func (q *Queue) ConsumeWith(ctx context.Context, cfg ConsumerConfig, handle func
 	}
 	c := &Consumer{q: q, cfg: cfg, stopped: make(chan struct{})}
 	c.cc, err = jc.Consume(func(m jetstream.Msg) { c.handle(ctx, m, handle) },
-		jetstream.PullMaxMessages(cfg.Prefetch))
+		jetstream.PullMaxMessages(cfg.Prefetch),
+		// A pull waits on the consumer's leader; when that server dies the
+		// missing heartbeats (half the expiry) make the client pull again,
+		// from the new leader. nats.go's 30 s would stall a failover as long.
+		jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		return nil, fmt.Errorf("messaging: consume %s of %s: %w", cfg.Durable, q.name, err)
 	}
@@ -157,13 +165,36 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, handle func(cont
 		m.NakWithDelay(retryDelay(c.cfg.RetryDelay, c.cfg.MaxRetryDelay, n))
 		return
 	}
-	// Waiting for the server's confirmation makes Pending exact once Stop
-	// returns. If it fails, the message comes back and the idempotent
-	// handler absorbs the copy.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
-	defer cancel()
-	m.DoubleAck(actx)
+	c.ack(ctx, m)
 }
+
+// pullExpiry bounds one pull request; see ConsumeWith.
+const pullExpiry = 5 * time.Second
+
+// ack acknowledges m and waits for the server's confirmation, which makes
+// Pending exact once Stop returns. An acknowledgement sent while the
+// consumer's leader fails over gets no answer; it is sent again (the
+// server takes a second one of a message as the same) for as long as the
+// message's AckWait runs, after which the server redelivers it anyway and
+// the idempotent handler absorbs the copy.
+func (c *Consumer) ack(ctx context.Context, m jetstream.Msg) {
+	ctx = context.WithoutCancel(ctx)
+	deadline := time.Now().Add(c.cfg.AckWait)
+	for {
+		actx, cancel := context.WithTimeout(ctx, connectTimeout)
+		err := m.DoubleAck(actx)
+		cancel()
+		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) || errors.Is(err, nats.ErrConnectionClosed) || time.Now().After(deadline) {
+			return
+		}
+		c.ackRetries.Add(1)
+		time.Sleep(c.cfg.RetryDelay) // pacing a retry against a server mid-election
+	}
+}
+
+// AckRetries is how many acknowledgements had to be sent again because
+// the server did not confirm the first (a failover under way).
+func (c *Consumer) AckRetries() int64 { return c.ackRetries.Load() }
 
 // Stop stops receiving messages and waits for handlers in progress (and
 // their acknowledgements) to finish. Messages received but not handled go

@@ -2,11 +2,14 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/store"
@@ -40,6 +43,7 @@ type Outbox struct {
 
 	published  atomic.Int64
 	duplicates atomic.Int64
+	inDoubt    atomic.Int64
 	batches    atomic.Int64
 	errors     atomic.Int64
 	lastErr    atomic.Pointer[error]
@@ -52,11 +56,26 @@ type OutboxStats struct {
 	// Duplicates is the number of rows the stream had already (a relay
 	// stopped between publish and delete): dropped by its de-duplication.
 	Duplicates int64
+	// InDoubt is the number of publishes that got no answer from the
+	// stream (a timeout, a connection lost, a leader being elected): the
+	// stream may or may not have stored the message. Its row stays and is
+	// published again by a later pass under the same message id, which
+	// the stream drops if the first one was stored (counted in
+	// Duplicates then).
+	InDoubt int64
 	// Batches is the number of non-empty batches relayed.
 	Batches int64
 	// Errors is the number of relay passes that failed (Run's or
 	// RelayOnce's), not counting those cut short by their context.
 	Errors int64
+}
+
+// String says what the relay did, for a check's detail: a publish in
+// doubt was retried under its message id, and the copies those retries
+// produced were dropped by the stream.
+func (s OutboxStats) String() string {
+	return fmt.Sprintf("%d published, %d in doubt (no answer from the stream: published again under the same message id), %d dropped by the stream as copies",
+		s.Published, s.InDoubt, s.Duplicates)
 }
 
 // OutboxConfig names the outbox table and the relay's message ids.
@@ -194,6 +213,9 @@ func (o *Outbox) relay(ctx context.Context, ids []int64) error {
 		failpoint.Hit(ctx, "outbox-publish")
 		dup, err := o.q.Publish(ctx, o.prefix+s, []byte(s))
 		if err != nil {
+			if ctx.Err() == nil && InDoubt(err) {
+				o.inDoubt.Add(1)
+			}
 			perr = fmt.Errorf("messaging: outbox %s: %w", o.table, err)
 			break
 		}
@@ -254,6 +276,7 @@ func (o *Outbox) Stats() OutboxStats {
 	return OutboxStats{
 		Published:  o.published.Load(),
 		Duplicates: o.duplicates.Load(),
+		InDoubt:    o.inDoubt.Load(),
 		Batches:    o.batches.Load(),
 		Errors:     o.errors.Load(),
 	}
@@ -265,4 +288,17 @@ func (o *Outbox) LastErr() error {
 		return *p
 	}
 	return nil
+}
+
+// InDoubt reports whether a failed Publish may have stored its message
+// all the same: the stream did not answer (no acknowledgement, no
+// responder while a leader is elected, a connection lost on the way), as
+// opposed to answering with a refusal. Publishing again under the same
+// message id settles it: the stream drops the copy if the first got in.
+func InDoubt(err error) bool {
+	if err == nil {
+		return false
+	}
+	var api *jetstream.APIError
+	return !errors.As(err, &api)
 }

@@ -2,9 +2,9 @@ package testsvc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -50,17 +50,20 @@ func NATS(t testing.TB) *NATSServer {
 // healthy: the client port accepts and /healthz answers 200 (JetStream
 // included).
 func (n *NATSServer) healthy(ctx context.Context) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)))
+	if err := dialable(ctx, n.port); err != nil {
+		return err
+	}
+	return natsHealthz(ctx, n.http, n.httpPort)
+}
+
+// natsHealthz: the server's /healthz on monitoring port httpPort answers
+// 200 with status ok (JetStream up; in a cluster, its meta leader known).
+func natsHealthz(ctx context.Context, client *http.Client, httpPort int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/healthz", httpPort), nil)
 	if err != nil {
 		return err
 	}
-	c.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/healthz", n.httpPort), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := n.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -68,6 +71,12 @@ func (n *NATSServer) healthy(ctx context.Context) error {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("healthz: %s: %s", resp.Status, body)
+	}
+	var h struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(body, &h) == nil && h.Status != "" && h.Status != "ok" {
+		return fmt.Errorf("healthz: %s", body)
 	}
 	return nil
 }

@@ -260,6 +260,9 @@ func (a *app) poCheck(ctx context.Context) (workload.Check, error) {
 	if len(forgotten) > 0 {
 		detail += fmt.Sprintf("; %d sent but unknown to the emulator %v (it lost its record: restarted)", len(forgotten), head(forgotten))
 	}
+	if o := a.dispatch.outbox; o != nil {
+		detail += "; the PO relay: " + o.Stats().String()
+	}
 	if len(neverSent) > 0 && a.drain.end.Load() == drainInterrupted {
 		detail += fmt.Sprintf(" (the drain was interrupted after %v, before the unsent ones went out)", a.drain.tookTime())
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/messaging"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -18,8 +19,11 @@ type Options struct {
 	// is the scale.
 	IR         int    `yaml:"ir" json:"ir,omitempty" help:"the injection rate: the scale (5·Ir order-entry and 3·Ir planned-line terminals, population by the kit's rules); 0: --scale"`
 	PODispatch string `yaml:"po-dispatch" json:"po-dispatch,omitempty" help:"how purchase orders reach the Supplier Emulator: sync (inside ScheduleWorkOrder's transaction, the kit's), poller (an agent sends unsent POs), queue (outbox + NATS JetStream + message-driven sender)"`
-	Broker     string `yaml:"broker" json:"broker,omitempty" help:"NATS URL of --po-dispatch queue, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)"`
-	Emulator   string `yaml:"emulator" json:"emulator,omitempty" help:"URL of a Supplier Emulator started with 'tierbench emulator' (default: one in-process)"`
+	Broker     string `yaml:"broker" json:"broker,omitempty" help:"NATS URL of --po-dispatch queue, e.g. nats://127.0.0.1:4222, or a cluster's URLs comma-separated (default: an embedded NATS server with JetStream)"`
+	// StreamReplicas: how many of the cluster's servers keep the PO
+	// queue; 0 is 1, so that results of runs without it stay as they were.
+	StreamReplicas int    `yaml:"stream-replicas" json:"stream-replicas,omitempty" help:"servers of the --broker cluster keeping the PO queue's stream and consumer (0 or 1: one; 3 survives a server's loss); at most the cluster's size"`
+	Emulator       string `yaml:"emulator" json:"emulator,omitempty" help:"URL of a Supplier Emulator started with 'tierbench emulator' (default: one in-process)"`
 	// EmulatorDelay is the partner's network and processing, which sync
 	// holds locks across.
 	EmulatorDelay config.Duration `yaml:"emulator-delay" json:"emulator-delay,omitempty" help:"how long the in-process emulator takes to answer a PO, the partner's network and processing"`
@@ -66,9 +70,7 @@ func (o Options) Validate(c config.Run) []error {
 	if !slices.Contains(PODispatchModes, o.PODispatch) {
 		bad("--po-dispatch %q: allowed: %s", o.PODispatch, strings.Join(PODispatchModes, ", "))
 	}
-	if o.Broker != "" && !strings.HasPrefix(o.Broker, "nats://") && !strings.HasPrefix(o.Broker, "tls://") {
-		bad("--broker %q: want nats://HOST:PORT (or empty for the embedded server)", o.Broker)
-	}
+	errs = append(errs, messaging.CheckFlags(o.Broker, o.StreamReplicas)...)
 	if o.Emulator != "" && !strings.HasPrefix(o.Emulator, "http://") && !strings.HasPrefix(o.Emulator, "https://") {
 		bad("--emulator %q: want http://HOST:PORT (or empty for the in-process emulator)", o.Emulator)
 	}

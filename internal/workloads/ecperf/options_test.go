@@ -22,6 +22,9 @@ func TestOptionsValidateNamesFlagAndAllowedValues(t *testing.T) {
 		{"po dispatch", func(o *Options) { o.PODispatch = "fax" }, []string{`--po-dispatch "fax"`, "sync, poller, queue"}},
 		{"po senders", func(o *Options) { o.POSenders = 0 }, []string{"--po-senders 0", "at least 1"}},
 		{"broker", func(o *Options) { o.Broker = "http://127.0.0.1:4222" }, []string{"--broker", "nats://HOST:PORT"}},
+		{"broker, second of a cluster", func(o *Options) { o.Broker = "nats://127.0.0.1:4322,http://127.0.0.1:4323" }, []string{"--broker", `"http://127.0.0.1:4323": scheme http`}},
+		{"stream replicas on the embedded broker", func(o *Options) { o.StreamReplicas = 3 }, []string{"--stream-replicas 3", "embedded broker is one", "--broker"}},
+		{"stream replicas beyond JetStream's", func(o *Options) { o.Broker, o.StreamReplicas = "nats://127.0.0.1:4322", 7 }, []string{"--stream-replicas 7", "1..5"}},
 		{"receiver syntax", func(o *Options) { o.Receiver = "8100" }, []string{`--receiver "8100"`, "HOST:PORT"}},
 		{"receiver wildcard", func(o *Options) { o.Receiver = "0.0.0.0:8100" }, []string{`--receiver "0.0.0.0:8100"`, "not every interface"}},
 		{"receiver empty host", func(o *Options) { o.Receiver = ":8100" }, []string{`--receiver ":8100"`, "not every interface"}},
@@ -41,6 +44,11 @@ func TestOptionsValidateNamesFlagAndAllowedValues(t *testing.T) {
 				t.Errorf("%s: %q does not say %q", tc.name, errs[0], w)
 			}
 		}
+	}
+	o := DefaultOptions
+	o.Broker, o.StreamReplicas = "nats://127.0.0.1:4322,nats://127.0.0.1:4323,127.0.0.1:4324", 3
+	if errs := o.Validate(common); len(errs) != 0 {
+		t.Errorf("a cluster's three URLs with --stream-replicas 3: %v, want accepted", errs)
 	}
 	for _, ok := range []struct{ receiver, emulator string }{
 		{"127.0.0.1:0", ""}, {"127.0.0.1:0", "http://127.0.0.1:8099"}, {"localhost:8100", "http://localhost:8099"},

@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net"
@@ -336,8 +337,8 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoa
 		go d.poll(agentCtx, interval, a.checker.unsent, db)
 	case dispatchQueue:
 		d.stream = streamFor(db.DSN().String())
-		if d.broker, err = messaging.Open(ctx, cfg.Broker, dir); err != nil {
-			return fmt.Errorf("--broker: %w", err)
+		if d.broker, err = messaging.OpenWith(ctx, messaging.Config{URL: cfg.Broker, StoreDir: dir, StreamReplicas: cfg.StreamReplicas}); err != nil {
+			return brokerError(err)
 		}
 		if !noLoad {
 			// A fresh population: messages of an earlier run name POs
@@ -347,7 +348,7 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoa
 			}
 		}
 		if d.queue, err = d.broker.Queue(ctx, d.stream); err != nil {
-			return err
+			return brokerError(err)
 		}
 		// Message ids carry this run's name: PO numbers repeat after a
 		// reload, and a restarted run relays POs an earlier one published.
@@ -380,6 +381,15 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoa
 		}
 	}
 	return nil
+}
+
+// brokerError is err of the broker's opening or its queue's creation:
+// more stream replicas than the broker can keep is a usage error.
+func brokerError(err error) error {
+	if errors.Is(err, messaging.ErrReplicas) {
+		return config.Usage(err)
+	}
+	return fmt.Errorf("--broker: %w", err)
 }
 
 func parsePONumber(data []byte) (int64, error) { return strconv.ParseInt(string(data), 10, 64) }

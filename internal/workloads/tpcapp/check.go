@@ -137,6 +137,8 @@ type runFacts struct {
 	// lines are the order lines of the successful CreateOrders.
 	lines                   int64
 	shipped, shipDuplicates int64
+	// relays says what the outboxes' relays did (in-doubt publishes).
+	relays string
 	// iceAccepted is the in-process ICE's count of first-time reorders;
 	// iceKnown is false when ICE runs elsewhere and serves other runs too.
 	iceAccepted, iceResent int64
@@ -146,7 +148,8 @@ type runFacts struct {
 // Check verifies the database against what the businesses saw (done)
 // and what the site committed and shipped.
 func (s *site) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
-	f := runFacts{lines: s.linesCommitted.Load(), shipped: s.ship.shipped.Load(), shipDuplicates: s.ship.shipDuplicates.Load()}
+	f := runFacts{lines: s.linesCommitted.Load(), shipped: s.ship.shipped.Load(), shipDuplicates: s.ship.shipDuplicates.Load(),
+		relays: "the shipping relay: " + s.ship.shipOut.Stats().String() + "; the reorder relay: " + s.ship.reorderOut.Stats().String()}
 	if ice := s.inProc[partner.ICE]; ice != nil {
 		st := ice.Stats()
 		f.iceAccepted, f.iceResent, f.iceKnown = st.Approved, st.Duplicates, true
@@ -194,9 +197,13 @@ func (c *checker) check(ctx context.Context, done workload.Outcomes, f runFacts)
 			return nil, err
 		}
 	}
+	relays := ""
+	if f.relays != "" {
+		relays = "; " + f.relays
+	}
 	add("orders-shipped-once", unshipped == 0 && orphans == 0 && outboxed == 0,
-		"%d orders without their one shipment, %d shipments of no order, %d outbox rows not relayed (want 0, 0, 0); %d shipped this run, %d redelivered and found shipped",
-		unshipped, orphans, outboxed, f.shipped, f.shipDuplicates)
+		"%d orders without their one shipment, %d shipments of no order, %d outbox rows not relayed (want 0, 0, 0); %d shipped this run, %d redelivered and found shipped%s",
+		unshipped, orphans, outboxed, f.shipped, f.shipDuplicates, relays)
 	add("shipments-match-lines", badLines == 0, "%d shipments whose line count or order status disagree with the order's shipped lines (want 0)", badLines)
 	add("no-negative-stock", negative == 0, "%d items with negative stock (want 0)", negative)
 

@@ -3,9 +3,9 @@ package tpcapp
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/messaging"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/tpcapp/partner"
 )
@@ -14,7 +14,10 @@ import (
 // and flags of `run tpcapp`.
 type Options struct {
 	Mix    string `yaml:"mix" json:"mix,omitempty" help:"spec (the reference's mix) or weights OP=N,… (methods not named get none)"`
-	Broker string `yaml:"broker" json:"broker,omitempty" help:"NATS URL of the shipping queue, e.g. nats://127.0.0.1:4222 (default: an embedded NATS server with JetStream)"`
+	Broker string `yaml:"broker" json:"broker,omitempty" help:"NATS URL of the shipping and inventory queues, e.g. nats://127.0.0.1:4222, or a cluster's URLs comma-separated (default: an embedded NATS server with JetStream)"`
+	// StreamReplicas: how many of the cluster's servers keep the queues;
+	// 0 is 1, so that results of runs without it stay as they were.
+	StreamReplicas int `yaml:"stream-replicas" json:"stream-replicas,omitempty" help:"servers of the --broker cluster keeping the shipping and inventory queues' streams and consumers (0 or 1: one; 3 survives a server's loss); at most the cluster's size"`
 	// ItemImages is where item images live: in-row (in the item row, the
 	// seed's first runs), file (a file the row names, under ImageDir),
 	// none; ImageKB each one's size.
@@ -49,9 +52,7 @@ func (o Options) Validate(c config.Run) []error {
 	}); err != nil {
 		errs = append(errs, err)
 	}
-	if o.Broker != "" && !strings.HasPrefix(o.Broker, "nats://") && !strings.HasPrefix(o.Broker, "tls://") {
-		errs = append(errs, fmt.Errorf("--broker %q: want nats://HOST:PORT (or empty for the embedded server)", o.Broker))
-	}
+	errs = append(errs, messaging.CheckFlags(o.Broker, o.StreamReplicas)...)
 	if !slices.Contains(ImageModes, o.ItemImages) {
 		errs = append(errs, fmt.Errorf("--item-images %q: allowed: in-row, file, none", o.ItemImages))
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/messaging"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workloads/tpcapp/partner"
@@ -82,13 +83,13 @@ func queueNames(dsn string) (ship, reorder string) {
 // startShipping opens the broker, the queues and the outboxes, and starts
 // agents shipping agents and as many inventory agents, agent i on server
 // thread firstThread+i.
-func startShipping(ctx context.Context, db *store.DB, ice *partner.Client, brokerURL, dir string, fresh bool, agents, firstThread int, runName string) (_ *shipping, err error) {
+func startShipping(ctx context.Context, db *store.DB, ice *partner.Client, broker messaging.Config, fresh bool, agents, firstThread int, runName string) (_ *shipping, err error) {
 	s := &shipping{db: db, ice: ice, runName: runName}
 	if err := prepareAll(ctx, db, shipStatements(&s.st)); err != nil {
 		return nil, err
 	}
-	if s.broker, err = messaging.Open(ctx, brokerURL, dir); err != nil {
-		return nil, fmt.Errorf("--broker: %w", err)
+	if s.broker, err = messaging.OpenWith(ctx, broker); err != nil {
+		return nil, brokerError(err)
 	}
 	defer func() {
 		if err != nil {
@@ -106,10 +107,10 @@ func startShipping(ctx context.Context, db *store.DB, ice *partner.Client, broke
 		}
 	}
 	if s.shipQ, err = s.broker.Queue(ctx, shipName); err != nil {
-		return nil, err
+		return nil, brokerError(err)
 	}
 	if s.reorderQ, err = s.broker.Queue(ctx, reorderName); err != nil {
-		return nil, err
+		return nil, brokerError(err)
 	}
 	// Message ids carry the run's name: ids repeat after a reload.
 	if s.shipOut, err = messaging.NewOutbox(ctx, db, s.shipQ, messaging.OutboxConfig{Table: "ship_outbox", IDColumn: "so_o_id", MessageIDPrefix: runName + "/"}); err != nil {
@@ -154,6 +155,15 @@ func startShipping(ctx context.Context, db *store.DB, ice *partner.Client, broke
 		s.consumers = append(s.consumers, c)
 	}
 	return s, nil
+}
+
+// brokerError is err of the broker's opening or its queues' creation:
+// more stream replicas than the broker can keep is a usage error.
+func brokerError(err error) error {
+	if errors.Is(err, messaging.ErrReplicas) {
+		return config.Usage(err)
+	}
+	return fmt.Errorf("--broker: %w", err)
 }
 
 func (s *shipping) kick() { s.shipOut.Kick() }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/messaging"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 	"github.com/tierbench/tierbench/internal/workloads/tpcapp/partner"
@@ -208,7 +209,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			return nil, err
 		}
 	}
-	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], cfg.Broker, dir, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
+	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], messaging.Config{URL: cfg.Broker, StoreDir: dir, StreamReplicas: cfg.StreamReplicas}, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
 		max(p.Threads, 1), "tpcapp-"+s.runTag); err != nil {
 		return nil, err
 	}
