@@ -31,6 +31,7 @@ var storeClasses = []struct {
 	{store.ErrDeadlock, "deadlock"},
 	{store.ErrLockTimeout, "lock_timeout"},
 	{store.ErrSerialization, "serialization"},
+	{store.ErrCertification, "certification"},
 	{store.ErrUniqueViolation, "constraint"},
 	{store.ErrConstraint, "constraint"},
 	{store.ErrStale, "stale"},

@@ -99,13 +99,31 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	if a := r.Summary.Aborts; a.Total() > 0 {
 		fmt.Fprintf(w, "aborts: %d deadlock, %d lock timeout, %d serialization", a.Deadlock, a.LockTimeout, a.Serialization)
+		// Certification failures exist on multi-master clusters alone:
+		// elsewhere the line stays as it was.
+		certification := a.Certification > 0
+		if certification {
+			fmt.Fprintf(w, ", %d certification", a.Certification)
+		}
 		var per []string
 		for _, name := range r.OperationOrder {
 			if op, ok := r.Operations[name]; ok && op.Aborts != nil {
-				per = append(per, fmt.Sprintf("%s %d/%d/%d", name, op.Aborts.Deadlock, op.Aborts.LockTimeout, op.Aborts.Serialization))
+				counts := fmt.Sprintf("%s %d/%d/%d", name, op.Aborts.Deadlock, op.Aborts.LockTimeout, op.Aborts.Serialization)
+				if certification {
+					counts += fmt.Sprintf("/%d", op.Aborts.Certification)
+				}
+				per = append(per, counts)
 			}
 		}
-		fmt.Fprintf(w, " (by operation, deadlock/timeout/serialization: %s)\n", strings.Join(per, ", "))
+		columns := "deadlock/timeout/serialization"
+		if certification {
+			columns += "/certification"
+		}
+		fmt.Fprintf(w, " (by operation, %s: %s)\n", columns, strings.Join(per, ", "))
+	}
+	for _, l := range r.Database.NodesLost {
+		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed\n",
+			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
 	}
 	writeEntities(w, r)
 	writeAgents(w, r.Agents)
