@@ -283,13 +283,18 @@ func (c *Cluster) after(n *node, err error, w where) error {
 
 // connectionError: the connection failed, or the node refuses work (a
 // Galera node cut from the primary component answers 1047, "WSREP has
-// not yet prepared node for application use").
+// not yet prepared node for application use"). A timeout is not one: the
+// survivors of a node's death stall until the cluster evicts it (5 s,
+// evs.suspect_timeout), and a slow node is not a lost one.
 func connectionError(err error) bool {
 	var me *gomysql.MySQLError
 	if errors.As(err, &me) {
 		return me.Number == errServerShutdown || me.Number == errConnKilled || me.Number == errUnknownCom
 	}
 	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
@@ -309,7 +314,7 @@ func (c *Cluster) lost(n *node) bool {
 	if n.down.Load() {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn, err := n.shared.SQL.Conn(ctx)
 	if err == nil {
@@ -319,7 +324,9 @@ func (c *Cluster) lost(n *node) bool {
 		}
 		conn.Close()
 	}
-	if err == nil {
+	// A probe that timed out found the node slow (stalled by the
+	// cluster's reconfiguration), not gone.
+	if err == nil || !connectionError(err) {
 		return false
 	}
 	c.lose(n)
