@@ -121,10 +121,6 @@ func WriteSummary(w io.Writer, r *Result) {
 		}
 		fmt.Fprintf(w, " (by operation, %s: %s)\n", columns, strings.Join(per, ", "))
 	}
-	for _, l := range r.Database.NodesLost {
-		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed\n",
-			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
-	}
 	writeEntities(w, r)
 	writeAgents(w, r.Agents)
 	if t := r.Tiers; t != nil {
@@ -147,10 +143,17 @@ func WriteSummary(w io.Writer, r *Result) {
 		d := r.Database
 		fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts",
 			d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
+		if d.CertificationFailures > 0 {
+			fmt.Fprintf(w, ", %d certification failures", d.CertificationFailures)
+		}
 		if d.ConnectionsLost > 0 || d.InDoubt > 0 {
 			fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
 		}
 		fmt.Fprintln(w)
+	}
+	for _, l := range r.Database.NodesLost {
+		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed\n",
+			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
 	}
 	if f := r.Summary.Failure; f != nil {
 		at := ""
