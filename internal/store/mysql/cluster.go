@@ -117,7 +117,10 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: commitInDoubt}
 		n.threads.SQL.SetMaxOpenConns(opts.Threads)
 		n.threads.SQL.SetMaxIdleConns(opts.Threads)
-		n.shared.SQL.SetMaxOpenConns(2)
+		// The shared work (loads, checks, a workload's agents) may be as
+		// busy as on a single server, whose pool it shares with the
+		// threads there.
+		n.shared.SQL.SetMaxOpenConns(opts.Threads + 1)
 		n.shared.SQL.SetMaxIdleConns(2)
 	}
 	c.shared = &mover{c: c, shared: true}
