@@ -459,6 +459,8 @@ func countAbort(a *metrics.Aborts, err error) {
 		a.LockTimeout++
 	case errors.Is(err, store.ErrSerialization):
 		a.Serialization++
+	case errors.Is(err, store.ErrCertification):
+		a.Certification++
 	}
 }
 

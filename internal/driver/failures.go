@@ -27,10 +27,14 @@ var storeClasses = []struct {
 	{store.ErrInDoubt, "in_doubt"},
 	{store.ErrDiskFull, "disk_full"},
 	{store.ErrConnectionLost, "connection_lost"},
+	// A cluster node lost (wraps ErrConnectionLost in process, not once
+	// it has crossed a tier boundary).
+	{store.ErrNodeLost, "connection_lost"},
 	{store.ErrUnreachable, "unreachable"},
 	{store.ErrDeadlock, "deadlock"},
 	{store.ErrLockTimeout, "lock_timeout"},
 	{store.ErrSerialization, "serialization"},
+	{store.ErrCertification, "certification"},
 	{store.ErrUniqueViolation, "constraint"},
 	{store.ErrConstraint, "constraint"},
 	{store.ErrStale, "stale"},

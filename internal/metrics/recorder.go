@@ -80,16 +80,22 @@ type Aborts struct {
 	Deadlock      int64 `json:"deadlock"`
 	LockTimeout   int64 `json:"lock_timeout"`
 	Serialization int64 `json:"serialization"`
+	// Certification: conflicts with a write committed on another node of
+	// a multi-master cluster (Galera).
+	Certification int64 `json:"certification,omitempty"`
 }
 
 // Total of all causes.
-func (a Aborts) Total() int64 { return a.Deadlock + a.LockTimeout + a.Serialization }
+func (a Aborts) Total() int64 {
+	return a.Deadlock + a.LockTimeout + a.Serialization + a.Certification
+}
 
 // Add a's counts to x.
 func (a *Aborts) Add(x Aborts) {
 	a.Deadlock += x.Deadlock
 	a.LockTimeout += x.LockTimeout
 	a.Serialization += x.Serialization
+	a.Certification += x.Certification
 }
 
 // Recorder collects samples from all terminals of a run.

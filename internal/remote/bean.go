@@ -87,6 +87,8 @@ var failureClasses = []struct {
 	{store.ErrDeadlock, "DEADLOCK"},
 	{store.ErrSerialization, "SERIALIZATION"},
 	{store.ErrLockTimeout, "LOCK_TIMEOUT"},
+	{store.ErrCertification, "CERTIFICATION"},
+	{store.ErrNodeLost, "NODE_LOST"},
 	{store.ErrInDoubt, "IN_DOUBT"},
 	{store.ErrUnreachable, "UNREACHABLE"},
 	{store.ErrConnectionLost, "CONNECTION_LOST"},

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -100,13 +99,27 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	if a := r.Summary.Aborts; a.Total() > 0 {
 		fmt.Fprintf(w, "aborts: %d deadlock, %d lock timeout, %d serialization", a.Deadlock, a.LockTimeout, a.Serialization)
+		// Certification failures exist on multi-master clusters alone:
+		// elsewhere the line stays as it was.
+		certification := a.Certification > 0
+		if certification {
+			fmt.Fprintf(w, ", %d certification", a.Certification)
+		}
 		var per []string
 		for _, name := range r.OperationOrder {
 			if op, ok := r.Operations[name]; ok && op.Aborts != nil {
-				per = append(per, fmt.Sprintf("%s %d/%d/%d", name, op.Aborts.Deadlock, op.Aborts.LockTimeout, op.Aborts.Serialization))
+				counts := fmt.Sprintf("%s %d/%d/%d", name, op.Aborts.Deadlock, op.Aborts.LockTimeout, op.Aborts.Serialization)
+				if certification {
+					counts += fmt.Sprintf("/%d", op.Aborts.Certification)
+				}
+				per = append(per, counts)
 			}
 		}
-		fmt.Fprintf(w, " (by operation, deadlock/timeout/serialization: %s)\n", strings.Join(per, ", "))
+		columns := "deadlock/timeout/serialization"
+		if certification {
+			columns += "/certification"
+		}
+		fmt.Fprintf(w, " (by operation, %s: %s)\n", columns, strings.Join(per, ", "))
 	}
 	writeEntities(w, r)
 	writeServers(w, r)
@@ -126,12 +139,15 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	writeMix(w, r.Mix)
 	apart := r.Tiers != nil && r.Tiers.Processes > 1
-	if r.Environment.DB != "" && apart && r.Database == (store.Stats{}) {
+	if r.Environment.DB != "" && apart && r.Database.Statements == 0 && r.Database.Transactions == 0 {
 		fmt.Fprintln(w, "database: its statements are the tiers' processes', not counted here")
 	} else if r.Environment.DB != "" {
 		d := r.Database
 		fmt.Fprintf(w, "database: %d statements, %d transactions, %d rollbacks, %d deadlocks, %d serialization failures, %d lock timeouts",
 			d.Statements, d.Transactions, d.Rollbacks, d.Deadlocks, d.SerializationFailures, d.LockTimeouts)
+		if d.CertificationFailures > 0 {
+			fmt.Fprintf(w, ", %d certification failures", d.CertificationFailures)
+		}
 		if d.ConnectionsLost > 0 || d.InDoubt > 0 {
 			fmt.Fprintf(w, ", %d connections lost, %d commits in doubt", d.ConnectionsLost, d.InDoubt)
 		}
@@ -139,6 +155,10 @@ func WriteSummary(w io.Writer, r *Result) {
 			fmt.Fprint(w, " (summed over the tiers' processes and the driver's checks, each counted where it ran)")
 		}
 		fmt.Fprintln(w)
+	}
+	for _, l := range r.Database.NodesLost {
+		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed\n",
+			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
 	}
 	if f := r.Summary.Failure; f != nil {
 		at := ""

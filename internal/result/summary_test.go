@@ -240,3 +240,27 @@ type setupOptions struct {
 }
 
 func (o setupOptions) Setup(c config.Run) string { return o.setup(c) }
+
+// A cluster's certification failures and lost nodes are said in the
+// summary; without them the lines stay as they were (the golden above).
+func TestSummaryClusterLines(t *testing.T) {
+	r := fixture()
+	r.Summary.Aborts = metrics.Aborts{Deadlock: 1, Certification: 4}
+	r.Database.CertificationFailures = 4
+	r.Database.NodesLost = []store.NodeLoss{{Node: "127.0.0.1:4307", At: time.Date(2026, 12, 2, 6, 0, 1, 500e6, time.UTC), InDoubt: 1, Retried: 2, Failed: 3}}
+	var buf bytes.Buffer
+	WriteSummary(&buf, r)
+	for _, want := range []string{
+		"aborts: 1 deadlock, 0 lock timeout, 0 serialization, 4 certification (by operation, deadlock/timeout/serialization/certification:",
+		", 4 certification failures",
+		"database node 127.0.0.1:4307 lost at 06:00:01.500: its connections moved to the survivors; 2 transactions retried, 1 commits in doubt, 3 statements failed",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	b, err := r.MarshalFile()
+	if err != nil || !strings.Contains(string(b), `"certification": 4`) || !strings.Contains(string(b), `"nodes_lost": [`) {
+		t.Errorf("result file lacks the certification aborts or the lost node (%v)", err)
+	}
+}

@@ -110,6 +110,8 @@ func (db *DB) classify(err error) error {
 			db.stats.deadlocks.Add(1)
 		case ErrSerialization:
 			db.stats.serializationFailures.Add(1)
+		case ErrCertification:
+			db.stats.certificationFailures.Add(1)
 		case ErrLockTimeout:
 			db.stats.lockTimeouts.Add(1)
 		case ErrUniqueViolation:

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 )
@@ -16,7 +17,7 @@ const (
 )
 
 // DSNForms is the list of accepted DSN shapes, for error messages and help.
-const DSNForms = "sqlite, sqlite:PATH, postgres://USER@HOST:PORT/DB, mysql://USER[:PASS]@HOST:PORT/DB"
+const DSNForms = "sqlite, sqlite:PATH, postgres://USER@HOST:PORT/DB, mysql://USER[:PASS]@HOST:PORT[,HOST:PORT...]/DB"
 
 // DSN is a parsed --db value.
 type DSN struct {
@@ -44,6 +45,9 @@ func ParseDSN(s string) (DSN, error) {
 		if err != nil {
 			return DSN{}, err
 		}
+		if hosts := strings.Split(u.Host, ","); len(hosts) > 1 {
+			return DSN{}, fmt.Errorf("--db %q names %d hosts: several hosts are a multi-master cluster, which tierbench runs on mysql (MariaDB Galera) alone; PostgreSQL has one primary: name it in --db (read replicas are --replica's)", Redact(s), len(hosts))
+		}
 		return DSN{Dialect: Postgres, URL: u}, nil
 	case strings.HasPrefix(s, "mysql://"):
 		u, err := parseServerURL(s)
@@ -66,7 +70,41 @@ func parseServerURL(s string) (*url.URL, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("--db %q: no host; allowed: %s", Redact(s), DSNForms)
 	}
+	seen := map[string]bool{}
+	for _, h := range strings.Split(u.Host, ",") {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = h, ""
+		}
+		switch {
+		case host == "":
+			return nil, fmt.Errorf("--db %q: an empty host in the list %q; give HOST:PORT,HOST:PORT,...", Redact(s), u.Host)
+		case port != "" && !allDigits(port):
+			return nil, fmt.Errorf("--db %q: host %q has port %q, not a number", Redact(s), h, port)
+		case seen[h]:
+			return nil, fmt.Errorf("--db %q names host %s twice", Redact(s), h)
+		}
+		seen[h] = true
+	}
 	return u, nil
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Hosts are the server's HOST[:PORT] addresses, in the order given: one,
+// or a cluster's nodes (mysql://u@h1:p1,h2:p2,h3:p3/db). Nil for SQLite.
+func (d DSN) Hosts() []string {
+	if d.URL == nil {
+		return nil
+	}
+	return strings.Split(d.URL.Host, ",")
 }
 
 func unwrapURLError(err error) error {

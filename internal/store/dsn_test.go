@@ -19,6 +19,11 @@ func TestParseDSN(t *testing.T) {
 		{in: "postgres://root@127.0.0.1:5432/test", dialect: Postgres, str: "postgres://root@127.0.0.1:5432/test"},
 		{in: "postgresql://u:secret@h/db", dialect: Postgres, str: "postgresql://u:xxxxx@h/db"},
 		{in: "mysql://root@127.0.0.1:3306/test", dialect: MySQL, str: "mysql://root@127.0.0.1:3306/test"},
+		{in: "mysql://root:pw@127.0.0.1:4306,127.0.0.1:4307,127.0.0.1:4308/test", dialect: MySQL, str: "mysql://root:xxxxx@127.0.0.1:4306,127.0.0.1:4307,127.0.0.1:4308/test"},
+		{in: "postgres://root@127.0.0.1:5442,127.0.0.1:5443/test", wantErr: "names 2 hosts: several hosts are a multi-master cluster"},
+		{in: "mysql://root@127.0.0.1:4306,,127.0.0.1:4308/test", wantErr: "an empty host in the list"},
+		{in: "mysql://root@127.0.0.1:x,127.0.0.1:4307/test", wantErr: `port "x", not a number`},
+		{in: "mysql://root@127.0.0.1:4306,127.0.0.1:4306/test", wantErr: "names host 127.0.0.1:4306 twice"},
 		{in: "sqlite:", wantErr: "give a file path"},
 		{in: "sqlite::memory:", wantErr: "in-memory"},
 		{in: "mysql://root@127.0.0.1:3306", wantErr: "name the database"},
@@ -45,6 +50,21 @@ func TestParseDSN(t *testing.T) {
 		if d.Dialect != tt.dialect || d.String() != tt.str {
 			t.Errorf("ParseDSN(%q) = %s %q, want %s %q", tt.in, d.Dialect, d.String(), tt.dialect, tt.str)
 		}
+	}
+}
+
+func TestDSNHosts(t *testing.T) {
+	d := MustParseDSN("mysql://root@127.0.0.1:4306,127.0.0.1:4307,h3:4308/test")
+	if got := strings.Join(d.Hosts(), " "); got != "127.0.0.1:4306 127.0.0.1:4307 h3:4308" {
+		t.Errorf("Hosts() = %q", got)
+	}
+	var back DSN
+	text, _ := d.MarshalText()
+	if err := back.UnmarshalText(text); err != nil || back.String() != d.String() {
+		t.Errorf("round trip through a result file: %q, %v; want %q", back.String(), err, d.String())
+	}
+	if got := MustParseDSN("sqlite").Hosts(); got != nil {
+		t.Errorf("sqlite Hosts() = %q, want none", got)
 	}
 }
 

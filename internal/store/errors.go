@@ -9,9 +9,15 @@ import (
 
 // The classes every backend's errors are translated into. Test with errors.Is.
 var (
-	ErrDeadlock        = errors.New("deadlock")
-	ErrSerialization   = errors.New("serialization failure")
-	ErrLockTimeout     = errors.New("lock timeout")
+	ErrDeadlock      = errors.New("deadlock")
+	ErrSerialization = errors.New("serialization failure")
+	ErrLockTimeout   = errors.New("lock timeout")
+	// ErrCertification: a multi-master cluster (Galera) aborted the
+	// transaction because a write committed on another node conflicted
+	// with it, at certification or by the brute-force abort of a
+	// replicated write. Retryable, like a deadlock, but its own class: it
+	// is the price of writing on several nodes, not of lock contention.
+	ErrCertification   = errors.New("certification failure")
 	ErrUniqueViolation = errors.New("unique violation")
 	ErrNotFound        = errors.New("no rows")
 	// ErrConnectionLost: the connection failed before the transaction's
@@ -24,6 +30,11 @@ var (
 	// running the transaction again could apply it twice.
 	ErrInDoubt     = errors.New("commit outcome unknown: the connection was lost after COMMIT was sent")
 	ErrUnreachable = errors.New("database unreachable")
+	// ErrNodeLost: a node of a cluster was lost before the transaction's
+	// COMMIT was sent, so nothing of it committed, and its connection has
+	// moved to a surviving node: the transaction may run again there. It
+	// wraps the ErrConnectionLost that revealed the loss.
+	ErrNodeLost = errors.New("cluster node lost before COMMIT; moved to a surviving node")
 	// ErrStale: a queued statement expected to change a number of rows
 	// changed another (the row was changed or removed meanwhile).
 	ErrStale = errors.New("stale row")
@@ -93,9 +104,12 @@ func Retry(ctx context.Context, attempts int, fn func() error) error {
 }
 
 // Retryable reports whether a transaction that failed with err may succeed
-// when run again unchanged: the database chose it as a victim of contention.
-// A lost connection is not retryable, and a commit in doubt (ErrInDoubt)
-// never is.
+// when run again unchanged: the database chose it as a victim of contention
+// (or of a conflict with another node), or the cluster node it ran on was
+// lost before its COMMIT and its connection moved to a survivor. A lost
+// connection is not retryable otherwise, and a commit in doubt
+// (ErrInDoubt) never is.
 func Retryable(err error) bool {
-	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrSerialization) || errors.Is(err, ErrLockTimeout)
+	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrSerialization) || errors.Is(err, ErrLockTimeout) ||
+		errors.Is(err, ErrCertification) || errors.Is(err, ErrNodeLost)
 }

@@ -1,6 +1,9 @@
 package store
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats are the database counters of a run.
 type Stats struct {
@@ -16,6 +19,33 @@ type Stats struct {
 	// InDoubt counts commits whose outcome is unknown (ErrInDoubt); they
 	// count neither as commits nor as rollbacks, nor as connections lost.
 	InDoubt int64 `json:"in_doubt"`
+	// CertificationFailures counts ErrCertification: transactions a
+	// multi-master cluster aborted for a conflict with another node.
+	CertificationFailures int64 `json:"certification_failures,omitempty"`
+	// NodesLost are the cluster nodes lost during the run, in order.
+	NodesLost []NodeLoss `json:"nodes_lost,omitempty"`
+}
+
+// NodeLoss is a cluster node found gone (its connections failed and it did
+// not answer a probe): when, and what became of the transactions it was
+// running. Its connections moved to the surviving nodes.
+type NodeLoss struct {
+	Node string    `json:"node"`
+	At   time.Time `json:"at"`
+	// InDoubt: commits sent to the node whose answer was lost with it
+	// (ErrInDoubt; they may or may not have committed).
+	InDoubt int64 `json:"in_doubt"`
+	// Retried: transactions cut before their COMMIT, handed back as
+	// ErrNodeLost to be run again on a survivor.
+	Retried int64 `json:"retried"`
+	// Failed: statements outside a transaction lost with the node
+	// (ErrConnectionLost), not retried: their outcome is unknown.
+	Failed int64 `json:"failed"`
+}
+
+// NodeLosses is implemented by a backend over several nodes.
+type NodeLosses interface {
+	NodesLost() []NodeLoss
 }
 
 // Sub gives the counts between an earlier snapshot and s.
@@ -31,6 +61,10 @@ func (s Stats) Sub(earlier Stats) Stats {
 		UniqueViolations:      s.UniqueViolations - earlier.UniqueViolations,
 		ConnectionsLost:       s.ConnectionsLost - earlier.ConnectionsLost,
 		InDoubt:               s.InDoubt - earlier.InDoubt,
+		CertificationFailures: s.CertificationFailures - earlier.CertificationFailures,
+		// A loss is an event, not a count: those of the later snapshot
+		// stand (a run's baseline is taken before any).
+		NodesLost: s.NodesLost,
 	}
 }
 
@@ -40,7 +74,8 @@ type counters struct {
 	statements, transactions, commits, rollbacks   atomic.Int64
 	deadlocks, serializationFailures, lockTimeouts atomic.Int64
 	uniqueViolations, connectionsLost, inDoubt     atomic.Int64
-	_                                              [6]int64
+	certificationFailures                          atomic.Int64
+	_                                              [5]int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -55,6 +90,7 @@ func (c *counters) snapshot() Stats {
 		UniqueViolations:      c.uniqueViolations.Load(),
 		ConnectionsLost:       c.connectionsLost.Load(),
 		InDoubt:               c.inDoubt.Load(),
+		CertificationFailures: c.certificationFailures.Load(),
 	}
 }
 
@@ -69,6 +105,9 @@ func (db *DB) Stats() Stats {
 	s := db.stats.snapshot()
 	for i := range db.threadStats {
 		s = s.add(db.threadStats[i].snapshot())
+	}
+	if nl, ok := db.backend.(NodeLosses); ok {
+		s.NodesLost = nl.NodesLost()
 	}
 	return s
 }

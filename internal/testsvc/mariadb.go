@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,12 +42,33 @@ func MariaDB(t testing.TB, args ...string) *MariaDBServer {
 	}
 	cred := runAs(t, "mysql")
 	dir := serverDir(t, "tierbench-mariadb-", cred)
-	data := filepath.Join(dir, "data")
+	data, tmp := installMariaDB(t, install, dir, cred)
+	m := &MariaDBServer{}
+	m.server = server{
+		t: t, name: "mariadbd", dir: dir, logPath: filepath.Join(dir, "mariadb.log"), cred: cred,
+		command: func() (string, []string) {
+			return bin, append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp,
+				"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1",
+				"--socket=" + filepath.Join(dir, "mysqld.sock"), "--pid-file=" + filepath.Join(dir, "mysqld.pid"),
+				"--skip-name-resolve", "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
+				"--innodb-flush-log-at-trx-commit=2", "--innodb-use-native-aio=0"}, args...)
+		},
+		ready: m.ready,
+	}
+	m.startFirst(func() { m.port = FreePort(t) })
+	return m
+}
+
+// installMariaDB makes a data directory, data, and a private tmpdir, tmp,
+// under dir, as cred's user.
+func installMariaDB(t testing.TB, install, dir string, cred *syscall.Credential) (data, tmp string) {
+	t.Helper()
+	data = filepath.Join(dir, "data")
 	// A private tmpdir: mariadbd deletes every #sql* file of its tmpdir
 	// when it starts, which in the default /tmp would include the
 	// temporary tables of other servers (the machine's shared one, other
 	// tests' private ones, a bootstrap under way).
-	tmp := filepath.Join(dir, "tmp")
+	tmp = filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatalf("testsvc: %v", err)
 	}
@@ -64,20 +86,7 @@ func MariaDB(t testing.TB, args ...string) *MariaDBServer {
 	if err != nil {
 		t.Fatalf("testsvc: %s: %v\n%s", install, err, out)
 	}
-	m := &MariaDBServer{}
-	m.server = server{
-		t: t, name: "mariadbd", dir: dir, logPath: filepath.Join(dir, "mariadb.log"), cred: cred,
-		command: func() (string, []string) {
-			return bin, append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp,
-				"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1",
-				"--socket=" + filepath.Join(dir, "mysqld.sock"), "--pid-file=" + filepath.Join(dir, "mysqld.pid"),
-				"--skip-name-resolve", "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
-				"--innodb-flush-log-at-trx-commit=2", "--innodb-use-native-aio=0"}, args...)
-		},
-		ready: m.ready,
-	}
-	m.startFirst(func() { m.port = FreePort(t) })
-	return m
+	return data, tmp
 }
 
 // ready connects as root and makes sure database test exists.

@@ -44,7 +44,7 @@ func TestDriverConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := driverConfig(d)
+	cfg, err := driverConfig(d, d.URL.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDriverConfig(t *testing.T) {
 		t.Errorf("driverConfig = %+v", cfg)
 	}
 	d, _ = store.ParseDSN("mysql://root@localhost/test")
-	if cfg, _ := driverConfig(d); cfg.Addr != "localhost:3306" {
+	if cfg, _ := driverConfig(d, d.URL.Host); cfg.Addr != "localhost:3306" {
 		t.Errorf("default port: Addr = %q, want localhost:3306", cfg.Addr)
 	}
 }

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"github.com/tierbench/tierbench/internal/store"
 )
 
-var _ store.Locker = (*Backend)(nil)
+var (
+	_ store.Locker = (*Backend)(nil)
+	_ store.Locker = (*Cluster)(nil)
+)
 
 // sharedSlots bounds the processes that hold a database shared at once
 // (served tiers, checking drives): each holds one slot.
@@ -23,18 +27,32 @@ const sharedSlots = 16
 // takes its own lock before it looks at the other kind's, so of two that
 // race at least one sees the other. The locks are held on a connection of
 // its own outside the pool, and die with it.
-func (b *Backend) Lock(ctx context.Context, me store.Holder) error {
-	db := sql.OpenDB(b.connector)
+func (b *Backend) Lock(ctx context.Context, me store.Holder) (err error) {
+	b.lockConn, b.lockDB, err = lock(ctx, b.connector, me)
+	return err
+}
+
+// Lock takes the lock on the shared work's node: GET_LOCK is not
+// replicated by Galera, so two processes exclude each other only when
+// their --db names the same first live node.
+func (c *Cluster) Lock(ctx context.Context, me store.Holder) (err error) {
+	n := c.shared.node()
+	c.lockConn, c.lockDB, err = lock(ctx, n.connector, me)
+	return err
+}
+
+func lock(ctx context.Context, connector driver.Connector, me store.Holder) (*sql.Conn, *sql.DB, error) {
+	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(1)
 	c, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
-		return err
+		return nil, nil, err
 	}
-	fail := func(err error) error {
+	fail := func(err error) (*sql.Conn, *sql.DB, error) {
 		c.Close()
 		db.Close()
-		return err
+		return nil, nil, err
 	}
 	// An idle session is ended after wait_timeout (8 hours by default),
 	// which would drop the lock under a long run; this is the maximum.
@@ -75,8 +93,7 @@ func (b *Backend) Lock(ctx context.Context, me store.Holder) error {
 		return fail(&store.LockedError{Holders: holders})
 	}
 	describe(ctx, c, me)
-	b.lockConn, b.lockDB = c, db
-	return nil
+	return c, db, nil
 }
 
 // lockNames are the gate and the slots of database name. A lock's name

@@ -41,7 +41,10 @@ const rowsPerInsert = 500
 
 // Open builds the pool; the first query connects.
 func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend, error) {
-	cfg, err := driverConfig(dsn)
+	if len(dsn.Hosts()) > 1 {
+		return openCluster(ctx, dsn, opts)
+	}
+	cfg, err := driverConfig(dsn, dsn.URL.Host)
 	if err != nil {
 		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
 	}
@@ -49,7 +52,7 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	if err != nil {
 		return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
 	}
-	connector := isolatingConnector{Connector: conn, set: "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()}
+	connector := isolatingConnector{Connector: conn, set: []string{"SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()}}
 	db := sql.OpenDB(connector)
 	// One connection per server thread, and one for shared work (loading,
 	// checks, statements prepared mid-run) that a busy thread cannot block.
@@ -78,12 +81,12 @@ func commitInDoubt(err error) bool {
 }
 
 // driverConfig translates mysql://user:pass@host:port/db?params into the
-// driver's own DSN form; query parameters pass through to the driver.
-func driverConfig(dsn store.DSN) (*gomysql.Config, error) {
+// driver's own DSN form for host, one of the DSN's hosts; query
+// parameters pass through to the driver.
+func driverConfig(dsn store.DSN, host string) (*gomysql.Config, error) {
 	u := dsn.URL
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), "3306")
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "3306")
 	}
 	var auth string
 	if u.User != nil {
@@ -112,12 +115,13 @@ func driverConfig(dsn store.DSN) (*gomysql.Config, error) {
 	return cfg, nil
 }
 
-// isolatingConnector sets the session's isolation level on each new
-// connection: portable across MySQL and MariaDB, unlike the system
-// variable's name (tx_isolation vs transaction_isolation).
+// isolatingConnector sets the session's isolation level (and, on a
+// cluster, other session variables) on each new connection: portable
+// across MySQL and MariaDB, unlike the system variable's name
+// (tx_isolation vs transaction_isolation).
 type isolatingConnector struct {
 	driver.Connector
-	set string
+	set []string
 }
 
 func (c isolatingConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -125,9 +129,11 @@ func (c isolatingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.(driver.ExecerContext).ExecContext(ctx, c.set, nil); err != nil {
-		conn.Close()
-		return nil, err
+	for _, q := range c.set {
+		if _, err := conn.(driver.ExecerContext).ExecContext(ctx, q, nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	return conn, nil
 }
@@ -148,8 +154,12 @@ func (b *Backend) Close() error {
 
 // ServerVersion tells MariaDB from MySQL: "mariadb 10.11.19", "mysql 8.0.36".
 func (b *Backend) ServerVersion(ctx context.Context) (string, error) {
+	return serverVersion(ctx, b.SQL)
+}
+
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
 	var v string
-	if err := b.SQL.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
 		return "", err
 	}
 	product := "mysql"
@@ -191,7 +201,9 @@ const (
 	errCheckMariaDB    = 4025
 )
 
-func (b *Backend) Classify(err error) error {
+func (b *Backend) Classify(err error) error { return classify(err) }
+
+func classify(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Classified(store.ErrNotFound, err)
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/store"
@@ -118,7 +119,7 @@ func exerciseTransactions(t *testing.T, newDSN func(testing.TB) string, setup se
 		if err := db.InTx(ctx, func(*store.Tx) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
-		if st := db.Stats().Sub(before); st != (store.Stats{}) {
+		if st := db.Stats().Sub(before); !reflect.DeepEqual(st, store.Stats{}) {
 			t.Errorf("an empty transaction reached the database: %+v", st)
 		}
 		// Queued writes alone: one transaction, begun at the commit.

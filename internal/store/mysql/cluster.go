@@ -1,0 +1,554 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/tierbench/tierbench/internal/store"
+	"github.com/tierbench/tierbench/internal/store/sqldb"
+)
+
+// Cluster is the backend of a --db that names several nodes of a
+// multi-master cluster (MariaDB Galera): server thread i writes on node
+// i mod N, the shared work (loads, checks) on the first live node. A node
+// whose connections fail and that does not answer a probe is lost: every
+// executor on it moves to the next live node, and the transactions it cut
+// are handed back to be run again (store.ErrNodeLost) when they had not
+// sent their COMMIT, in doubt when they had.
+type Cluster struct {
+	nodes     []*node
+	isolation store.Isolation
+	galera    bool
+	shared    *mover
+	threads   []*mover
+	lockConn  *sql.Conn
+	lockDB    *sql.DB
+
+	mu     sync.Mutex
+	losses []store.NodeLoss
+}
+
+var (
+	_ store.Backend    = (*Cluster)(nil)
+	_ store.NodeLosses = (*Cluster)(nil)
+)
+
+// node is one server of the cluster with its two pools: the threads'
+// one, and the shared work's, whose reads wait until the node has applied
+// every write the cluster committed before them (wsrep_sync_wait), so that
+// a check after the run sees all of it.
+type node struct {
+	index          int
+	addr           string
+	connector      driver.Connector
+	threads        sqldb.DB
+	shared         sqldb.DB
+	down           atomic.Bool
+	loss           int // index in Cluster.losses once down
+	probe          sync.Mutex
+	conflicts      sync.Mutex
+	seenConflicts  int64
+	conflictsKnown bool
+}
+
+// clusterStmt is a statement prepared on each node's pools; nil on a node
+// that was down when it was prepared.
+type clusterStmt []struct{ threads, shared store.Prepared }
+
+// openCluster connects to every node, learns whether they run Galera, and
+// builds their pools. Nodes down already are lost from the start; all of
+// them down is ErrUnreachable.
+func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend, error) {
+	c := &Cluster{isolation: opts.Isolation}
+	setIsolation := "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()
+	var live []*node
+	var lastErr error
+	for i, host := range dsn.Hosts() {
+		cfg, err := driverConfig(dsn, host)
+		if err != nil {
+			return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
+		}
+		n := &node{index: i, addr: cfg.Addr}
+		c.nodes = append(c.nodes, n)
+		probe, err := connector(cfg, nil)
+		if err != nil {
+			return nil, &store.UsageError{Err: fmt.Errorf("--db %s: %v", dsn, err)}
+		}
+		var on sql.NullString
+		db := sql.OpenDB(probe)
+		err = db.QueryRowContext(ctx, "SELECT @@wsrep_on").Scan(&on)
+		db.Close()
+		var me *gomysql.MySQLError
+		switch {
+		case err == nil:
+			c.galera = c.galera || on.String == "1" || on.String == "ON"
+		case errors.As(err, &me): // MySQL: no wsrep variables
+		default:
+			lastErr = err
+			n.down.Store(true)
+			c.lose(n)
+			continue
+		}
+		live = append(live, n)
+	}
+	if len(live) == 0 {
+		return nil, fmt.Errorf("%w: %s: no node answers: %v", store.ErrUnreachable, dsn, lastErr)
+	}
+	for _, n := range c.nodes {
+		cfg, _ := driverConfig(dsn, n.addr)
+		tc, _ := connector(cfg, []string{setIsolation})
+		sharedSet := []string{setIsolation}
+		if c.galera {
+			sharedSet = append(sharedSet, "SET SESSION wsrep_sync_wait = 1")
+		}
+		sc, _ := connector(cfg, sharedSet)
+		n.connector = tc
+		n.threads = sqldb.DB{SQL: sql.OpenDB(tc), CommitInDoubt: commitInDoubt}
+		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: commitInDoubt}
+		n.threads.SQL.SetMaxOpenConns(opts.Threads)
+		n.threads.SQL.SetMaxIdleConns(opts.Threads)
+		// The shared work (loads, checks, a workload's agents) may be as
+		// busy as on a single server, whose pool it shares with the
+		// threads there.
+		n.shared.SQL.SetMaxOpenConns(opts.Threads + 1)
+		n.shared.SQL.SetMaxIdleConns(2)
+	}
+	c.shared = &mover{c: c, shared: true}
+	c.shared.cur.Store(int32(live[0].index))
+	for i := range opts.Threads {
+		m := &mover{c: c}
+		m.cur.Store(int32(i % len(c.nodes)))
+		c.threads = append(c.threads, m)
+	}
+	if c.galera {
+		for _, n := range live {
+			n.certified(ctx) // the baseline of its conflict counters
+		}
+	}
+	return c, nil
+}
+
+func connector(cfg *gomysql.Config, set []string) (driver.Connector, error) {
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil || len(set) == 0 {
+		return conn, err
+	}
+	return isolatingConnector{Connector: conn, set: set}, nil
+}
+
+func (c *Cluster) Dialect() store.Dialect     { return store.MySQL }
+func (c *Cluster) Isolation() store.Isolation { return c.isolation }
+func (c *Cluster) Shared() store.Executor     { return c.shared }
+
+func (c *Cluster) Thread(i int) store.Executor {
+	if i < 0 || i >= len(c.threads) {
+		return c.shared
+	}
+	return c.threads[i]
+}
+
+// NodesLost are the nodes lost so far, with what they took with them.
+func (c *Cluster) NodesLost() []store.NodeLoss {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.losses) == 0 {
+		return nil
+	}
+	return append([]store.NodeLoss(nil), c.losses...)
+}
+
+func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
+	n := c.shared.node()
+	v, err := serverVersion(ctx, n.shared.SQL)
+	if err != nil {
+		return "", c.after(n, err, lostOutside)
+	}
+	if c.galera {
+		v += fmt.Sprintf(" galera, %d nodes", len(c.nodes))
+	}
+	return v, nil
+}
+
+func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error) {
+	stmt := make(clusterStmt, len(c.nodes))
+	prepared := false
+	var lastErr error
+	for _, n := range c.nodes {
+		if n.down.Load() {
+			continue
+		}
+		t, err := n.threads.Prepare(ctx, q)
+		if err == nil {
+			stmt[n.index].threads = t
+			stmt[n.index].shared, err = n.shared.Prepare(ctx, q)
+		}
+		if err != nil {
+			if !connectionError(err) || !c.lost(n) {
+				return nil, err
+			}
+			lastErr = err
+			continue
+		}
+		prepared = true
+	}
+	if !prepared {
+		return nil, lastErr
+	}
+	return stmt, nil
+}
+
+func (c *Cluster) ExecScript(ctx context.Context, script string) error {
+	n := c.shared.node()
+	return c.after(n, n.shared.ExecScript(ctx, script), lostOutside)
+}
+
+func (c *Cluster) BulkInsert(ctx context.Context, table string, columns []string, src store.RowSource) (int64, error) {
+	n := c.shared.node()
+	rows, err := n.shared.InsertBatches(ctx, table, columns, src, rowsPerInsert)
+	return rows, c.after(n, err, lostOutside)
+}
+
+// Classify is the single server's; node losses and certification
+// failures are classified where they are seen (after), on their node.
+func (c *Cluster) Classify(err error) error { return classify(err) }
+
+func (c *Cluster) Close() error {
+	var first error
+	for _, n := range c.nodes {
+		for _, db := range []*sql.DB{n.threads.SQL, n.shared.SQL} {
+			if db == nil {
+				continue
+			}
+			if err := db.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if c.lockConn != nil {
+		c.lockConn.Close()
+		c.lockDB.Close()
+	}
+	return first
+}
+
+// where a failure happened, for what a node loss does to it.
+type where int
+
+const (
+	// lostInTx: in a transaction before its COMMIT: nothing committed,
+	// run it again elsewhere.
+	lostInTx where = iota
+	// lostOutside: a statement in its own implicit transaction: it may
+	// have committed; it fails.
+	lostOutside
+)
+
+// after classifies err, a failure on node n: a node loss (the node does
+// not answer a probe) is recorded and, before a COMMIT, handed back as
+// retryable; a deadlock on a Galera node that its conflict counters
+// explain is a certification failure.
+func (c *Cluster) after(n *node, err error, w where) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrInDoubt):
+		if c.lost(n) {
+			c.count(n, func(l *store.NodeLoss) { l.InDoubt++ })
+		}
+		return err
+	case connectionError(err):
+		if !c.lost(n) {
+			return err
+		}
+		if w == lostInTx {
+			c.count(n, func(l *store.NodeLoss) { l.Retried++ })
+			return store.Classified(store.ErrNodeLost, store.Classified(store.ErrConnectionLost, err))
+		}
+		c.count(n, func(l *store.NodeLoss) { l.Failed++ })
+		return err
+	}
+	var me *gomysql.MySQLError
+	if c.galera && errors.As(err, &me) && me.Number == errLockDeadlock && n.certified(context.Background()) {
+		return store.Classified(store.ErrCertification, err)
+	}
+	return err
+}
+
+// connectionError: the connection failed, or the node refuses work (a
+// Galera node cut from the primary component answers 1047, "WSREP has
+// not yet prepared node for application use"). A timeout is not one: the
+// survivors of a node's death stall until the cluster evicts it (5 s,
+// evs.suspect_timeout), and a slow node is not a lost one.
+func connectionError(err error) bool {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == errServerShutdown || me.Number == errConnKilled || me.Number == errUnknownCom
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
+}
+
+// errUnknownCom is ER_UNKNOWN_COM_ERROR, which a Galera node not in the
+// primary component answers to every query.
+const errUnknownCom = 1047
+
+// lost reports whether n is gone: already known, or its probe (a fresh
+// connection, SELECT 1) fails. The first to find it records the loss.
+func (c *Cluster) lost(n *node) bool {
+	if n.down.Load() {
+		return true
+	}
+	n.probe.Lock()
+	defer n.probe.Unlock()
+	if n.down.Load() {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := n.shared.SQL.Conn(ctx)
+	if err == nil {
+		err = conn.PingContext(ctx)
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "SELECT 1")
+		}
+		conn.Close()
+	}
+	// A probe that timed out found the node slow (stalled by the
+	// cluster's reconfiguration), not gone.
+	if err == nil || !connectionError(err) {
+		return false
+	}
+	c.lose(n)
+	n.down.Store(true)
+	return true
+}
+
+// lose records n's loss.
+func (c *Cluster) lose(n *node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n.loss = len(c.losses)
+	c.losses = append(c.losses, store.NodeLoss{Node: n.addr, At: time.Now()})
+}
+
+func (c *Cluster) count(n *node, f func(*store.NodeLoss)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.losses[n.loss])
+}
+
+// certified reports whether a deadlock error just seen on n was a
+// certification failure: MariaDB (10.4 and later) reports a conflict with
+// another node's write, at certification or by the brute-force abort of
+// a local transaction by a replicated one, with the errno and text of an
+// InnoDB deadlock; only the node's counters (wsrep_local_cert_failures
+// and wsrep_local_bf_aborts) tell them apart. Each rise of their sum
+// explains one error. Conflicts the server retried itself
+// (wsrep_retry_autocommit) raise it without an error: a later local
+// deadlock may then be counted as a certification failure.
+func (n *node) certified(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var sum sql.NullInt64
+	err := n.shared.SQL.QueryRowContext(ctx, `SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS
+		WHERE VARIABLE_NAME IN ('WSREP_LOCAL_CERT_FAILURES', 'WSREP_LOCAL_BF_ABORTS')`).Scan(&sum)
+	if err != nil {
+		return false
+	}
+	n.conflicts.Lock()
+	defer n.conflicts.Unlock()
+	if !n.conflictsKnown {
+		n.seenConflicts, n.conflictsKnown = sum.Int64, true
+		return false
+	}
+	if sum.Int64 > n.seenConflicts {
+		n.seenConflicts++
+		return true
+	}
+	return false
+}
+
+// mover is an executor that runs on one node at a time, and moves to the
+// next live node when its node is lost.
+type mover struct {
+	c      *Cluster
+	shared bool
+	cur    atomic.Int32
+}
+
+var _ store.Executor = (*mover)(nil)
+
+// node is the mover's node, moving on first if it is down; when every
+// node is down it stays (the errors say so).
+func (m *mover) node() *node {
+	nodes := m.c.nodes
+	cur := int(m.cur.Load())
+	for k := range nodes {
+		n := nodes[(cur+k)%len(nodes)]
+		if !n.down.Load() {
+			if k > 0 {
+				m.cur.Store(int32(n.index))
+			}
+			return n
+		}
+	}
+	return nodes[cur]
+}
+
+// on is n's pool and statement for this mover.
+func (m *mover) on(n *node, p store.Prepared) (sqldb.DB, store.Prepared) {
+	s := p.(clusterStmt)[n.index]
+	if m.shared {
+		return n.shared, s.shared
+	}
+	return n.threads, s.threads
+}
+
+func (m *mover) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	n := m.node()
+	db, s := m.on(n, p)
+	if s == nil {
+		return store.Result{}, m.c.after(n, driver.ErrBadConn, lostOutside)
+	}
+	r, err := db.Exec(ctx, s, args)
+	return r, m.c.after(n, err, lostOutside)
+}
+
+func (m *mover) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	n := m.node()
+	db, s := m.on(n, p)
+	if s == nil {
+		return store.FailedRow(m.c.after(n, driver.ErrBadConn, lostOutside))
+	}
+	return scanner{db.QueryRow(ctx, s, args), m.c, n, lostOutside}
+}
+
+func (m *mover) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	n := m.node()
+	db, s := m.on(n, p)
+	if s == nil {
+		return nil, m.c.after(n, driver.ErrBadConn, lostOutside)
+	}
+	r, err := db.Query(ctx, s, args)
+	if err != nil {
+		return nil, m.c.after(n, err, lostOutside)
+	}
+	return rows{r, m.c, n, lostOutside}, nil
+}
+
+// Begin pins the transaction to the mover's node of the moment.
+func (m *mover) Begin(ctx context.Context) (store.BackendTx, error) {
+	n := m.node()
+	db := n.threads
+	if m.shared {
+		db = n.shared
+	}
+	t, err := db.Begin(ctx)
+	if err != nil {
+		return nil, m.c.after(n, err, lostInTx)
+	}
+	return &clusterTx{t: t, m: m, n: n}, nil
+}
+
+// clusterTx is a transaction on one node.
+type clusterTx struct {
+	t store.BackendTx
+	m *mover
+	n *node
+}
+
+func (t *clusterTx) stmt(p store.Prepared) store.Prepared {
+	_, s := t.m.on(t.n, p)
+	return s
+}
+
+func (t *clusterTx) Start(ctx context.Context) error {
+	return t.m.c.after(t.n, t.t.Start(ctx), lostInTx)
+}
+
+func (t *clusterTx) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
+	s := t.stmt(p)
+	if s == nil {
+		return store.Result{}, t.m.c.after(t.n, driver.ErrBadConn, lostInTx)
+	}
+	r, err := t.t.Exec(ctx, s, args)
+	return r, t.m.c.after(t.n, err, lostInTx)
+}
+
+func (t *clusterTx) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
+	s := t.stmt(p)
+	if s == nil {
+		return store.FailedRow(t.m.c.after(t.n, driver.ErrBadConn, lostInTx))
+	}
+	return scanner{t.t.QueryRow(ctx, s, args), t.m.c, t.n, lostInTx}
+}
+
+func (t *clusterTx) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
+	s := t.stmt(p)
+	if s == nil {
+		return nil, t.m.c.after(t.n, driver.ErrBadConn, lostInTx)
+	}
+	r, err := t.t.Query(ctx, s, args)
+	if err != nil {
+		return nil, t.m.c.after(t.n, err, lostInTx)
+	}
+	return rows{r, t.m.c, t.n, lostInTx}, nil
+}
+
+// Commit runs the queued statements on the transaction's node; a failure
+// before the COMMIT is retryable when the node is lost, one of the COMMIT
+// itself is in doubt (sqldb tells them apart).
+func (t *clusterTx) Commit(ctx context.Context, queued []store.Queued) error {
+	onNode := make([]store.Queued, len(queued))
+	for i, q := range queued {
+		q.P = t.stmt(q.P)
+		if q.P == nil {
+			t.t.Rollback(ctx)
+			return t.m.c.after(t.n, driver.ErrBadConn, lostInTx)
+		}
+		onNode[i] = q
+	}
+	return t.m.c.after(t.n, t.t.Commit(ctx, onNode), lostInTx)
+}
+
+// Rollback on a lost node has nothing to undo: the server went with it.
+func (t *clusterTx) Rollback(ctx context.Context) error {
+	err := t.t.Rollback(ctx)
+	if err != nil && t.n.down.Load() {
+		return nil
+	}
+	return err
+}
+
+type scanner struct {
+	s store.Scanner
+	c *Cluster
+	n *node
+	w where
+}
+
+func (s scanner) Scan(dest ...any) error { return s.c.after(s.n, s.s.Scan(dest...), s.w) }
+
+type rows struct {
+	store.BackendRows
+	c *Cluster
+	n *node
+	w where
+}
+
+func (r rows) Scan(dest ...any) error { return r.c.after(r.n, r.BackendRows.Scan(dest...), r.w) }
+func (r rows) Err() error             { return r.c.after(r.n, r.BackendRows.Err(), r.w) }
