@@ -3,6 +3,7 @@ package appservers
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/container"
@@ -100,8 +101,9 @@ func TestSpreadRoundRobinAndMoves(t *testing.T) {
 
 // The servers' database counters add up field by field.
 func TestSumDatabase(t *testing.T) {
-	got := SumDatabase(store.Stats{Statements: 10, Commits: 3, InDoubt: 1}, store.Stats{Statements: 5, Deadlocks: 2})
-	if got != (store.Stats{Statements: 15, Commits: 3, Deadlocks: 2, InDoubt: 1}) {
+	lost := store.NodeLoss{Node: "127.0.0.1:4307", InDoubt: 1}
+	got := SumDatabase(store.Stats{Statements: 10, Commits: 3, InDoubt: 1}, store.Stats{Statements: 5, Deadlocks: 2, NodesLost: []store.NodeLoss{lost}})
+	if !reflect.DeepEqual(got, store.Stats{Statements: 15, Commits: 3, Deadlocks: 2, InDoubt: 1, NodesLost: []store.NodeLoss{lost}}) {
 		t.Errorf("SumDatabase = %+v", got)
 	}
 }

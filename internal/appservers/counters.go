@@ -51,8 +51,8 @@ func (r Reading) Decode() []workload.EntityStats {
 	return out
 }
 
-// SumDatabase is the servers' database counters summed, each field
-// (store.Stats has counters only).
+// SumDatabase is the servers' database counters summed, each field, and
+// the cluster nodes each lost, in the servers' order.
 func SumDatabase(all ...store.Stats) store.Stats {
 	var out store.Stats
 	vo := reflect.ValueOf(&out).Elem()
@@ -63,6 +63,7 @@ func SumDatabase(all ...store.Stats) store.Stats {
 				vo.Field(i).SetInt(vo.Field(i).Int() + v.Field(i).Int())
 			}
 		}
+		out.NodesLost = append(out.NodesLost, s.NodesLost...)
 	}
 	return out
 }
