@@ -199,7 +199,7 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	}
 }
 
-func TestShippedRUBiSAndTPCAppSweepsAreValid(t *testing.T) {
+func TestShippedRUBiSTPCAppAndClusterSweepsAreValid(t *testing.T) {
 	r := newRunner(t)
 	for _, tc := range []struct {
 		file, workload string
@@ -209,6 +209,8 @@ func TestShippedRUBiSAndTPCAppSweepsAreValid(t *testing.T) {
 		{"rubis-clients.yaml", "rubis", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
 		{"cecchet-styles.yaml", "rubis", 108, "2 databases × 2 mixes × 9 styles × 3 client counts"},
 		{"asskildt-tuning.yaml", "tpcapp", 48, "4 experiments × 2 variants × 6 counts of businesses"},
+		{"cluster-caching.yaml", "stockonline", 18, "6 options × 3 counts of app servers"},
+		{"cluster-caching-rubis.yaml", "rubis", 18, "6 options × 3 counts of app servers"},
 	} {
 		base, _, _ := r.Config(tc.workload)
 		f, err := sweep.Parse("../../experiments/" + tc.file)
