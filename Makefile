@@ -24,12 +24,13 @@ docs: ## regenerate docs/cli/*.md (the commands' reference) and docs/result.sche
 	$(GO) run ./cmd/tierbench docs docs
 
 # make test is the README's test command: every package against the real
-# databases, broker and browser, in about 5 minutes on two idle cores.
+# databases, broker and browser, in about 4¼ minutes on two idle cores.
 # The long tests (servers and tiers killed mid-run, soaks, every cell of a
 # matrix: testsvc.SkipUnlessLong, storetest.ShareCell) skip unless
-# TIERBENCH_LONG=1, which make test-all sets. docs/testing.md has the
-# measured times.
-test: ## go vet, then every package's tests, the long ones skipped: ~5 min on 2 idle cores (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
+# TIERBENCH_LONG=1, which make test-all sets. The tests that wait on the
+# databases, runs and child processes run four at a time within their
+# package (testsvc.MainWaiting). docs/testing.md has the measured times.
+test: ## go vet, then every package's tests, the long ones skipped: ~4¼ min on 2 idle cores (estimated) (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
@@ -41,7 +42,7 @@ test-all: ## the long tests make test leaves out, then the race run: ~20 min on 
 	$(MAKE) test-rest
 	$(MAKE) test-race
 
-test-rest: ## only the long tests and matrix cells make test skips (TIERBENCH_LONG=rest): ~8 min on 2 idle cores
+test-rest: ## only the long tests and matrix cells make test skips (TIERBENCH_LONG=rest): ~9 min on 2 idle cores
 	TIERBENCH_LONG=rest $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) run ./internal/testsvc/longtests)
 
 test-long: ## every test whole, the long ones included (TIERBENCH_LONG=1), in one go: ~10 min on 2 idle cores
