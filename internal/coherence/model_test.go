@@ -201,27 +201,6 @@ func promiseOf(s container.Settings, deadline time.Duration) promise {
 	return promise{noStale: true}
 }
 
-// cellRuns skips cell i unless this run is the one to run it: make test
-// runs every fifth cell, each on one backend (storetest.ShareCell's
-// share); make test-all (TIERBENCH_LONG=rest) the others and the quick
-// cells' other backends; TIERBENCH_LONG=1 every cell on every backend.
-func cellRuns(t *testing.T, dsn string, i int) {
-	t.Helper()
-	quick := i%5 == 0
-	switch os.Getenv(testsvc.LongEnv) {
-	case "1":
-	case "rest":
-		if quick {
-			storetest.ShareCell(t, dsn, i)
-		}
-	default:
-		if !quick {
-			t.Skipf("long test (a cell of the coherence matrix): make test-all runs it (%s=rest)", testsvc.LongEnv)
-		}
-		storetest.ShareCell(t, dsn, i)
-	}
-}
-
 // Random concurrent transactions on three hot accounts, on two app
 // servers (three in the long run) over one database, under every
 // accepted setting across servers, checked against the serial model of
@@ -235,7 +214,25 @@ func TestClusterMatchesTheSerialModel(t *testing.T) {
 		for i, s := range acrossServers(t) {
 			name := fmt.Sprintf("%s/%s/%s/%s", s.CommitOption, s.Persistence, s.Concurrency, s.Coherence)
 			t.Run(name, func(t *testing.T) {
-				cellRuns(t, dsn, i)
+				// make test runs every fifth cell, each on one backend
+				// (storetest.ShareCell's share); make test-all
+				// (TIERBENCH_LONG=rest) the others and the quick cells'
+				// other backends; TIERBENCH_LONG=1 every cell on every
+				// backend. The gates are here, in the test's body, where
+				// internal/testsvc/longtests finds them.
+				quick := i%5 == 0
+				switch os.Getenv(testsvc.LongEnv) {
+				case "1":
+				case "rest":
+					if quick {
+						storetest.ShareCell(t, dsn, i)
+					}
+				default:
+					if !quick {
+						t.Skipf("long test (a cell of the coherence matrix): make test-all runs it (%s=rest)", testsvc.LongEnv)
+					}
+					storetest.ShareCell(t, dsn, i)
+				}
 				servers := 2
 				if testsvc.Long() && i%2 == 1 {
 					servers = 3
