@@ -356,10 +356,15 @@ func (c *Cluster) count(n *node, f func(*store.NodeLoss)) {
 // another node's write, at certification or by the brute-force abort of
 // a local transaction by a replicated one, with the errno and text of an
 // InnoDB deadlock; only the node's counters (wsrep_local_cert_failures
-// and wsrep_local_bf_aborts) tell them apart. Each rise of their sum
-// explains one error. Conflicts the server retried itself
-// (wsrep_retry_autocommit) raise it without an error: a later local
-// deadlock may then be counted as a certification failure.
+// and wsrep_local_bf_aborts) tell them apart. A rise of their sum since
+// the last error explains this one, and is consumed whole: one conflict
+// can raise both counters (a transaction brute-force aborted while it
+// certifies), and the node's counters count other clients' conflicts
+// too, so counting a rise of two as two errors would make the next local
+// deadlock a certification failure. Conflicts that come together on one
+// node are then counted as one certification failure and the others as
+// deadlocks: both classes are retried alike, and the certification
+// count is a lower bound (decision 0024).
 func (n *node) certified(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -376,7 +381,7 @@ func (n *node) certified(ctx context.Context) bool {
 		return false
 	}
 	if sum.Int64 > n.seenConflicts {
-		n.seenConflicts++
+		n.seenConflicts = sum.Int64
 		return true
 	}
 	return false
