@@ -447,7 +447,8 @@ func Resolve(run Settings, t *Type, user []Setting) (Settings, error) {
 	return s, s.safe(t)
 }
 
-// safe rejects the combinations that would lose updates or cannot work,
+// safe rejects the combinations that would lose updates, serve another
+// app server's stale data (Servers > 1) or cannot work,
 // saying why and what to use instead.
 func (s Settings) safe(t *Type) error {
 	switch {
@@ -461,6 +462,9 @@ func (s Settings) safe(t *Type) error {
 			t.Name, s.CommitOption, s.CommitOption, t.Name)
 	case s.Concurrency == ReadOnly && t.Updated:
 		return fmt.Errorf("%s: readonly concurrency, but the workload updates %s; use database, exclusive or optimistic", t.Name, t.Name)
+	case s.Servers > 1 && s.CommitOption.caches() && writtenAcross(t, s) && !s.Coherence.Keeps():
+		return fmt.Errorf("%s: commit option %s across %d app servers would serve stale data: each server's cache keeps %s's data and misses the others' writes. Use --coherence invalidate, invalidate-async or shared (or --entity %s.coherence=…), or commit option B or C",
+			t.Name, s.CommitOption, s.Servers, t.Name, t.Name)
 	case s.Concurrency == Optimistic && t.Updated && t.Version == "":
 		return fmt.Errorf("%s: optimistic concurrency needs a version column, and %s has none; use database or exclusive", t.Name, t.Table)
 	}
@@ -479,20 +483,10 @@ func sharedConcurrency(t *Type) Concurrency {
 	return Database
 }
 
-// SafeAcross rejects the settings that would serve stale data when
-// servers app servers, each with its own container, share the database:
-// a type that is written and cached across transactions (A, D) needs a
-// coherence mode, as its cache otherwise misses the other servers'
-// commits.
-//
-// A type only created (not Updated) is written too when it has finders:
-// a cached finder result misses the rows the other servers create. A
-// type with readonly concurrency is never written.
-func (s Settings) SafeAcross(t *Type, servers int) error {
-	written := t.Updated || (len(t.Finders) > 0 && s.Concurrency != ReadOnly)
-	if servers > 1 && s.CommitOption.caches() && written && !s.Coherence.Keeps() {
-		return fmt.Errorf("%s: commit option %s across %d app servers would serve stale data: each server's cache keeps %s's data and misses the others' writes. Use --coherence invalidate, invalidate-async or shared (or --entity %s.coherence=…), or commit option B or C",
-			t.Name, s.CommitOption, servers, t.Name, t.Name)
-	}
-	return nil
+// writtenAcross reports whether other app servers' commits can change
+// what a cache of t holds: t is updated, or, only created, it has
+// finders, whose cached results miss the rows the others create (a type
+// with readonly concurrency is never written).
+func writtenAcross(t *Type, s Settings) bool {
+	return t.Updated || (len(t.Finders) > 0 && s.Concurrency != ReadOnly)
 }

@@ -32,7 +32,7 @@ func TestCachingAcrossAppServersNeedsCoherence(t *testing.T) {
 		{written, OptionC, "", 2, false, ""},
 		{readOnly, OptionA, "", 2, false, ""},
 	} {
-		err := Settings{CommitOption: tt.option, Coherence: tt.coherence, Concurrency: tt.concurrency}.SafeAcross(tt.t, tt.servers)
+		err := Settings{CommitOption: tt.option, Persistence: CMP, Coherence: tt.coherence, Concurrency: tt.concurrency, Servers: tt.servers}.safe(tt.t)
 		if (err != nil) != tt.refused {
 			t.Errorf("%s %c coherence %q on %d servers: %v, want refused %v", tt.t.Name, tt.option, tt.coherence, tt.servers, err, tt.refused)
 		}

@@ -668,9 +668,6 @@ func entitySettings(cfg config.Run, info workload.Info) (map[string]container.Se
 	out := make(map[string]container.Settings)
 	for _, t := range info.Entities {
 		s, err := container.Resolve(cfg.Container(), t, cfg.Entity)
-		if err == nil {
-			err = s.SafeAcross(t, cfg.Servers())
-		}
 		if err != nil {
 			return nil, err
 		}
