@@ -85,9 +85,11 @@ type Bus struct {
 	prefix string
 	own    string // the subject this server publishes on
 	ack    string // the subject its replies come to
-	subs   []*nats.Subscription
-	stop   chan struct{}
-	done   sync.WaitGroup
+	// fromPeers takes the peers' messages, replies their replies to
+	// this server's.
+	fromPeers, replies *nats.Subscription
+	stop               chan struct{}
+	done               sync.WaitGroup
 
 	// pub serialises numbering and publishing, so that the numbers go
 	// out in order.
@@ -200,17 +202,20 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	// One subscription for all peers' subjects: nats.go runs its handler
 	// on one goroutine, so each publisher's messages are applied in the
 	// order they were sent.
-	for subject, handle := range map[string]nats.MsgHandler{b.prefix + ".peer.*": b.receive, b.ack: b.replied} {
-		sub, err := nc.Subscribe(subject, handle)
+	for _, s := range []struct {
+		sub     **nats.Subscription
+		subject string
+		handle  nats.MsgHandler
+	}{{&b.fromPeers, b.prefix + ".peer.*", b.receive}, {&b.replies, b.ack, b.replied}} {
+		sub, err := nc.Subscribe(s.subject, s.handle)
+		if err == nil {
+			err = sub.SetPendingLimits(-1, -1)
+		}
 		if err != nil {
 			b.Close()
-			return nil, fmt.Errorf("coherence: subscribe %s: %w", subject, err)
+			return nil, fmt.Errorf("coherence: subscribe %s: %w", s.subject, err)
 		}
-		if err := sub.SetPendingLimits(-1, -1); err != nil {
-			b.Close()
-			return nil, fmt.Errorf("coherence: subscribe %s: %w", subject, err)
-		}
-		b.subs = append(b.subs, sub)
+		*s.sub = sub
 	}
 	flushCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

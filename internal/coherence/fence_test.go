@@ -14,7 +14,7 @@ import (
 // hearAgain subscribes it again.
 func (b *Bus) deafen(t *testing.T) {
 	t.Helper()
-	if err := b.subs[0].Unsubscribe(); err != nil {
+	if err := b.fromPeers.Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.nc.Flush(); err != nil {
@@ -28,7 +28,7 @@ func (b *Bus) hearAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.subs[0] = sub
+	b.fromPeers = sub
 	if err := b.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
