@@ -184,17 +184,7 @@ func (tx *Tx) invalidateShared() error {
 		return fmt.Errorf("%w: %w", ErrSharedInvalidation, err)
 	}
 	for _, id := range ids {
-		tx.count(tx.ctr.homeOf(id.Type), sharedInvalidations, 1)
-	}
-	return nil
-}
-
-// homeOf is t's home.
-func (c *Container) homeOf(t *Type) *Home {
-	for _, h := range c.homes {
-		if h.t == t {
-			return h
-		}
+		tx.count(tx.ctr.Home(id.Type.Name), sharedInvalidations, 1)
 	}
 	return nil
 }
