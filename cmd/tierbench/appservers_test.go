@@ -38,11 +38,7 @@ func runAppServers(t *testing.T, dsn string, extra ...string) (*result.Result, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range r.Checks {
-		if !c.Passed {
-			t.Errorf("check %s failed: %s", c.Name, c.Detail)
-		}
-	}
+	wantChecksPassed(t, r)
 	if len(r.Checks) == 0 {
 		t.Error("no checks ran")
 	}
@@ -68,6 +64,62 @@ func sumServers(t *testing.T, r *result.Result) map[string]container.Stats {
 		}
 	}
 	return sum
+}
+
+// wantMergedIsSum: the result's container counters are exactly the sum
+// of its servers', type by type, and there are some.
+func wantMergedIsSum(t *testing.T, r *result.Result) {
+	t.Helper()
+	sum := sumServers(t, r)
+	if len(sum) == 0 || len(sum) != len(r.Container) {
+		t.Fatalf("container %v, servers' %v", r.Container, sum)
+	}
+	for name, e := range r.Container {
+		if e.Stats != sum[name] {
+			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
+		}
+	}
+}
+
+// loadedWithToken loads workload into a SQLite file and writes a token
+// file for the tiers served on it; it returns the DSN and the file.
+func loadedWithToken(t *testing.T, bin, workload string) (dsn, token string) {
+	t.Helper()
+	dsn = "sqlite:" + filepath.Join(t.TempDir(), workload+".db")
+	load := testsvc.Start(t, bin, "load", workload, "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	token = filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dsn, token
+}
+
+// serveURL starts `tierbench serve …` (args) and returns the URL its
+// serving line gives, the first group of pattern.
+func serveURL(t *testing.T, bin, pattern string, args ...string) string {
+	t.Helper()
+	srv := testsvc.Start(t, bin, args...)
+	if err := srv.WaitFor("serving ", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(pattern).FindStringSubmatch(srv.Stdout())
+	if m == nil {
+		t.Fatalf("serve printed no URL: %q", srv.Stdout())
+	}
+	return m[1]
+}
+
+// wantChecksPassed: every consistency check of the result passed.
+func wantChecksPassed(t *testing.T, r *result.Result) {
+	t.Helper()
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
 }
 
 // Two app servers, each a business tier with its own container over one
@@ -105,15 +157,7 @@ func TestRunOverTwoAppServers(t *testing.T) {
 		if served != done {
 			t.Errorf("the servers served %d operations; the run completed %d", served, done)
 		}
-		sum := sumServers(t, r)
-		if len(sum) == 0 || len(sum) != len(r.Container) {
-			t.Fatalf("container %v, servers' %v", r.Container, sum)
-		}
-		for name, e := range r.Container {
-			if e.Stats != sum[name] {
-				t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
-			}
-		}
+		wantMergedIsSum(t, r)
 		// Every Holding find is one of its outcomes, across servers too.
 		h := r.Container["Holding"].Stats
 		if h.Finds == 0 || h.Finds != h.CacheHits+h.TxHits+h.Loads+h.NotFound {
@@ -252,11 +296,7 @@ func killAppServer(t *testing.T, moved string, extra ...string) {
 	if r.Summary.ElapsedS < 7 {
 		t.Errorf("the run stopped after %.1f s; want it to go on to its 8 s", r.Summary.ElapsedS)
 	}
-	for _, c := range r.Checks {
-		if !c.Passed {
-			t.Errorf("check %s failed: %s", c.Name, c.Detail)
-		}
-	}
+	wantChecksPassed(t, r)
 }
 
 // drive --target URL1,URL2 spreads the terminals over two business tiers
@@ -267,26 +307,11 @@ func killAppServer(t *testing.T, moved string, extra ...string) {
 func TestDriveTwoTargets(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "so.db")
-	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
-	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
-		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
-	}
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dsn, token := loadedWithToken(t, bin, "stockonline")
 	var urls []string
 	for range 2 {
-		srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token)
-		if err := srv.WaitFor("serving stockonline ", time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`serving stockonline business tier .* on (http://\S+);`).FindStringSubmatch(srv.Stdout())
-		if m == nil {
-			t.Fatalf("serve printed no URL: %q", srv.Stdout())
-		}
-		urls = append(urls, m[1])
+		urls = append(urls, serveURL(t, bin, `serving stockonline business tier .* on (http://\S+);`,
+			"serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token))
 	}
 	out := filepath.Join(t.TempDir(), "drive.json")
 	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", strings.Join(urls, ","), "--token-file", token, "--db", dsn,
@@ -301,23 +326,11 @@ func TestDriveTwoTargets(t *testing.T) {
 	if len(r.Servers) != 2 || r.Servers[0].URL != urls[0] || r.Servers[1].URL != urls[1] || r.Servers[0].Served == 0 || r.Servers[1].Served == 0 {
 		t.Fatalf("servers = %+v; want both targets, each serving", r.Servers)
 	}
-	sum := sumServers(t, r)
-	if len(sum) == 0 || len(sum) != len(r.Container) {
-		t.Fatalf("container %v, servers' %v", r.Container, sum)
-	}
-	for name, e := range r.Container {
-		if e.Stats != sum[name] {
-			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
-		}
-	}
+	wantMergedIsSum(t, r)
 	if len(r.Checks) == 0 {
 		t.Error("no checks ran with --db")
 	}
-	for _, c := range r.Checks {
-		if !c.Passed {
-			t.Errorf("check %s failed: %s", c.Name, c.Detail)
-		}
-	}
+	wantChecksPassed(t, r)
 }
 
 // A container in another process keeps its counters: one terminal's
@@ -392,23 +405,14 @@ func TestRubisOverTwoAppServers(t *testing.T) {
 			t.Errorf("%s served %d pages; want 40 (two browsers' sessions)", s.Name, s.Served)
 		}
 	}
-	sum := sumServers(t, r)
-	for name, e := range r.Container {
-		if e.Stats != sum[name] {
-			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
-		}
-	}
+	wantMergedIsSum(t, r)
 	if r.Tiers == nil || r.Tiers.Processes != 5 || r.Tiers.Protocol != "grpc" {
 		t.Errorf("tiers = %+v; want 5 processes over grpc", r.Tiers)
 	}
 	if len(r.Checks) == 0 {
 		t.Error("no checks ran")
 	}
-	for _, c := range r.Checks {
-		if !c.Passed {
-			t.Errorf("check %s failed: %s", c.Name, c.Detail)
-		}
-	}
+	wantChecksPassed(t, r)
 }
 
 // drive rubis --target URL1,URL2 spreads the browsers over two sites
@@ -417,29 +421,15 @@ func TestRubisOverTwoAppServers(t *testing.T) {
 func TestDriveTwoRubisSites(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "rubis.db")
-	load := testsvc.Start(t, bin, "load", "rubis", "--db", dsn)
-	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
-		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
-	}
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dsn, token := loadedWithToken(t, bin, "rubis")
 	var urls []string
 	for i := range 2 {
-		srv := testsvc.Start(t, bin, "serve", "rubis", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
+		url := serveURL(t, bin, `serving rubis \(scale \d+\) on (http://\S+) `,
+			"serve", "rubis", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
 			"--app-servers", "2", "--app-server", strconv.Itoa(i))
-		if err := srv.WaitFor("serving rubis ", time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`serving rubis \(scale \d+\) on (http://\S+) `).FindStringSubmatch(srv.Stdout())
-		if m == nil {
-			t.Fatalf("serve printed no URL: %q", srv.Stdout())
-		}
-		urls = append(urls, m[1])
+		urls = append(urls, url)
 		// The counters need the token.
-		resp, err := http.Get(m[1] + appservers.EntitiesPath)
+		resp, err := http.Get(url + appservers.EntitiesPath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,15 +451,12 @@ func TestDriveTwoRubisSites(t *testing.T) {
 	if len(r.Servers) != 2 || r.Servers[0].Served != 30 || r.Servers[1].Served != 30 {
 		t.Fatalf("servers = %+v; want two, each serving its two browsers' 15 pages", r.Servers)
 	}
-	sum := sumServers(t, r)
+	wantMergedIsSum(t, r)
 	var finds int64
-	for name, e := range r.Container {
+	for _, e := range r.Container {
 		finds += e.Finds
-		if e.Stats != sum[name] {
-			t.Errorf("%s: merged %+v, servers' sum %+v", name, e.Stats, sum[name])
-		}
 	}
-	if len(r.Container) == 0 || finds == 0 {
+	if finds == 0 {
 		t.Errorf("no container counters from the sites: %+v", r.Container)
 	}
 	if r.Tiers != nil {
