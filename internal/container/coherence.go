@@ -102,7 +102,7 @@ type FinderEntry struct {
 func (c *Container) AttachPeers(p Peers) {
 	c.peers = p
 	for _, h := range c.homes {
-		h.coherent = h.s.Coherence.invalidates() && h.s.CommitOption.caches()
+		h.coherent = h.s.Invalidates()
 		// Sampled read-backs measure the staleness the mode allows: the
 		// asynchronous messages' window, option D's refresh interval.
 		h.readBack = h.s.CommitOption.caches() && (h.s.Coherence == InvalidateAsync || h.s.CommitOption == OptionD)
@@ -119,8 +119,13 @@ func (c *Container) AcrossServers() {
 	}
 }
 
-// invalidates reports whether the mode sends invalidation messages.
-func (c Coherence) invalidates() bool { return c == Invalidate || c == InvalidateAsync }
+// Invalidates reports whether a type of these settings sends and takes
+// invalidation messages across app servers: its mode is invalidate or
+// invalidate-async and its commit option keeps data (A, D); B and C keep
+// none to invalidate.
+func (s Settings) Invalidates() bool {
+	return (s.Coherence == Invalidate || s.Coherence == InvalidateAsync) && s.CommitOption.caches()
+}
 
 // SetInSync says whether the coherent types' caches may serve from
 // memory: false while the bus cannot vouch that no peer's commit has

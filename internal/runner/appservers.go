@@ -163,14 +163,7 @@ func (r *Runner) refuseAppServers(cfg config.Run, w workload.Workload) error {
 // cross, when a type's coherence needs one and no --coherence-broker
 // names one, and gives its URL to the servers (cfg).
 func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities map[string]container.Settings, dir string) error {
-	if cfg.Servers() < 2 || cfg.CoherenceBroker != "" {
-		return nil
-	}
-	needs := false
-	for _, s := range entities {
-		needs = needs || s.Coherence == container.Invalidate || s.Coherence == container.InvalidateAsync
-	}
-	if !needs {
+	if cfg.Servers() < 2 || cfg.CoherenceBroker != "" || !anyInvalidates(entities) {
 		return nil
 	}
 	store := filepath.Join(dir, "coherence-nats")

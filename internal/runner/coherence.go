@@ -29,12 +29,7 @@ type clusterMember struct {
 // takes the locking reads and waits to hear all its peers.
 func joinCluster(ctx context.Context, cfg config.Run, entities map[string]container.Settings) (*clusterMember, error) {
 	a := &clusterMember{servers: cfg.Servers()}
-	invalidates := false
-	for _, s := range entities {
-		invalidates = invalidates || (s.Coherence == container.Invalidate || s.Coherence == container.InvalidateAsync) &&
-			(s.CommitOption == container.OptionA || s.CommitOption == container.OptionD)
-	}
-	if !invalidates {
+	if !anyInvalidates(entities) {
 		return a, nil
 	}
 	bus, err := coherence.Open(ctx, coherence.Options{URL: cfg.CoherenceBroker, Run: clusterName(cfg.DB), Servers: a.servers})
@@ -71,4 +66,15 @@ func (a *clusterMember) Close() error {
 		return nil
 	}
 	return a.bus.Close()
+}
+
+// anyInvalidates reports whether a type of the run sends invalidations
+// across app servers (container.Settings.Invalidates).
+func anyInvalidates(entities map[string]container.Settings) bool {
+	for _, s := range entities {
+		if s.Invalidates() {
+			return true
+		}
+	}
+	return false
 }

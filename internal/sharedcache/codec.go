@@ -137,7 +137,6 @@ func (d *decoder) next(n int) []byte {
 	if n < 0 || n > len(d.b) {
 		d.bad, d.b = true, nil
 		return make([]byte, 8) // enough for any fixed-size read; the state is refused
-
 	}
 	out := d.b[:n]
 	d.b = d.b[n:]
