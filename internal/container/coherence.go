@@ -46,6 +46,9 @@ type Peers interface {
 	// Latency is the type's invalidation latency as the bus measures it
 	// (a synchronous round trip, or an asynchronous message's delivery).
 	Latency(typ string) Latency
+	// ResetLatency forgets the latencies so far, as ResetStats does the
+	// counters after a warm-up.
+	ResetLatency()
 }
 
 // Latency are percentiles of an invalidation's latency.

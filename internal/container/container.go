@@ -112,9 +112,8 @@ func (c *Container) ResetStats() {
 	for _, h := range c.homes {
 		h.resetStats()
 	}
-	// The peers' latencies start again too, where they can.
-	if r, ok := c.peers.(interface{ ResetLatency() }); ok {
-		r.ResetLatency()
+	if c.peers != nil {
+		c.peers.ResetLatency()
 	}
 }
 
