@@ -48,7 +48,9 @@ With two results or more of one configuration at different clients (more files, 
 --calibrate), every demand depends on k, the operations in the middle tier: the
 CPUs' falls as D∞ + (D1 − D∞)/k, the latency's rises as L1 + s·(k − 1), each
 fitted to the runs. With --app-servers N the network
-is spread over N app servers sharing the database. docs/model.md explains the
+is spread over N app servers sharing the database. Given a run on one app server
+and runs of it on several (run --app-servers M, the same clients), every demand
+grows with the servers as those runs measured, a line per station. docs/model.md explains the
 stations, the law and where each number comes from.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 {
@@ -68,9 +70,6 @@ stations, the law and where each number comes from.`,
 			if err != nil {
 				return config.Usage(err)
 			}
-			if counts == nil && (sameHost || invalidation != 0) {
-				return config.Usage(errors.New("--same-host and --invalidation-cost describe app servers: give --app-servers N with them"))
-			}
 			if invalidation < 0 || invalidation > time.Minute {
 				return config.Usage(fmt.Errorf("--invalidation-cost %v: want a duration from 0 to 1m (the time a commit waits for its peers, e.g. 300us)", invalidation))
 			}
@@ -80,13 +79,24 @@ stations, the law and where each number comes from.`,
 					return err
 				}
 			}
+			if counts == nil && !severalServers(runs) && (sameHost || invalidation != 0) {
+				return config.Usage(errors.New("--same-host and --invalidation-cost describe app servers: give --app-servers N with them"))
+			}
 			res := runs[0]
 			// A result without CPU times (model.ErrNoResources) is an
 			// older run's: the user's to run again.
 			var net model.Network
 			var ex model.Explanation
 			var cals []model.Calibration
-			if len(runs) == 1 {
+			var fit *model.ServerFit
+			if severalServers(runs) {
+				if net, ex, fit, err = model.FitServers(paths, runs); err != nil {
+					return config.Usage(err)
+				}
+				if counts == nil {
+					counts = fittedServers(fit)
+				}
+			} else if len(runs) == 1 {
 				net, ex, err = model.FromResult(res)
 				if err != nil {
 					return config.Usage(fmt.Errorf("%s: %w", paths[0], err))
@@ -119,13 +129,14 @@ stations, the law and where each number comes from.`,
 			}
 			out := cmd.OutOrStdout()
 			if counts != nil {
-				cluster := model.Cluster{SameHost: sameHost, InvalidationCost: invalidation}
+				cluster := model.Cluster{SameHost: sameHost, InvalidationCost: invalidation, Fit: fit}
 				tables, err := solveCluster(net, res, cluster, counts, ns)
 				if err != nil {
 					return err
 				}
 				writeModelHead(out, paths[0], res, ex, cals)
-				writeCluster(out, ex, tables)
+				writeServerFit(out, fit)
+				writeCluster(out, ex, fit, tables)
 				if csvFile != nil {
 					if err := writeClusterCSV(csvFile, tables); err != nil {
 						return fmt.Errorf("--csv %s: %w", csvPath, err)

@@ -10,6 +10,9 @@ import (
 	"github.com/tierbench/tierbench/internal/result"
 )
 
+// wantOtherClients is what a load-dependent model needs of its runs.
+const wantOtherClients = "a load-dependent model needs runs of one configuration at different clients"
+
 // ErrOneLoad: a single result gives each demand at one load only. Its
 // CPU time covers the whole steady state as one figure, so the fall of
 // the demand within the run cannot be read from it.
@@ -52,7 +55,7 @@ func Calibrate(paths []string, runs []*result.Result) (Network, Explanation, []C
 		}
 		if i == 0 {
 			ex = e
-		} else if err := sameShape(runs[0], nets[0], r, n); err != nil {
+		} else if err := sameShape(runs[0], nets[0], r, n, wantOtherClients); err != nil {
 			return Network{}, Explanation{}, nil, fmt.Errorf("%s and %s: %w", paths[0], paths[i], err)
 		}
 		if !e.Calibrated {
@@ -119,25 +122,32 @@ func Calibrate(paths []string, runs []*result.Result) (Network, Explanation, []C
 }
 
 // sameShape says why two runs cannot share one model: another workload,
-// database or thread pool, or other stations.
-func sameShape(a *result.Result, na Network, b *result.Result, nb Network) error {
+// database or thread pool, or other stations. want says what the model
+// needs of its runs, for the message.
+func sameShape(a *result.Result, na Network, b *result.Result, nb Network, want string) error {
 	switch {
 	case a.Workload != b.Workload:
-		return fmt.Errorf("workloads %s and %s: a load-dependent model needs runs of one configuration at different clients", a.Workload, b.Workload)
+		return fmt.Errorf("workloads %s and %s: %s", a.Workload, b.Workload, want)
 	case a.Environment.DB != b.Environment.DB || a.Environment.Target != b.Environment.Target:
-		return fmt.Errorf("databases %q and %q: a load-dependent model needs runs of one configuration at different clients", a.Environment.DB+a.Environment.Target, b.Environment.DB+b.Environment.Target)
+		return fmt.Errorf("databases %q and %q: %s", a.Environment.DB+a.Environment.Target, b.Environment.DB+b.Environment.Target, want)
 	case a.Config.Persistence != b.Config.Persistence || a.Config.CommitOption != b.Config.CommitOption || a.Config.Isolation != b.Config.Isolation || a.Config.ThinkTime != b.Config.ThinkTime:
-		return fmt.Errorf("persistence, commit option, isolation or think time differ (%s %s %s %v, %s %s %s %v): a load-dependent model needs runs of one configuration at different clients",
-			a.Config.Persistence, a.Config.CommitOption, a.Config.Isolation, a.Config.ThinkTime, b.Config.Persistence, b.Config.CommitOption, b.Config.Isolation, b.Config.ThinkTime)
-	case na.Admission != nb.Admission:
-		return fmt.Errorf("%d and %d server threads: a load-dependent model needs runs of one configuration at different clients", na.Admission, nb.Admission)
+		return fmt.Errorf("persistence, commit option, isolation or think time differ (%s %s %s %v, %s %s %s %v): %s",
+			a.Config.Persistence, a.Config.CommitOption, a.Config.Isolation, a.Config.ThinkTime, b.Config.Persistence, b.Config.CommitOption, b.Config.Isolation, b.Config.ThinkTime, want)
+	case perServer(na.Admission, a) != perServer(nb.Admission, b):
+		return fmt.Errorf("%d and %d server threads per app server: %s", perServer(na.Admission, a), perServer(nb.Admission, b), want)
 	case len(na.Stations) != len(nb.Stations):
-		return fmt.Errorf("their CPUs were measured differently (%d and %d stations): a load-dependent model needs runs of one configuration at different clients", len(na.Stations), len(nb.Stations))
+		return fmt.Errorf("their CPUs were measured differently (%d and %d stations): %s", len(na.Stations), len(nb.Stations), want)
 	}
 	for i := range na.Stations {
 		if sa, sb := na.Stations[i], nb.Stations[i]; sa.Name != sb.Name || sa.Servers != sb.Servers {
-			return fmt.Errorf("stations %s (%d servers) and %s (%d servers): a load-dependent model needs runs of one configuration at different clients", sa.Name, sa.Servers, sb.Name, sb.Servers)
+			return fmt.Errorf("stations %s (%d servers) and %s (%d servers): %s", sa.Name, sa.Servers, sb.Name, sb.Servers, want)
 		}
 	}
 	return nil
+}
+
+// perServer is the server threads of each app server of r, whose
+// network admits admission.
+func perServer(admission int, r *result.Result) int {
+	return admission / max(r.Config.AppServers, 1)
 }

@@ -25,6 +25,10 @@ type Cluster struct {
 	// InvalidationCost is the time a commit waits for its peers to drop
 	// what it wrote (--coherence invalidate), with more than one server.
 	InvalidationCost time.Duration
+	// Fit, when set, grows every station's demand per operation with the
+	// servers as runs on several measured it (FitServers), before the
+	// app servers' CPU demand is split among them.
+	Fit *ServerFit
 }
 
 // Names of the stations Spread builds.
@@ -58,6 +62,13 @@ func Spread(n Network, r *result.Result, c Cluster) (Network, []string, error) {
 		return Network{}, nil, fmt.Errorf("the run had %d app servers: --app-servers predicts from a run of one (its CPU demand is one server's)", r.Config.AppServers)
 	}
 	var notes []string
+	if c.Fit != nil {
+		grown, note, err := c.Fit.grow(n, c.Servers)
+		if err != nil {
+			return Network{}, nil, err
+		}
+		n, notes = grown, append(notes, note)
+	}
 	out := n
 	out.Stations = nil
 	out.Admission = n.Admission * c.Servers
@@ -111,8 +122,13 @@ func Spread(n Network, r *result.Result, c Cluster) (Network, []string, error) {
 		}
 		inv := Station{Name: StationInvalidation, Kind: Delay, Demand: commits * c.InvalidationCost.Seconds(),
 			Source: fmt.Sprintf("each commit waits --invalidation-cost %v for its peers' acknowledgements; %s", c.InvalidationCost, source)}
-		if c.InvalidationCost == 0 {
+		switch {
+		case c.InvalidationCost == 0 && c.Fit != nil:
+			inv.Source = "--invalidation-cost 0 (the default): the waits for peers the runs on several servers had are in their fitted demands"
+		case c.InvalidationCost == 0:
 			inv.Source = "--invalidation-cost 0 (the default): commits wait for no peer, as under --coherence none or shared, or an invalidation free of cost"
+		case c.Fit != nil:
+			inv.Source += ", on top of the waits the runs on several servers had (in their fitted demands)"
 		}
 		out.Stations = append(out.Stations, inv)
 	}
@@ -132,7 +148,7 @@ func appStations(s Station, share, perServer float64, servers, cpus int) []Stati
 			l.Spread = servers
 			a.Law = &l
 		}
-		a.Source = fmt.Sprintf("1/%d of the run's app-server CPU demand (%s per operation)", servers, ms(s.Demand*share))
+		a.Source = fmt.Sprintf("1/%d of the app servers' CPU demand (%s per operation)", servers, ms(s.Demand*share))
 		out[i] = a
 	}
 	return out

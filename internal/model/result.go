@@ -128,9 +128,14 @@ func FromResult(r *result.Result) (Network, Explanation, error) {
 	if threads := r.Config.ServerThreads; threads > 0 && r.Environment.Target == "" {
 		// Our middle tier admits --server-threads operations at once;
 		// a drive's site admits whoever comes, as far as we know.
+		// Each app server has its own pool of them.
+		servers := max(r.Config.AppServers, 1)
 		ex.ServerThreads = threads
-		n.Admission = threads
+		n.Admission = threads * servers
 		n.AdmissionSource = fmt.Sprintf("--server-threads %d: a thread is held for the whole of an operation, the CPUs and the latency; clients beyond wait for one (measured wait %s)", threads, ms(r.TotalQueue.Mean/1000))
+		if servers > 1 {
+			n.AdmissionSource = fmt.Sprintf("--server-threads %d on each of %d app servers, as one pool of %d (the clients spread evenly): a thread is held for the whole of an operation; clients beyond wait for one (measured wait %s)", threads, servers, n.Admission, ms(r.TotalQueue.Mean/1000))
+		}
 	}
 	idx := len(n.Stations)
 	n.Stations = append(n.Stations, Station{Name: StationLatency, Kind: Delay})
