@@ -29,35 +29,52 @@ var ErrInterrupted = errors.New("sweep interrupted")
 
 // Execute runs every point repetitions times, writing each result file
 // under dir/EXPERIMENT/. done, if set, is called after each run.
+//
+// The repetitions go in rounds, every point once per round, rather than
+// a point's runs back to back: whatever drifts during a sweep (the
+// machine's other load, the database's caches and files growing) then
+// falls on every point alike instead of on whichever ran last. The
+// outcomes keep the points' order; an interrupted sweep returns the
+// points that have a run.
 func Execute(ctx context.Context, r Runner, points []Point, repetitions int, dir string, done func(p Point, rep int, res *result.Result)) ([]Outcome, error) {
-	var out []Outcome
-	for _, p := range points {
-		o := Outcome{Point: p}
-		for rep := 1; rep <= repetitions; rep++ {
+	outs := make([]Outcome, len(points))
+	for i, p := range points {
+		outs[i].Point = p
+	}
+	ran := func() []Outcome {
+		var out []Outcome
+		for _, o := range outs {
+			if len(o.Runs) > 0 {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	for rep := 1; rep <= repetitions; rep++ {
+		for i, p := range points {
 			cfg := p.Config
 			cfg.Out, cfg.Quiet = "", true
 			res, err := r.Run(ctx, cfg)
 			if err != nil {
-				return out, fmt.Errorf("%s %s: %w", p.Experiment.Name, p.Label(), err)
+				return ran(), fmt.Errorf("%s %s: %w", p.Experiment.Name, p.Label(), err)
 			}
 			path := filepath.Join(dir, p.Experiment.Name, fmt.Sprintf("%s-%d.json", fileName(p.Label()), rep))
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return out, err
+				return ran(), err
 			}
 			if err := res.WriteFile(path); err != nil {
-				return out, err
+				return ran(), err
 			}
-			o.Runs = append(o.Runs, res)
+			outs[i].Runs = append(outs[i].Runs, res)
 			if done != nil {
 				done(p, rep, res)
 			}
 			if res.Summary.Interrupted {
-				return append(out, o), ErrInterrupted
+				return ran(), ErrInterrupted
 			}
 		}
-		out = append(out, o)
 	}
-	return out, nil
+	return outs, nil
 }
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9._=-]+`)

@@ -255,13 +255,22 @@ experiments:
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	runs := 0
-	outs, err := sweep.Execute(context.Background(), r, points, f.Repetitions, dir, func(sweep.Point, int, *result.Result) { runs++ })
+	var order []string
+	outs, err := sweep.Execute(context.Background(), r, points, f.Repetitions, dir, func(p sweep.Point, rep int, _ *result.Result) {
+		order = append(order, fmt.Sprintf("%s#%d", p.Label(), rep))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs != 4 || len(outs) != 2 || len(outs[0].Runs) != 2 {
-		t.Fatalf("%d runs in %d outcomes, want 2 points × 2 repetitions", runs, len(outs))
+	if len(order) != 4 || len(outs) != 2 || len(outs[0].Runs) != 2 {
+		t.Fatalf("%d runs in %d outcomes, want 2 points × 2 repetitions", len(order), len(outs))
+	}
+	// Rounds: every point once, then every point again.
+	if got, want := strings.Join(order, " "), "commit-option=B#1 commit-option=C#1 commit-option=B#2 commit-option=C#2"; got != want {
+		t.Errorf("runs in the order %s, want rounds %s", got, want)
+	}
+	if outs[0].Point.Label() != "commit-option=B" || outs[1].Point.Label() != "commit-option=C" {
+		t.Errorf("outcomes %s, %s: want the points' order", outs[0].Point.Label(), outs[1].Point.Label())
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "opt", "*.json"))
 	if len(files) != 4 {
