@@ -146,17 +146,13 @@ func (r *Runner) refuseAppServers(cfg config.Run, w workload.Workload) error {
 		}
 		return nil
 	}
-	can := "rubis, stockonline"
 	switch w.(type) {
-	case workload.Served:
+	case workload.Served, workload.Web:
+		// Stock-Online's business tier, RUBiS's and TPC-App's sites: each
+		// served by `tierbench serve`, each checked from here.
 		return nil
-	case workload.Web:
-		if _, ok := w.(workload.BusinessTier); ok {
-			return nil
-		}
-		return config.Usage(fmt.Errorf("--app-servers %d: %s's checks and its agents (shipping, inventory, their queues) run inside its site's process, and no checker reads its database from outside yet, so several of its sites over one database could not be checked; the workloads that run over several app servers: %s", cfg.AppServers, cfg.Workload, can))
 	}
-	return config.Usage(fmt.Errorf("--app-servers %d: %s's domains (orders, manufacturing, supplier) and their agents and queues run in the run's own process and cannot be served as processes yet; the workloads that run over several app servers: %s", cfg.AppServers, cfg.Workload, can))
+	return config.Usage(fmt.Errorf("--app-servers %d: %s cannot be served as processes yet: its terminals call its domains' session beans (orders, manufacturing, supplier) in the run's own process, with no remote interface to call them over (there is no `tierbench serve %s`), and its purchase-order check compares the database with what the run's own dispatch sent and the Supplier Emulator received (a PO a rolled-back transaction sent is told from a lost one only there), which no checker reading the database alone can do; the workloads that run over several app servers: rubis, stockonline, tpcapp", cfg.AppServers, cfg.Workload, cfg.Workload))
 }
 
 // startBroker starts the NATS server the app servers' invalidations
@@ -178,6 +174,32 @@ func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities m
 	cfg.CoherenceBroker = b.URL()
 	if t.log != nil {
 		fmt.Fprintf(t.log, "started the NATS server of the app servers' invalidations: %s\n", b.URL())
+	}
+	return nil
+}
+
+// startQueues starts the NATS server whose queues the app servers'
+// agents share (TPC-App's shipping and inventory), when the workload has
+// such queues and its options name no broker, and gives its URL to the
+// servers (cfg's options). Each server's own embedded one would keep its
+// queues to itself: a server that died would take the orders it queued.
+func (t *tieredRun) startQueues(ctx context.Context, cfg *config.Run, dir string) error {
+	q, ok := workload.OptionsOf(*cfg).(workload.Queued)
+	if cfg.Servers() < 2 || !ok || q.QueueBroker() != "" {
+		return nil
+	}
+	store := filepath.Join(dir, "queues-nats")
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return err
+	}
+	b, err := messaging.Open(ctx, "", store)
+	if err != nil {
+		return fmt.Errorf("start the NATS server of the app servers' queues: %w", err)
+	}
+	t.queues = b
+	cfg.Options = q.WithQueueBroker(b.URL())
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started the NATS server of the app servers' queues: %s\n", b.URL())
 	}
 	return nil
 }

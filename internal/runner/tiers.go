@@ -293,8 +293,12 @@ func fetchTiers(ctx context.Context, base string) (workload.Tiers, error) {
 // apart: see dbFile).
 func TierArgs(cfg config.Run) []string {
 	args := []string{"--server-threads", fmt.Sprint(cfg.ServerThreads), "--isolation", cfg.Isolation.String(),
-		"--persistence", cfg.Persistence.String(), "--protocol", tieringOf(cfg).Protocol}
-	if t, ok := workload.OptionsOf(cfg).(workload.Tiered); ok {
+		"--persistence", cfg.Persistence.String()}
+	if _, ok := workload.OptionsOf(cfg).(workload.Tiered); ok {
+		// A site served whole (TPC-App's) has no --protocol.
+		args = append(args, "--protocol", tieringOf(cfg).Protocol)
+	}
+	if t, ok := workload.OptionsOf(cfg).(workload.ServerArgs); ok {
 		args = append(args, t.TierArgs(cfg)...)
 	}
 	if cfg.Persistence.Container() {
