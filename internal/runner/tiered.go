@@ -207,8 +207,8 @@ type tieredRun struct {
 	// broker carries the app servers' invalidations, queues the
 	// workload's agents' queues (both embedded, the run's).
 	broker, queues *messaging.Broker
-	balancer *balancer.HAProxy
-	balanced *result.Balancer
+	balancer       *balancer.HAProxy
+	balanced       *result.Balancer
 	// requests are what haproxy sent each server during the run (probed
 	// before it), read before it stops.
 	requests, probed []int64
