@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -103,6 +104,13 @@ func loadedWithToken(t *testing.T, bin, workload string) (dsn, token string) {
 // serving line gives, the first group of pattern.
 func serveURL(t *testing.T, bin, pattern string, args ...string) string {
 	t.Helper()
+	url, _ := serveProc(t, bin, pattern, args...)
+	return url
+}
+
+// serveProc is serveURL with the serve's process.
+func serveProc(t *testing.T, bin, pattern string, args ...string) (string, *testsvc.Proc) {
+	t.Helper()
 	srv := testsvc.Start(t, bin, args...)
 	if err := srv.WaitFor("serving ", time.Minute); err != nil {
 		t.Fatal(err)
@@ -111,7 +119,95 @@ func serveURL(t *testing.T, bin, pattern string, args ...string) string {
 	if m == nil {
 		t.Fatalf("serve printed no URL: %q", srv.Stdout())
 	}
-	return m[1]
+	return m[1], srv
+}
+
+// servedRequests are the requests a serve's live metrics counted.
+func servedRequests(t *testing.T, metrics string) int64 {
+	t.Helper()
+	resp, err := http.Get(metrics)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "tierbench_served_requests_total") {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			n += int64(v)
+		}
+	}
+	return n
+}
+
+// A target that dies mid-drive (drive --target URL1,URL2): the drive
+// notices that it stopped answering, names it, moves its terminals to
+// the other, keeps its counters to its last reading (partial, in the
+// sum), checks the database behind them, and exits 3.
+func TestDriveTargetKilledMidDrive(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn, token := loadedWithToken(t, bin, "stockonline")
+	var urls []string
+	var victim *testsvc.Proc
+	var metrics string
+	for i := range 2 {
+		url, srv := serveProc(t, bin, `serving stockonline business tier .* on (http://\S+);`,
+			"serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
+			"--app-servers", "2", "--app-server", strconv.Itoa(i), "--metrics-listen", "127.0.0.1:0")
+		urls = append(urls, url)
+		if i == 0 {
+			victim = srv
+			m := regexp.MustCompile(`metrics: (http://\S+/metrics)`).FindStringSubmatch(srv.Stdout() + srv.Stderr())
+			if m == nil {
+				t.Fatalf("serve printed no metrics URL: %s %s", srv.Stdout(), srv.Stderr())
+			}
+			metrics = m[1]
+		}
+	}
+	out := filepath.Join(t.TempDir(), "drive.json")
+	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", strings.Join(urls, ","), "--token-file", token, "--db", dsn,
+		"--clients", "4", "--duration", "8s", "--ramp-up", "0s", "--out", out)
+	// Some of the drive on both first, and a reading of the counters.
+	for deadline := time.Now().Add(time.Minute); servedRequests(t, metrics) < 50; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first target served no requests: %s", drive.Stderr())
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := syscall.Kill(victim.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code, err := drive.Wait(2 * time.Minute)
+	if err != nil || code != 3 {
+		t.Fatalf("exit %d (%v), want 3: %s\n%s", code, err, drive.Stdout(), drive.Stderr())
+	}
+	if want := "target 1 at " + urls[0] + " stopped answering"; !strings.Contains(drive.Stderr(), want) {
+		t.Errorf("the error does not name the target (%q): %s", want, drive.Stderr())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 {
+		t.Fatalf("servers = %+v; want 2", r.Servers)
+	}
+	dead, live := r.Servers[0], r.Servers[1]
+	if dead.Died == "" || dead.Served == 0 || !dead.CountersPartial || len(dead.Container) == 0 {
+		t.Errorf("target 1 = %+v; want it dead, with its share and its partial counters", dead)
+	}
+	if live.Died != "" || live.CountersPartial || live.Served <= dead.Served {
+		t.Errorf("target 2 = %+v; want it alive, serving the rest", live)
+	}
+	wantMergedIsSum(t, r)
+	if f := r.Summary.Failure; f == nil || !strings.Contains(f.Effect, "went on with the other app servers") {
+		t.Errorf("failure = %+v; want the drive's, saying it went on", f)
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no checks ran with --db")
+	}
+	wantChecksPassed(t, r)
 }
 
 // wantChecksPassed: every consistency check of the result passed.

@@ -446,7 +446,8 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	t := driven(runs)
 	t.processes = 1 + len(targets)
 	for i, conn := range conns {
-		t.servers = append(t.servers, &appServer{name: targetName(i, len(targets)), url: targets[i], read: businessCounters(conn)})
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(targets)), url: targets[i], read: businessCounters(conn),
+			probe: func(ctx context.Context) error { return remote.Ping(ctx, conn) }})
 	}
 	if checkDB != nil {
 		if t.checker, err = w.Checker(ctx, checkDB, p); err != nil {
