@@ -488,6 +488,11 @@ func killAppServer(t *testing.T, moved string, extra ...string) {
 	if len(r.Servers) != 2 || !strings.Contains(r.Servers[0].Died, fmt.Sprint(pid)) || r.Servers[1].Died != "" || r.Servers[0].Served == 0 || r.Servers[1].Served <= r.Servers[0].Served {
 		t.Errorf("servers = %+v; want the first died with its share, the second alive and serving the rest", r.Servers)
 	}
+	// Its counters to its last reading, a second or so before it died.
+	if s := r.Servers[0]; !s.CountersPartial || len(s.Container) == 0 {
+		t.Errorf("the dead server's counters: %+v, partial %v; want its last reading's", s.Container, s.CountersPartial)
+	}
+	wantMergedIsSum(t, r)
 	if f := r.Summary.Failure; f == nil || f.Phase != "run" || !strings.Contains(f.Effect, "went on with the other app servers") || !strings.Contains(f.Effect, moved) {
 		t.Errorf("failure = %+v; want the run's, saying it went on", f)
 	}
