@@ -122,6 +122,21 @@ func serveProc(t *testing.T, bin, pattern string, args ...string) (string, *test
 	return m[1], srv
 }
 
+// twoServedStockOnline serves two Stock-Online business tiers (with extra
+// flags) on one loaded SQLite file, as app servers 0 and 1 of 2.
+func twoServedStockOnline(t *testing.T, extra ...string) (bin, dsn, token string, urls []string, procs []*testsvc.Proc) {
+	t.Helper()
+	bin = testsvc.Binary(t)
+	dsn, token = loadedWithToken(t, bin, "stockonline")
+	for i := range 2 {
+		url, srv := serveProc(t, bin, `serving stockonline business tier .* on (http://\S+);`,
+			append([]string{"serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
+				"--app-servers", "2", "--app-server", strconv.Itoa(i)}, extra...)...)
+		urls, procs = append(urls, url), append(procs, srv)
+	}
+	return bin, dsn, token, urls, procs
+}
+
 // servedRequests are the requests a serve's live metrics counted.
 func servedRequests(t *testing.T, metrics string) int64 {
 	t.Helper()
@@ -147,25 +162,13 @@ func servedRequests(t *testing.T, metrics string) int64 {
 // sum), checks the database behind them, and exits 3.
 func TestDriveTargetKilledMidDrive(t *testing.T) {
 	t.Parallel()
-	bin := testsvc.Binary(t)
-	dsn, token := loadedWithToken(t, bin, "stockonline")
-	var urls []string
-	var victim *testsvc.Proc
-	var metrics string
-	for i := range 2 {
-		url, srv := serveProc(t, bin, `serving stockonline business tier .* on (http://\S+);`,
-			"serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token,
-			"--app-servers", "2", "--app-server", strconv.Itoa(i), "--metrics-listen", "127.0.0.1:0")
-		urls = append(urls, url)
-		if i == 0 {
-			victim = srv
-			m := regexp.MustCompile(`metrics: (http://\S+/metrics)`).FindStringSubmatch(srv.Stdout() + srv.Stderr())
-			if m == nil {
-				t.Fatalf("serve printed no metrics URL: %s %s", srv.Stdout(), srv.Stderr())
-			}
-			metrics = m[1]
-		}
+	bin, dsn, token, urls, procs := twoServedStockOnline(t, "--metrics-listen", "127.0.0.1:0")
+	victim := procs[0]
+	m := regexp.MustCompile(`metrics: (http://\S+/metrics)`).FindStringSubmatch(victim.Stdout() + victim.Stderr())
+	if m == nil {
+		t.Fatalf("serve printed no metrics URL: %s %s", victim.Stdout(), victim.Stderr())
 	}
+	metrics := m[1]
 	out := filepath.Join(t.TempDir(), "drive.json")
 	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", strings.Join(urls, ","), "--token-file", token, "--db", dsn,
 		"--clients", "4", "--duration", "8s", "--ramp-up", "0s", "--out", out)
@@ -531,13 +534,7 @@ func killServerMidRun(t *testing.T, name, moved string, args ...string) *result.
 // passes its checks.
 func TestDriveTwoTargets(t *testing.T) {
 	t.Parallel()
-	bin := testsvc.Binary(t)
-	dsn, token := loadedWithToken(t, bin, "stockonline")
-	var urls []string
-	for range 2 {
-		urls = append(urls, serveURL(t, bin, `serving stockonline business tier .* on (http://\S+);`,
-			"serve", "stockonline", "--db", dsn, "--persistence", "cmp", "--listen", "127.0.0.1:0", "--token-file", token))
-	}
+	bin, dsn, token, urls, _ := twoServedStockOnline(t)
 	out := filepath.Join(t.TempDir(), "drive.json")
 	drive := testsvc.Start(t, bin, "drive", "stockonline", "--target", strings.Join(urls, ","), "--token-file", token, "--db", dsn,
 		"--clients", "4", "--iterations", "2", "--out", out)

@@ -189,20 +189,29 @@ func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities m
 	if cfg.Servers() < 2 || cfg.CoherenceBroker != "" || !anyInvalidates(entities) {
 		return nil
 	}
-	store := filepath.Join(dir, "coherence-nats")
-	if err := os.MkdirAll(store, 0o700); err != nil {
-		return err
-	}
-	b, err := messaging.Open(ctx, "", store)
+	b, err := t.embeddedNATS(ctx, filepath.Join(dir, "coherence-nats"), "invalidations")
 	if err != nil {
-		return fmt.Errorf("start the NATS server of the app servers' invalidations: %w", err)
+		return err
 	}
 	t.broker = b
 	cfg.CoherenceBroker = b.URL()
-	if t.log != nil {
-		fmt.Fprintf(t.log, "started the NATS server of the app servers' invalidations: %s\n", b.URL())
-	}
 	return nil
+}
+
+// embeddedNATS starts a NATS server with JetStream storing in dir, for
+// the app servers' what, and says so.
+func (t *tieredRun) embeddedNATS(ctx context.Context, dir, what string) (*messaging.Broker, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	b, err := messaging.Open(ctx, "", dir)
+	if err != nil {
+		return nil, fmt.Errorf("start the NATS server of the app servers' %s: %w", what, err)
+	}
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started the NATS server of the app servers' %s: %s\n", what, b.URL())
+	}
+	return b, nil
 }
 
 // startQueues starts the NATS server whose queues the app servers'
@@ -215,19 +224,12 @@ func (t *tieredRun) startQueues(ctx context.Context, cfg *config.Run, dir string
 	if cfg.Servers() < 2 || !ok || q.QueueBroker() != "" {
 		return nil
 	}
-	store := filepath.Join(dir, "queues-nats")
-	if err := os.MkdirAll(store, 0o700); err != nil {
-		return err
-	}
-	b, err := messaging.Open(ctx, "", store)
+	b, err := t.embeddedNATS(ctx, filepath.Join(dir, "queues-nats"), "queues")
 	if err != nil {
-		return fmt.Errorf("start the NATS server of the app servers' queues: %w", err)
+		return err
 	}
 	t.queues = b
 	cfg.Options = q.WithQueueBroker(b.URL())
-	if t.log != nil {
-		fmt.Fprintf(t.log, "started the NATS server of the app servers' queues: %s\n", b.URL())
-	}
 	return nil
 }
 
