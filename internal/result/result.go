@@ -143,6 +143,9 @@ type Summary struct {
 	RunS           float64 `json:"run_s"`
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	Metric         Metric  `json:"metric"`
+	// SIPSPerAppServer is TPC-App's second primary metric, SIPS over the
+	// app servers of a run over several (--app-servers N).
+	SIPSPerAppServer float64 `json:"sips_per_app_server,omitempty"`
 	// Passed: the run finished, its error rate is within the limit, and
 	// every consistency check, validity rule and threshold held.
 	Passed      bool `json:"passed"`
@@ -452,6 +455,11 @@ func Build(in Inputs) *Result {
 		r.Summary.ThroughputPerS = round(float64(r.Summary.Completed)/window, 1)
 		per := in.Info.Metric.Per.Seconds()
 		r.Summary.Metric.Value = round(float64(metricCount)/window*per, 1)
+	}
+	if n := len(r.Servers); n > 1 && r.Summary.Metric.Name == "SIPS" {
+		// TPC-App's second primary metric: every app server of the
+		// system under test counts, one that died under the run too.
+		r.Summary.SIPSPerAppServer = round(r.Summary.Metric.Value/float64(n), 1)
 	}
 	r.Summary.Interrupted = in.Interrupted
 	r.Summary.InterruptedDuring = in.InterruptedIn

@@ -27,6 +27,10 @@ type Server struct {
 	// on with the others and its counters after its start are lost.
 	Died      string                 `json:"died,omitempty"`
 	Container map[string]EntityStats `json:"container,omitempty"`
+	// CountersPartial: it gave no counters at the end (it died), so
+	// Container is from its last reading, read every second while the
+	// run went on: partial, and in the result's container sum as such.
+	CountersPartial bool `json:"counters_partial,omitempty"`
 }
 
 // Balancer is the load balancer in front of the app servers.
@@ -59,6 +63,8 @@ type ServerInputs struct {
 	Counted   string
 	Died      string
 	Entities  []workload.EntityStats
+	// Partial: Entities are from its last reading before it died.
+	Partial bool
 }
 
 // buildServers is each server apart, with its share.
@@ -69,7 +75,7 @@ func buildServers(in []ServerInputs) []Server {
 	}
 	var out []Server
 	for _, s := range in {
-		sv := Server{Name: s.Name, URL: s.URL, PID: s.PID, Served: s.Served, Counted: s.Counted, Died: s.Died}
+		sv := Server{Name: s.Name, URL: s.URL, PID: s.PID, Served: s.Served, Counted: s.Counted, Died: s.Died, CountersPartial: s.Partial}
 		if total > 0 {
 			sv.Share = round(float64(s.Served)/float64(total), 4)
 		}
@@ -108,6 +114,9 @@ func writeServers(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  %-13s %-28s pid %-7s %9d %s (%5.1f%%)", s.Name, s.URL, pid, s.Served, s.Counted, 100*s.Share)
 		if s.Container != nil {
 			fmt.Fprintf(w, ", %d finds, %d cache hits", finds, hits)
+			if s.CountersPartial {
+				fmt.Fprint(w, " (partial: to its last reading before it died)")
+			}
 		}
 		if s.Died != "" {
 			fmt.Fprintf(w, "; DIED: %s", s.Died)

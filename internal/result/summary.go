@@ -84,6 +84,9 @@ func WriteSummary(w io.Writer, r *Result) {
 
 	fmt.Fprintf(w, "%s %.1f   (%d transactions finished in %.3f s of steady state; whole run %.3f s)\n",
 		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Completed, r.Summary.ElapsedS, r.Summary.RunS)
+	if v := r.Summary.SIPSPerAppServer; v > 0 {
+		fmt.Fprintf(w, "SIPS per app server %.1f   (%d app servers)\n", v, len(r.Servers))
+	}
 	if s := r.Summary; s.Errors+s.InDoubt > 0 || r.TooManyErrors() {
 		verdict := "within"
 		if r.TooManyErrors() {
@@ -129,7 +132,11 @@ func WriteSummary(w io.Writer, r *Result) {
 		if t.Processes == 1 {
 			processes = "process"
 		}
-		fmt.Fprintf(w, "tiers: style %s, %d %s", t.Style, t.Processes, processes)
+		if t.Style != "" {
+			fmt.Fprintf(w, "tiers: style %s, %d %s", t.Style, t.Processes, processes)
+		} else {
+			fmt.Fprintf(w, "tiers: %d %s", t.Processes, processes)
+		}
 		if t.Protocol != "" {
 			c := t.Total
 			fmt.Fprintf(w, ", calls over %s: %.2f per interaction, %.0f B out and %.0f B in per interaction, %.3f ms per interaction in the layer (%d calls, %d answered with an error)",

@@ -52,12 +52,37 @@ type appServer struct {
 	// site, for a web workload, is asked for the Tiers of its pages.
 	site string
 	// read reads its counters; nil when it answers none.
-	read       func(ctx context.Context) (appservers.Reading, error)
+	read func(ctx context.Context) (appservers.Reading, error)
+	// probe asks a drive's target whether it answers, when it answers no
+	// counters; nil for a server the run started (its process says).
+	probe      func(ctx context.Context) error
 	start, end appservers.Reading
 	ended      bool
 
 	mu   sync.Mutex
 	died error
+	// last is its latest reading while the drive runs (poll), kept for
+	// when it cannot answer at the end.
+	last    appservers.Reading
+	hasLast bool
+}
+
+// keep records a reading taken while the drive runs.
+func (a *appServer) keep(r appservers.Reading) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last, a.hasLast = r, true
+}
+
+// reading is its reading at the end or, when it gave none (it died), its
+// last one; partial in that case.
+func (a *appServer) reading() (r appservers.Reading, partial, ok bool) {
+	if a.ended {
+		return a.end, false, true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last, true, a.hasLast
 }
 
 // markDied records the server's death; true the first time.
@@ -78,12 +103,14 @@ func (a *appServer) death() error {
 }
 
 // counters are what happened in the server's container between the
-// readings; nil when it had none or died before the end.
-func (a *appServer) counters() []workload.EntityStats {
-	if !a.ended {
-		return nil
+// readings (to its last one when it died: partial); nil when it had
+// none.
+func (a *appServer) counters() (_ []workload.EntityStats, partial bool) {
+	r, partial, ok := a.reading()
+	if !ok {
+		return nil, false
 	}
-	return appservers.Since(a.end.Decode(), a.start.Decode())
+	return appservers.Since(r.Decode(), a.start.Decode()), partial
 }
 
 // serverName names server i of several.
@@ -146,17 +173,13 @@ func (r *Runner) refuseAppServers(cfg config.Run, w workload.Workload) error {
 		}
 		return nil
 	}
-	can := "rubis, stockonline"
 	switch w.(type) {
-	case workload.Served:
+	case workload.Served, workload.Web:
+		// Stock-Online's business tier, RUBiS's and TPC-App's sites: each
+		// served by `tierbench serve`, each checked from here.
 		return nil
-	case workload.Web:
-		if _, ok := w.(workload.BusinessTier); ok {
-			return nil
-		}
-		return config.Usage(fmt.Errorf("--app-servers %d: %s's checks and its agents (shipping, inventory, their queues) run inside its site's process, and no checker reads its database from outside yet, so several of its sites over one database could not be checked; the workloads that run over several app servers: %s", cfg.AppServers, cfg.Workload, can))
 	}
-	return config.Usage(fmt.Errorf("--app-servers %d: %s's domains (orders, manufacturing, supplier) and their agents and queues run in the run's own process and cannot be served as processes yet; the workloads that run over several app servers: %s", cfg.AppServers, cfg.Workload, can))
+	return config.Usage(fmt.Errorf("--app-servers %d: %s cannot be served as processes yet: its terminals call its domains' session beans (orders, manufacturing, supplier) in the run's own process, with no remote interface to call them over (there is no `tierbench serve %s`), and its purchase-order check compares the database with what the run's own dispatch sent and the Supplier Emulator received (a PO a rolled-back transaction sent is told from a lost one only there), which no checker reading the database alone can do; the workloads that run over several app servers: rubis, stockonline, tpcapp", cfg.AppServers, cfg.Workload, cfg.Workload))
 }
 
 // startBroker starts the NATS server the app servers' invalidations
@@ -166,19 +189,47 @@ func (t *tieredRun) startBroker(ctx context.Context, cfg *config.Run, entities m
 	if cfg.Servers() < 2 || cfg.CoherenceBroker != "" || !anyInvalidates(entities) {
 		return nil
 	}
-	store := filepath.Join(dir, "coherence-nats")
-	if err := os.MkdirAll(store, 0o700); err != nil {
-		return err
-	}
-	b, err := messaging.Open(ctx, "", store)
+	b, err := t.embeddedNATS(ctx, filepath.Join(dir, "coherence-nats"), "invalidations")
 	if err != nil {
-		return fmt.Errorf("start the NATS server of the app servers' invalidations: %w", err)
+		return err
 	}
 	t.broker = b
 	cfg.CoherenceBroker = b.URL()
-	if t.log != nil {
-		fmt.Fprintf(t.log, "started the NATS server of the app servers' invalidations: %s\n", b.URL())
+	return nil
+}
+
+// embeddedNATS starts a NATS server with JetStream storing in dir, for
+// the app servers' what, and says so.
+func (t *tieredRun) embeddedNATS(ctx context.Context, dir, what string) (*messaging.Broker, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
 	}
+	b, err := messaging.Open(ctx, "", dir)
+	if err != nil {
+		return nil, fmt.Errorf("start the NATS server of the app servers' %s: %w", what, err)
+	}
+	if t.log != nil {
+		fmt.Fprintf(t.log, "started the NATS server of the app servers' %s: %s\n", what, b.URL())
+	}
+	return b, nil
+}
+
+// startQueues starts the NATS server whose queues the app servers'
+// agents share (TPC-App's shipping and inventory), when the workload has
+// such queues and its options name no broker, and gives its URL to the
+// servers (cfg's options). Each server's own embedded one would keep its
+// queues to itself: a server that died would take the orders it queued.
+func (t *tieredRun) startQueues(ctx context.Context, cfg *config.Run, dir string) error {
+	q, ok := workload.OptionsOf(*cfg).(workload.Queued)
+	if cfg.Servers() < 2 || !ok || q.QueueBroker() != "" {
+		return nil
+	}
+	b, err := t.embeddedNATS(ctx, filepath.Join(dir, "queues-nats"), "queues")
+	if err != nil {
+		return err
+	}
+	t.queues = b
+	cfg.Options = q.WithQueueBroker(b.URL())
 	return nil
 }
 
@@ -320,9 +371,63 @@ func (t *tieredRun) readEnd(ctx context.Context) {
 	}
 }
 
-// watch marks a server whose process died as down, moving its terminals
-// to the others, until quit; the run ends (stop) only when none is left,
-// or with one server as before (watchProcs), or when the balancer dies.
+// pollInterval is how often a server's counters are read while the
+// drive runs: what a server that dies keeps of them.
+const pollInterval = time.Second
+
+// deadAfter is how many readings (or probes) in a row a drive's target
+// fails before it counts as dead: a process the run started says so
+// itself, a target elsewhere only by not answering.
+const deadAfter = 3
+
+// poll reads sv's counters every pollInterval until quit, keeping the
+// latest; a drive's target (no process of the run's) that fails
+// deadAfter in a row is reported to down.
+func (t *tieredRun) poll(sv *appServer, quit <-chan struct{}, down func(error)) {
+	ask := sv.probe
+	if sv.read != nil {
+		ask = func(ctx context.Context) error {
+			r, err := sv.read(ctx)
+			if err == nil {
+				sv.keep(r)
+			}
+			return err
+		}
+	}
+	if ask == nil {
+		return
+	}
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	failed := 0
+	for {
+		select {
+		case <-quit:
+			return
+		case <-tick.C:
+		}
+		if sv.death() != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), countersTimeout)
+		err := ask(ctx)
+		cancel()
+		if err == nil {
+			failed = 0
+			continue
+		}
+		if failed++; failed >= deadAfter && len(sv.procs) == 0 && down != nil {
+			down(fmt.Errorf("%s at %s stopped answering (%d requests in a row failed, %v apart): %w", sv.name, sv.url, failed, pollInterval, err))
+			return
+		}
+	}
+}
+
+// watch marks a server whose process died, or a drive's target that
+// stopped answering, as down, moving its terminals to the others, until
+// quit; the run ends (stop) only when none is left, or with one server as
+// before (watchProcs), or when the balancer dies. Meanwhile each server's
+// counters are read every pollInterval.
 func (t *tieredRun) watch(quit <-chan struct{}, stop context.CancelCauseFunc) {
 	if t.balancer != nil {
 		go func() {
@@ -334,25 +439,32 @@ func (t *tieredRun) watch(quit <-chan struct{}, stop context.CancelCauseFunc) {
 		}()
 	}
 	if len(t.servers) < 2 {
+		for _, sv := range t.servers {
+			go t.poll(sv, quit, nil) // one target lost: the watchdog's
+		}
 		watchProcs(t.procs, quit, stop)
 		return
 	}
 	var left atomic.Int32
 	left.Store(int32(len(t.servers)))
 	for i, sv := range t.servers {
+		down := func(err error) {
+			if !sv.markDied(err) {
+				return
+			}
+			if sp := appservers.Of(t.Run); sp != nil {
+				sp.Down(i)
+			}
+			if left.Add(-1) == 0 {
+				stop(tierDied{fmt.Errorf("every app server died; the last: %w", err)})
+			}
+		}
+		go t.poll(sv, quit, down)
 		for _, p := range sv.procs {
 			go func() {
 				select {
 				case <-p.Done():
-					if !sv.markDied(p.Died()) {
-						return
-					}
-					if sp := appservers.Of(t.Run); sp != nil {
-						sp.Down(i)
-					}
-					if left.Add(-1) == 0 {
-						stop(tierDied{fmt.Errorf("every app server died; the last: %w", p.Died())})
-					}
+					down(p.Died())
 				case <-quit:
 				}
 			}()
@@ -388,8 +500,8 @@ func (t *tieredRun) deaths() error {
 func (t *tieredRun) database() (store.Stats, bool) {
 	var all []store.Stats
 	for _, sv := range t.servers {
-		if sv.ended {
-			all = append(all, sv.end.Database.Sub(sv.start.Database))
+		if r, _, ok := sv.reading(); ok {
+			all = append(all, r.Database.Sub(sv.start.Database))
 		}
 	}
 	return appservers.SumDatabase(all...), len(all) > 0
@@ -399,7 +511,7 @@ func (t *tieredRun) database() (store.Stats, bool) {
 func (t *tieredRun) entities() []workload.EntityStats {
 	var all [][]workload.EntityStats
 	for _, sv := range t.servers {
-		if c := sv.counters(); c != nil {
+		if c, _ := sv.counters(); c != nil {
 			all = append(all, c)
 		}
 	}
@@ -423,7 +535,9 @@ func (t *tieredRun) serverInputs() []result.ServerInputs {
 	}
 	var out []result.ServerInputs
 	for i, sv := range t.servers {
-		in := result.ServerInputs{Name: sv.name, URL: sv.url, Entities: sv.counters(), Counted: how}
+		in := result.ServerInputs{Name: sv.name, URL: sv.url, Counted: how}
+		in.Entities, in.Partial = sv.counters()
+		in.Partial = in.Partial && in.Entities != nil
 		if sv.holder != nil {
 			in.PID = sv.holder.PID()
 		}

@@ -530,7 +530,7 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		if s.balancer != nil {
 			moved = "the balancer took a server that died out of its rotation (its health check) and sent its requests to the others"
 		}
-		return s.fail(ctx, phaseRun, s.serversDied, "the run went on with the other app servers to its end: "+moved+"; the operations under way on it are counted as errors or in doubt, its counters after the run's start are lost (servers: its share), and the database was checked after")
+		return s.fail(ctx, phaseRun, s.serversDied, "the run went on with the other app servers to its end: "+moved+"; the operations under way on it are counted as errors or in doubt, its counters are those of its last reading before it died, read every second (servers: its share, counters_partial), and the database was checked after")
 	}
 	return s.result(nil), nil
 }

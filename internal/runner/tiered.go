@@ -33,15 +33,20 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	if err != nil {
 		return nil, err
 	}
-	p := params(cfg)
-	p.Persistence, p.Dir = cfg.Persistence, dir
 	n, tiers := cfg.Servers(), tieringOf(cfg).Tiers
 	t := &tieredRun{processes: 1, token: token, log: s.r.TierLog}
+	if err := t.startQueues(ctx, &cfg, dir); err != nil {
+		return nil, err
+	}
+	p := params(cfg)
+	p.Persistence, p.Dir = cfg.Persistence, dir
 	entities, err := entitySettings(cfg, s.info)
 	if err != nil {
+		t.stopAll()
 		return nil, config.Usage(err)
 	}
 	if err := t.startBroker(ctx, &cfg, entities, dir); err != nil {
+		t.stopAll()
 		return nil, err
 	}
 	db, err := dbFile(dir, cfg.DB)
@@ -198,10 +203,12 @@ type tieredRun struct {
 	log io.Writer
 	// conns are this process's connections to business tiers: the
 	// clients' and the counters'.
-	conns    []*remote.Conn
-	broker   *messaging.Broker
-	balancer *balancer.HAProxy
-	balanced *result.Balancer
+	conns []*remote.Conn
+	// broker carries the app servers' invalidations, queues the
+	// workload's agents' queues (both embedded, the run's).
+	broker, queues *messaging.Broker
+	balancer       *balancer.HAProxy
+	balanced       *result.Balancer
 	// requests are what haproxy sent each server during the run (probed
 	// before it), read before it stops.
 	requests, probed []int64
@@ -219,6 +226,11 @@ func (t *tieredRun) Stop(ctx context.Context) error {
 	var errs []error
 	if st, ok := t.Run.(workload.Stopper); ok {
 		errs = append(errs, st.Stop(ctx))
+	}
+	if d, ok := t.checker.(workload.Drainer); ok {
+		// The servers' agents finish what the run committed before the
+		// servers stop and their counters are read.
+		errs = append(errs, d.Drain(ctx))
 	}
 	t.readEnd(ctx)
 	if t.balancer != nil {
@@ -264,9 +276,11 @@ func (t *tieredRun) stopAll() error {
 	for i := len(t.procs) - 1; i >= 0; i-- {
 		errs = append(errs, t.procs[i].Stop())
 	}
-	if t.broker != nil {
-		errs = append(errs, t.broker.Close())
-		t.broker = nil
+	for _, b := range []**messaging.Broker{&t.broker, &t.queues} {
+		if *b != nil {
+			errs = append(errs, (*b).Close())
+			*b = nil
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -293,8 +293,12 @@ func fetchTiers(ctx context.Context, base string) (workload.Tiers, error) {
 // apart: see dbFile).
 func TierArgs(cfg config.Run) []string {
 	args := []string{"--server-threads", fmt.Sprint(cfg.ServerThreads), "--isolation", cfg.Isolation.String(),
-		"--persistence", cfg.Persistence.String(), "--protocol", tieringOf(cfg).Protocol}
-	if t, ok := workload.OptionsOf(cfg).(workload.Tiered); ok {
+		"--persistence", cfg.Persistence.String()}
+	if _, ok := workload.OptionsOf(cfg).(workload.Tiered); ok {
+		// A site served whole (TPC-App's) has no --protocol.
+		args = append(args, "--protocol", tieringOf(cfg).Protocol)
+	}
+	if t, ok := workload.OptionsOf(cfg).(workload.ServerArgs); ok {
 		args = append(args, t.TierArgs(cfg)...)
 	}
 	if cfg.Persistence.Container() {
@@ -442,7 +446,8 @@ func (r *Runner) driveServed(ctx context.Context, cfg config.Run, w workload.Ser
 	t := driven(runs)
 	t.processes = 1 + len(targets)
 	for i, conn := range conns {
-		t.servers = append(t.servers, &appServer{name: targetName(i, len(targets)), url: targets[i], read: businessCounters(conn)})
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(targets)), url: targets[i], read: businessCounters(conn),
+			probe: func(ctx context.Context) error { return remote.Ping(ctx, conn) }})
 	}
 	if checkDB != nil {
 		if t.checker, err = w.Checker(ctx, checkDB, p); err != nil {

@@ -303,7 +303,8 @@ func (r *Runner) Drive(ctx context.Context, cfg config.Run, target string, o Dri
 		if u, err := url.Parse(base); err == nil {
 			root = u.Scheme + "://" + u.Host
 		}
-		t.servers = append(t.servers, &appServer{name: targetName(i, len(bases)), url: base, site: root, read: siteCounters(root, token)})
+		t.servers = append(t.servers, &appServer{name: targetName(i, len(bases)), url: base, site: root, read: siteCounters(root, token),
+			probe: func(ctx context.Context) error { return get(ctx, base+"/") }})
 	}
 	t.readStart(ctx, true)
 	return s.drive(ctx, t)

@@ -116,9 +116,28 @@ type Tiered interface {
 	// Apart are the options of a tier served apart (serve --tier): RUBiS's
 	// style is then one with a business tier.
 	Apart(common config.Run) Options
+	ServerArgs
+}
+
+// ServerArgs is implemented by the Options of a workload whose middle
+// tier a run starts as processes (--tiers, --app-servers N).
+type ServerArgs interface {
 	// TierArgs are the workload's own flags of `serve` that give a child
-	// tier the run's options (RUBiS's --style).
+	// tier the run's options (RUBiS's --style, TPC-App's partners).
 	TierArgs(common config.Run) []string
+}
+
+// Queued is implemented by the Options of a workload whose app servers'
+// agents share queues on a NATS server (TPC-App's shipping and
+// inventory): a run over several app servers starts one for them all
+// (embedded, in the run's directory) unless the options name one, since
+// each server's own embedded one would keep its queues to itself.
+type Queued interface {
+	Options
+	// QueueBroker is the options' broker URL; "": an embedded one.
+	QueueBroker() string
+	// WithQueueBroker are the options with the broker at url.
+	WithQueueBroker(url string) Options
 }
 
 // TieringOf is the run's tiering: its options', or one process.

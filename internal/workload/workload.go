@@ -208,6 +208,14 @@ type Checker interface {
 	Check(ctx context.Context, done Outcomes) ([]Check, error)
 }
 
+// Drainer is implemented by a Checker of a database that agents in the
+// served processes still work on after the last operation (TPC-App's
+// shipping and inventory): the runner calls Drain while those processes
+// still serve, before it stops them; the checks come after.
+type Drainer interface {
+	Drain(ctx context.Context) error
+}
+
 // Site is a web workload's middle tier, served.
 type Site interface {
 	http.Handler

@@ -13,7 +13,8 @@ import (
 // holds against what the emulated businesses saw committed, and the
 // invariants the background processes keep.
 var checkStatements = struct {
-	stockBalance, totals, unshipped, shipmentsWithoutOrder, shipmentLines, pendingFlags, outboxed, unreceived, received, negative store.Statement
+	stockBalance, totals, unshipped, shipmentsWithoutOrder, shipmentLines, pendingFlags, outboxed, unreceived, received, negative,
+	linesWithoutOrder, orderLineCounts, shipments store.Statement
 }{
 	// An item's stock plus what shipped of it, less what was received for
 	// it, never changes: the shipping agent moves quantity from the stock
@@ -48,6 +49,15 @@ var checkStatements = struct {
 	unreceived: store.Statement{Name: "tpcapp-check-unreceived", SQL: "SELECT COUNT(*) FROM reorder WHERE r_status <> 'RECEIVED'"},
 	received:   store.Statement{Name: "tpcapp-check-received", SQL: "SELECT COUNT(*) FROM reorder WHERE r_status = 'RECEIVED'"},
 	negative:   store.Statement{Name: "tpcapp-check-negative", SQL: "SELECT COUNT(*) FROM stock WHERE s_qty < 0"},
+	// Read from outside the sites (several app servers), the lines of the
+	// orders committed are not counted by a service: every line belongs
+	// to an order, and every order has 1..maxLines lines (CreateOrder
+	// refuses others), grouped in one pass as shipmentLines is.
+	linesWithoutOrder: store.Statement{Name: "tpcapp-check-lines-without-order", SQL: `SELECT COUNT(*) FROM order_line ol LEFT JOIN orders o ON o.o_id = ol.ol_o_id WHERE o.o_id IS NULL`},
+	orderLineCounts: store.Statement{Name: "tpcapp-check-order-line-counts", SQL: fmt.Sprintf(`SELECT COUNT(*) FROM orders o
+		LEFT JOIN (SELECT ol_o_id, COUNT(*) AS n FROM order_line GROUP BY ol_o_id) l ON l.ol_o_id = o.o_id
+		WHERE COALESCE(l.n, 0) < 1 OR l.n > %d`, maxLines)},
+	shipments: store.Statement{Name: "tpcapp-check-shipments", SQL: "SELECT COUNT(*) FROM shipment"},
 }
 
 // checker holds the baseline a run's checks compare with.
@@ -59,8 +69,9 @@ type checker struct {
 	// stock balances.
 	before  map[string]int64
 	balance map[int64]int64
-	// receivedBefore are the reorders received before the run.
-	receivedBefore int64
+	// receivedBefore are the reorders received before the run,
+	// shipmentsBefore the shipments.
+	receivedBefore, shipmentsBefore int64
 }
 
 var countedTables = []string{"customer", "orders", "order_line"}
@@ -69,7 +80,7 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 	c := &checker{db: db, st: make(map[string]*store.Stmt), count: make(map[string]*store.Stmt), before: make(map[string]int64)}
 	q := &checkStatements
 	for _, s := range []store.Statement{q.stockBalance, q.totals, q.unshipped, q.shipmentsWithoutOrder, q.shipmentLines, q.pendingFlags,
-		q.outboxed, q.unreceived, q.received, q.negative} {
+		q.outboxed, q.unreceived, q.received, q.negative, q.linesWithoutOrder, q.orderLineCounts, q.shipments} {
 		p, err := db.Prepare(ctx, s)
 		if err != nil {
 			return nil, err
@@ -90,6 +101,9 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 	}
 	var err error
 	if c.balance, err = c.balances(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.scalar(ctx, q.shipments, &c.shipmentsBefore); err != nil {
 		return nil, err
 	}
 	return c, c.scalar(ctx, q.received, &c.receivedBefore)
@@ -134,8 +148,11 @@ func (c *checker) backlog(ctx context.Context) (backlog, error) {
 // runFacts are what the run itself counted that the checks compare the
 // database with.
 type runFacts struct {
-	// lines are the order lines of the successful CreateOrders.
+	// lines are the order lines of the successful CreateOrders; outside
+	// is true when no site counted them (and the rest of the facts): the
+	// checks read from outside the sites, over several app servers.
 	lines                   int64
+	outside                 bool
 	shipped, shipDuplicates int64
 	// relays says what the outboxes' relays did (in-doubt publishes).
 	relays string
@@ -181,11 +198,30 @@ func (c *checker) check(ctx context.Context, done workload.Outcomes, f runFacts)
 		add(x.name, ok, "%d %s rows = %d before + %d successful %s (want %d)%s", now[x.table], x.table, c.before[x.table],
 			succeeded[x.op], opNames[x.op], c.before[x.table]+succeeded[x.op], note)
 	}
-	lines := f.lines
-	extra := now["order_line"] - c.before["order_line"] - lines
-	ok := extra == 0 || (extra > 0 && extra <= inDoubt[CreateOrder]*maxLines)
-	add("lines-match-CreateOrder", ok, "%d order_line rows = %d before + %d lines of the CreateOrders committed (want %d)",
-		now["order_line"], c.before["order_line"], lines, c.before["order_line"]+lines)
+	var ok bool
+	if f.outside {
+		var orphans, miscounted int64
+		if err := c.scalar(ctx, q.linesWithoutOrder, &orphans); err != nil {
+			return nil, err
+		}
+		if err := c.scalar(ctx, q.orderLineCounts, &miscounted); err != nil {
+			return nil, err
+		}
+		add("lines-belong-to-orders", orphans == 0 && miscounted == 0,
+			"%d order lines of no order, %d orders without 1..%d lines (want 0, 0); %d order_line rows, %d before",
+			orphans, miscounted, maxLines, now["order_line"], c.before["order_line"])
+		var shipments int64
+		if err := c.scalar(ctx, q.shipments, &shipments); err != nil {
+			return nil, err
+		}
+		f.shipped = shipments - c.shipmentsBefore
+	} else {
+		lines := f.lines
+		extra := now["order_line"] - c.before["order_line"] - lines
+		ok = extra == 0 || (extra > 0 && extra <= inDoubt[CreateOrder]*maxLines)
+		add("lines-match-CreateOrder", ok, "%d order_line rows = %d before + %d lines of the CreateOrders committed (want %d)",
+			now["order_line"], c.before["order_line"], lines, c.before["order_line"]+lines)
+	}
 
 	var unshipped, orphans, badLines, badPending, outboxed, unreceived, received, negative int64
 	for _, x := range []struct {
@@ -201,9 +237,13 @@ func (c *checker) check(ctx context.Context, done workload.Outcomes, f runFacts)
 	if f.relays != "" {
 		relays = "; " + f.relays
 	}
+	shippedNote := fmt.Sprintf("%d shipped this run, %d redelivered and found shipped%s", f.shipped, f.shipDuplicates, relays)
+	if f.outside {
+		shippedNote = fmt.Sprintf("%d shipped this run, by the app servers' agents", f.shipped)
+	}
 	add("orders-shipped-once", unshipped == 0 && orphans == 0 && outboxed == 0,
-		"%d orders without their one shipment, %d shipments of no order, %d outbox rows not relayed (want 0, 0, 0); %d shipped this run, %d redelivered and found shipped%s",
-		unshipped, orphans, outboxed, f.shipped, f.shipDuplicates, relays)
+		"%d orders without their one shipment, %d shipments of no order, %d outbox rows not relayed (want 0, 0, 0); %s",
+		unshipped, orphans, outboxed, shippedNote)
 	add("shipments-match-lines", badLines == 0, "%d shipments whose line count or order status disagree with the order's shipped lines (want 0)", badLines)
 	add("no-negative-stock", negative == 0, "%d items with negative stock (want 0)", negative)
 

@@ -12,10 +12,12 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"syscall"
 	"text/template"
 
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/server"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -391,6 +393,19 @@ func fail(kind, msg string, status int) error {
 	return &FrontError{Kind: kind, Msg: msg, Status: status}
 }
 
+// writes are the methods that write.
+var writes = map[string]bool{"NewCustomer": true, "ChangePaymentMethod": true, "CreateOrder": true, "ChangeItem": true}
+
+// lost is a request of method that got no response (its server died
+// under it, an app server of several): one that writes may or may not
+// have committed, unless it never reached the service.
+func lost(method string, err error) error {
+	if !writes[method] || errors.Is(err, syscall.ECONNREFUSED) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrInDoubt, err)
+}
+
 func (c *Caller) invoke(ctx context.Context, method string, req, res any) error {
 	if c.front == FrontJSON {
 		return c.invokeJSON(ctx, method, req, res)
@@ -410,7 +425,7 @@ func (c *Caller) invokeJSON(ctx context.Context, method string, req, res any) er
 	hr.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		return err
+		return lost(method, err)
 	}
 	defer drain(resp)
 	if resp.StatusCode != http.StatusOK {
@@ -452,7 +467,7 @@ func (c *Caller) invokeSOAP(ctx context.Context, method string, req, res any) er
 	hr.Header.Set("SOAPAction", `"`+serviceNS+"#"+method+`"`)
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		return err
+		return lost(method, err)
 	}
 	defer drain(resp)
 	var ans soapAnswer

@@ -1,13 +1,16 @@
 package tpcapp
 
 import (
+	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -164,6 +167,40 @@ func TestParseMix(t *testing.T) {
 	} {
 		if _, err := ParseMix(in); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("--mix %s: %v, want an error saying %q", in, err, says)
+		}
+	}
+}
+
+// A request whose server dies under it (an app server of several) is in
+// doubt when its method writes, whatever the front; a read is an error,
+// and so is a write the service never received (the connection refused).
+func TestLostRequestsOfWritesAreInDoubt(t *testing.T) {
+	t.Parallel()
+	dying := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // the request arrived whole
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // and no response left
+		}
+	}))
+	defer dying.Close()
+	refusing := httptest.NewServer(http.NotFoundHandler())
+	refusing.Close()
+	ctx := context.Background()
+	for _, front := range Fronts {
+		c := NewCaller(dying.URL, front, &http.Client{})
+		if _, err := c.CreateOrder(ctx, 0, CreateOrderRequest{}); !errors.Is(err, store.ErrInDoubt) {
+			t.Errorf("%s: CreateOrder lost: %v; want in doubt", front, err)
+		}
+		if _, err := c.ChangeItem(ctx, 0, ChangeItemRequest{}); !errors.Is(err, store.ErrInDoubt) {
+			t.Errorf("%s: ChangeItem lost: %v; want in doubt", front, err)
+		}
+		if _, err := c.OrderStatus(ctx, 0, OrderStatusRequest{}); err == nil || errors.Is(err, store.ErrInDoubt) {
+			t.Errorf("%s: OrderStatus lost: %v; want an error, not in doubt", front, err)
+		}
+		c = NewCaller(refusing.URL, front, &http.Client{})
+		if _, err := c.CreateOrder(ctx, 0, CreateOrderRequest{}); err == nil || errors.Is(err, store.ErrInDoubt) {
+			t.Errorf("%s: CreateOrder refused: %v; want an error, not in doubt", front, err)
 		}
 	}
 }

@@ -136,3 +136,35 @@ func (o Options) loadOptions(db string) LoadOptions {
 
 // optionsOf are a run's options: the defaults when the caller gave none.
 func optionsOf(o workload.Options) Options { return workload.OptionsAs(o, DefaultOptions) }
+
+// TierArgs are the site's own flags of each app server a run starts
+// (--app-servers N): its queues' broker and its partners; the mix and
+// the sessions are the businesses', which stay in the run's process.
+func (o Options) TierArgs(config.Run) []string {
+	args := []string{"--partner-delay", o.PartnerDelay, "--partner-fail-rate", fmt.Sprint(o.PartnerFailRate),
+		"--shipping-agents", fmt.Sprint(o.ShippingAgents)}
+	for _, kv := range [][2]string{{"broker", o.Broker}, {"pov", o.POV}, {"pge", o.PGE}, {"ice", o.ICE}} {
+		if kv[1] != "" {
+			args = append(args, "--"+kv[0], kv[1])
+		}
+	}
+	if o.StreamReplicas > 0 {
+		args = append(args, "--stream-replicas", fmt.Sprint(o.StreamReplicas))
+	}
+	return args
+}
+
+// QueueBroker is --broker: the app servers' shipping and inventory
+// agents share its queues.
+func (o Options) QueueBroker() string { return o.Broker }
+
+// WithQueueBroker are the options with the broker the run started.
+func (o Options) WithQueueBroker(url string) workload.Options {
+	o.Broker = url
+	return o
+}
+
+var (
+	_ workload.ServerArgs = Options{}
+	_ workload.Queued     = Options{}
+)

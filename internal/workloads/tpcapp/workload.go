@@ -268,22 +268,33 @@ func (s *site) drainBacklog(ctx context.Context) error {
 	if s.ship == nil || s.checker == nil {
 		return nil
 	}
+	return s.checker.drain(ctx, &s.drain, func() {
+		s.ship.shipOut.Kick()
+		s.ship.reorderOut.Kick()
+	})
+}
+
+// drain waits for the backlog to be done, up to drainTimeout, saying
+// what is left in status and kicking the relays (when kick is set)
+// before each wait.
+func (c *checker) drain(ctx context.Context, status *atomic.Pointer[string], kick func()) error {
 	deadline := time.Now().Add(drainTimeout)
 	for {
-		b, err := s.checker.backlog(ctx)
+		b, err := c.backlog(ctx)
 		if err != nil {
 			return err
 		}
-		status := b.String()
-		s.drain.Store(&status)
+		left := b.String()
+		status.Store(&left)
 		if b.empty() {
 			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the shipping and inventory processes did not finish in %v: %s", drainTimeout, b)
 		}
-		s.ship.shipOut.Kick()
-		s.ship.reorderOut.Kick()
+		if kick != nil {
+			kick()
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("drain interrupted with %s: %w", b, ctx.Err())
@@ -444,8 +455,48 @@ func (Workload) WebTier(context.Context, grpc.ClientConnInterface, workload.RunP
 	return nil, errors.New("tpcapp's application server is one tier: it has no web tier apart")
 }
 
-// Checker: a drive of TPC-App checks no database; the site's shipping
-// runs where it is served.
-func (Workload) Checker(context.Context, *store.DB, workload.RunParams) (workload.Checker, error) {
-	return nil, errors.New("tpcapp's checks run where its site runs (tierbench run)")
+// Checker reads db before a run whose sites are served by other
+// processes (run --app-servers N), so that its Check verifies the
+// database after it from outside: the sites' own counts (the lines they
+// committed, what their agents and their in-process ICE did) are not
+// read, the database's invariants are. Before the sites start, a fresh
+// load's queues on a given --broker are emptied, as a run in one process
+// does: an earlier run's messages name orders that no longer exist.
+func (Workload) Checker(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Checker, error) {
+	if cfg := optionsOf(p.Options); !p.Common.NoLoad && cfg.Broker != "" {
+		b, err := messaging.OpenWith(ctx, messaging.Config{URL: cfg.Broker, StreamReplicas: cfg.StreamReplicas})
+		if err != nil {
+			return nil, brokerError(err)
+		}
+		ship, reorder := queueNames(db.DSN().String())
+		for _, q := range []string{ship, reorder} {
+			if err = b.DeleteQueue(ctx, q); err != nil {
+				break
+			}
+		}
+		if err := errors.Join(err, b.CloseContext(ctx)); err != nil {
+			return nil, err
+		}
+	}
+	c, err := newChecker(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return &outside{checker: c}, nil
+}
+
+// outside checks the database of sites served elsewhere.
+type outside struct {
+	*checker
+	status atomic.Pointer[string]
+}
+
+var _ workload.Drainer = (*outside)(nil)
+
+// Drain waits for the sites' shipping and inventory agents to finish
+// what the run committed, while they still serve.
+func (o *outside) Drain(ctx context.Context) error { return o.drain(ctx, &o.status, nil) }
+
+func (o *outside) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
+	return o.check(ctx, done, runFacts{outside: true})
 }

@@ -424,6 +424,20 @@ func TestChecksCatchCorruption(t *testing.T) {
 				q.Exec("INSERT INTO reorder (r_i_id, r_qty, r_status, r_requested, r_received) VALUES (1, 100, 'RECEIVED', ?, ?)", now, now)
 			}, runFacts{iceKnown: true}, []string{"stock-balances", "reorders-received-once"}},
 			{"lines the run did not commit", func(storetest.Querier) {}, runFacts{lines: 3}, []string{"lines-match-CreateOrder"}},
+			// Read from outside the sites (--app-servers N): no count of
+			// the lines committed, the lines' orders instead.
+			{"nothing, from outside", func(storetest.Querier) {}, runFacts{outside: true}, nil},
+			{"a line of no order, from outside", func(q storetest.Querier) {
+				q.Exec("INSERT INTO order_line (ol_o_id, ol_i_id, ol_qty, ol_price, ol_status) VALUES (999999, 1, 1, 100, 'PENDING')")
+			}, runFacts{outside: true}, []string{"lines-belong-to-orders"}},
+			{"an order without its lines, from outside", func(q storetest.Querier) {
+				q.Exec("DELETE FROM order_line WHERE ol_o_id = 5")
+			}, runFacts{outside: true}, []string{"lines-belong-to-orders", "shipments-match-lines", "stock-balances", "totals-recompute"}},
+			{"an order of too many lines, from outside", func(q storetest.Querier) {
+				for range maxLines {
+					q.Exec("INSERT INTO order_line (ol_o_id, ol_i_id, ol_qty, ol_price, ol_status) VALUES (5, 1, 1, 0, 'BACKORDERED')")
+				}
+			}, runFacts{outside: true}, []string{"lines-belong-to-orders", "shipments-match-lines", "totals-recompute"}}, // their volume, the shipping cost
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
