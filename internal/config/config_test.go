@@ -184,7 +184,7 @@ func TestConfigPlacement(t *testing.T) {
 		{"unknown mode", func(r *Run) { r.Placement = "both" }, `--placement "both": allowed: mixed, dual`},
 		{"with --db", func(r *Run) {
 			r.Placement, r.DB = "dual", store.MustParseDSN("postgres://root@127.0.0.1:5432/test")
-		}, "--placement starts its own PostgreSQL server for the run; leave --db unset"},
+		}, "--placement starts its own PostgreSQL server for the run (SQLite, a file inside tierbench's processes, cannot be placed on a CPU or a host of its own); leave --db unset"},
 		{"with a SQLite file", func(r *Run) { r.Placement, r.DB = "mixed", store.MustParseDSN("sqlite:/tmp/x.db") }, "leave --db unset"},
 		{"with --no-load", func(r *Run) { r.Placement, r.NoLoad = "mixed", true }, "--no-load: --placement starts an empty PostgreSQL server"},
 	} {

@@ -30,6 +30,7 @@ import (
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/failpoint"
+	"github.com/tierbench/tierbench/internal/hosts"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
@@ -59,6 +60,9 @@ type Runner struct {
 	// result as far as the run got, callable while it goes on: a second
 	// interrupt keeps what was measured without waiting for the run.
 	Abortable func(partial func() *result.Result)
+	// Hosts is the plan of --placement hosts, made by the command line
+	// before it re-executed the run on the driver's host (decision 0027).
+	Hosts *hosts.Plan
 }
 
 // Progress lets a caller watch a run.
@@ -445,7 +449,9 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		watchProcs(s.procs, quitProcs, stopDriving)
 	}
 	meter := s.startCPUMeter(dcfg)
+	healed := s.partition(driveCtx, &dcfg)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
+	healed()
 	s.cpu = meter.stop(s.rep)
 	close(quitProcs)
 	lost := watch.stop() // the tier gone for good
