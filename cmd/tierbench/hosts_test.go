@@ -229,3 +229,52 @@ func TestHostsUsage(t *testing.T) {
 		}
 	}
 }
+
+// The business tier cut from the web tier for 5 s mid-run: the pages
+// under way wait for the link and go on once it heals (TCP retransmits
+// across the cut); nothing fails, nothing is lost or doubled (the
+// checks reconcile every table with the successful interactions), and
+// the result records the cut.
+func TestHostsPartition(t *testing.T) {
+	t.Parallel()
+	testsvc.SkipUnlessLong(t, "a 5 s partition in a 12 s run")
+	hostsAvailable(t)
+	bin := testsvc.Binary(t)
+	links := rootLinks(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	run := testsvc.Start(t, bin, "run", "rubis", "--placement", "hosts", "--tiers", "3", "--style", "facade", "--link", "100mbit",
+		"--clients", "5", "--duration", "12s", "--think-scale", "0.05", "--partition", "2s,5s", "--out", out)
+	code, err := run.Wait(5 * time.Minute)
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d (%v): %s", code, err, run.Stderr())
+	}
+	var res result.Result
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Errors != 0 || res.Summary.InDoubt != 0 || !res.Summary.Passed || len(res.Checks) != 9 {
+		t.Errorf("errors %d, in doubt %d, passed %v, %d checks; want 0, 0, true, 9", res.Summary.Errors, res.Summary.InDoubt, res.Summary.Passed, len(res.Checks))
+	}
+	for _, c := range res.Checks {
+		if !c.Passed {
+			t.Errorf("check %s: %s", c.Name, c.Detail)
+		}
+	}
+	p := res.Environment.Partitions
+	if len(p) != 1 || p[0].Between != [2]string{"business", "web"} || p[0].FromS < 2 || p[0].ToS-p[0].FromS < 5 {
+		t.Fatalf("partitions %+v, want business from web from 2 s for 5 s", p)
+	}
+	// A page that called the business tier during the cut waited for it.
+	var longest float64
+	for _, op := range res.Operations {
+		longest = max(longest, op.Latency.Max)
+	}
+	if longest < 2000 {
+		t.Errorf("longest interaction %.0f ms: none waited through the cut", longest)
+	}
+	leftNothing(t, run.PID(), links)
+}
