@@ -31,6 +31,20 @@ func hostsAvailable(t *testing.T) {
 	}
 }
 
+// hostsResult reads the result file at path.
+func hostsResult(t *testing.T, path string) result.Result {
+	t.Helper()
+	var res result.Result
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // netnsOf lists the namespaces a run of process pid made that are still
 // there.
 func netnsOf(t *testing.T, pid int) []string {
@@ -98,14 +112,7 @@ func TestHostsRun(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v): %s", code, err, run.Stderr())
 	}
-	var res result.Result
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := hostsResult(t, out)
 	// Stock-Online's deck: 43 transactions an iteration, 2 of 4 clients.
 	if res.Summary.Operations != 4*2*43 || res.Summary.Errors != 0 || !res.Summary.Passed {
 		t.Errorf("operations %d, errors %d, passed %v; want %d, 0, true", res.Summary.Operations, res.Summary.Errors, res.Summary.Passed, 4*2*43)
@@ -248,14 +255,7 @@ func TestHostsPartition(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v): %s", code, err, run.Stderr())
 	}
-	var res result.Result
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := hostsResult(t, out)
 	if res.Summary.Errors != 0 || res.Summary.InDoubt != 0 || !res.Summary.Passed || len(res.Checks) != 9 {
 		t.Errorf("errors %d, in doubt %d, passed %v, %d checks; want 0, 0, true, 9", res.Summary.Errors, res.Summary.InDoubt, res.Summary.Passed, len(res.Checks))
 	}

@@ -57,6 +57,11 @@ func listen(t *testing.T, p *Plan, role string) string {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, ln, func(c net.Conn) { io.Copy(c, c); c.Close() })
+}
+
+// serve hands each connection ln accepts to handle, until the test ends.
+func serve(t testing.TB, ln net.Listener, handle func(net.Conn)) string {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -64,7 +69,7 @@ func listen(t *testing.T, p *Plan, role string) string {
 			if err != nil {
 				return
 			}
-			go func() { io.Copy(c, c); c.Close() }()
+			go handle(c)
 		}
 	}()
 	return ln.Addr().String()

@@ -18,17 +18,7 @@ func echo(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.(*net.TCPConn).CloseWrite() }()
-		}
-	}()
-	return ln.Addr().String()
+	return serve(t, ln, func(c net.Conn) { io.Copy(c, c); c.(*net.TCPConn).CloseWrite() })
 }
 
 // A request and its reply each cross the proxy once: a round trip takes
@@ -92,16 +82,7 @@ func BenchmarkLinkRate(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
+	serve(b, ln, func(c net.Conn) { io.Copy(io.Discard, c); c.Close() })
 	const size = 4 << 20
 	buf := make([]byte, size)
 	var total time.Duration

@@ -29,14 +29,8 @@ import (
 // process's (none when the middle tier runs in the driver's process,
 // --tiers 1), the driver's.
 func (r *Runner) HostRoles(cfg config.Run) ([]string, error) {
-	if err := r.resolve(&cfg); err != nil {
-		return nil, err
-	}
-	w, err := r.validated(cfg)
+	w, err := r.runnable(&cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.refuseAppServers(cfg, w); err != nil {
 		return nil, err
 	}
 	roles := []string{hosts.DB}

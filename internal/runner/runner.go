@@ -169,14 +169,8 @@ const (
 // result means nothing ran: bad configuration, or a database that could
 // not be opened.
 func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error) {
-	if err := r.resolve(&cfg); err != nil {
-		return nil, err
-	}
-	w, err := r.validated(cfg)
+	w, err := r.runnable(&cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.refuseAppServers(cfg, w); err != nil {
 		return nil, err
 	}
 	separate := apart(cfg)
@@ -240,6 +234,19 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		first = phaseStart
 	}
 	return s.begin(first).run(ctx, w, entities)
+}
+
+// runnable resolves cfg and gives its workload, or why the run cannot
+// be.
+func (r *Runner) runnable(cfg *config.Run) (workload.Workload, error) {
+	if err := r.resolve(cfg); err != nil {
+		return nil, err
+	}
+	w, err := r.validated(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	return w, r.refuseAppServers(*cfg, w)
 }
 
 // state is one run under way: what a result needs, gathered as the run
