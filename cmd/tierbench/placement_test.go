@@ -76,7 +76,7 @@ func TestPlacementUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--placement", "both"}, `--placement "both": allowed: mixed, dual`},
-		{[]string{"--placement", "dual", "--db", "postgres://root@127.0.0.1:5432/test"}, "--placement starts its own PostgreSQL server for the run; leave --db unset"},
+		{[]string{"--placement", "dual", "--db", "postgres://root@127.0.0.1:5432/test"}, "--placement starts its own PostgreSQL server for the run (SQLite, a file inside tierbench's processes, cannot be placed on a CPU or a host of its own); leave --db unset"},
 		{[]string{"--placement", "mixed", "--no-load"}, "--no-load: --placement starts an empty PostgreSQL server"},
 	} {
 		run := testsvc.Start(t, bin, append([]string{"run", "stockonline", "--iterations", "1", "--clients", "1", "--out", filepath.Join(t.TempDir(), "r.json")}, tc.args...)...)

@@ -102,7 +102,10 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.ThinkTime), "think-time", 0, "pause of each client after each operation (default none, as in the paper)")
 	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
-	fs.StringVar(&v.Placement, "placement", "", "run on a private PostgreSQL server started for the run, with tierbench and the server pinned to CPUs: mixed (both on the first half of the CPUs: one machine) or dual (tierbench on the first half, the server on the second: two machines); needs PostgreSQL's server programs and taskset; no --db (default: none, the database --db names)")
+	fs.StringVar(&v.Placement, "placement", "", "run on a private PostgreSQL server started for the run, with tierbench and the server pinned to CPUs: mixed (both on the first half of the CPUs: one machine) or dual (tierbench on the first half, the server on the second: two machines); or hosts: the server, the business tier, the web tier and the driver each in a network namespace of its own (needs root and iproute2; see docs/hosts.md); needs PostgreSQL's server programs and taskset; no --db (default: none, the database --db names)")
+	fs.StringVar(&v.Link, "link", "", "with --placement hosts: the link between the hosts, RATE[,DELAY]: a rate by tc's tbf (100mbit, 1gbit) and a one-way delay by a delaying proxy (0.5ms) (default: the veths as they are)")
+	fs.StringVar(&v.Partition, "partition", "", "with --placement hosts: cut the business tier from its caller AT after the measured run begins, for FOR (AT,FOR: 2s,5s)")
+	fs.MarkHidden("partition")
 	fs.IntVar(&v.AppServers, "app-servers", 0, fmt.Sprintf("middle-tier processes over the one database, each with its own container; the clients are spread over them (1 to %d; default 1)", config.MaxAppServers))
 	fs.StringVar(&v.Balancer, "balancer", "", "a load balancer in front of the app servers: haproxy (default none: the driver spreads its clients itself)")
 }

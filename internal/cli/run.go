@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/livemetrics"
+	"github.com/tierbench/tierbench/internal/placement"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 )
@@ -38,6 +39,21 @@ result file (tierbench/result/v1 JSON).`,
 			cfg, err := f.config(r, args[0])
 			if err != nil {
 				return err
+			}
+			plan, err := hostsPlan(cfg)
+			if err != nil {
+				return err
+			}
+			if placement.Mode(cfg.Placement) == placement.Hosts && plan == nil {
+				if err := r.Validate(cfg); err != nil {
+					return err
+				}
+				return superviseHosts(cmd.Context(), env, r, cfg)
+			}
+			r := r
+			if plan != nil {
+				inner := *r
+				inner.Hosts, r = plan, &inner
 			}
 			f.printNotes(env.Stderr)
 			out := cmd.OutOrStdout()

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/hosts"
 	"github.com/tierbench/tierbench/internal/inputfile"
 	"github.com/tierbench/tierbench/internal/placement"
 	"github.com/tierbench/tierbench/internal/store"
@@ -64,8 +65,17 @@ type Run struct {
 	// (internal/placement): empty, on the database DB names, nothing
 	// pinned; mixed, a private PostgreSQL server sharing tierbench's half
 	// of the CPUs (one machine); dual, the server on the other half (two
-	// machines of the same size).
+	// machines of the same size); hosts, the server, the tiers and the
+	// driver each in a network namespace of its own (internal/hosts).
 	Placement string `yaml:"placement" json:"placement,omitempty"`
+	// Link is what joins the hosts of --placement hosts: RATE[,DELAY]
+	// (hosts.ParseLink); empty, the veths as they are.
+	Link string `yaml:"link" json:"link,omitempty"`
+	// Partition cuts the business tier from its caller (the web tier, or
+	// the driver) mid-run under --placement hosts: "AT,FOR", from AT
+	// after the measured run begins, for FOR. For the fault tests; not in
+	// --help.
+	Partition string `yaml:"partition" json:"partition,omitempty"`
 
 	// AppServers is how many middle-tier processes, each with its own
 	// container, serve the run over its one database; 0 is one, in the
@@ -414,6 +424,9 @@ func CheckKeys(keys []string) error {
 // CPUs to put the server and tierbench apart.
 func (r *Run) validatePlacement() error {
 	mode := placement.Mode(r.Placement)
+	if err := r.validateHosts(mode); err != nil {
+		return err
+	}
 	switch {
 	case mode == placement.None:
 		return nil
@@ -434,8 +447,50 @@ func (r *Run) validatePlacement() error {
 	return nil
 }
 
+// validateHosts: --link and --partition belong to --placement hosts,
+// whose hosts they join or part.
+func (r *Run) validateHosts(mode placement.Mode) error {
+	if mode != placement.Hosts {
+		for _, f := range []struct{ flag, value string }{{"link", r.Link}, {"partition", r.Partition}} {
+			if f.value != "" {
+				return fmt.Errorf("--%s %s joins the hosts of --placement hosts; give --placement hosts, or drop --%s", f.flag, f.value, f.flag)
+			}
+		}
+		return nil
+	}
+	if r.Link != "" {
+		if _, err := hosts.ParseLink(r.Link); err != nil {
+			return err
+		}
+	}
+	if r.Partition != "" {
+		if _, _, err := ParsePartition(r.Partition); err != nil {
+			return err
+		}
+	}
+	if r.AppServers > 1 || r.Balancer != "" {
+		return errors.New("--placement hosts puts one middle tier on hosts of its own: drop --app-servers and --balancer")
+	}
+	return nil
+}
+
+// ParsePartition reads --partition AT,FOR: two positive durations.
+func ParsePartition(s string) (at, dur time.Duration, err error) {
+	a, f, ok := strings.Cut(s, ",")
+	if ok {
+		at, err = time.ParseDuration(strings.TrimSpace(a))
+		if err == nil {
+			dur, err = time.ParseDuration(strings.TrimSpace(f))
+		}
+	}
+	if !ok || err != nil || at < 0 || dur <= 0 {
+		return 0, 0, fmt.Errorf("--partition %q: want AT,FOR: when the cut begins after the measured run starts and how long it lasts (2s,5s)", s)
+	}
+	return at, dur, nil
+}
+
 // errPlacementDB refuses a --db beside --placement.
-var errPlacementDB = errors.New("--placement starts its own PostgreSQL server for the run; leave --db unset")
+var errPlacementDB = errors.New("--placement starts its own PostgreSQL server for the run (SQLite, a file inside tierbench's processes, cannot be placed on a CPU or a host of its own); leave --db unset")
 
 // Container is the run's container settings before any type's own.
 func (r *Run) Container() container.Settings {

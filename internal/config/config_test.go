@@ -181,12 +181,21 @@ func TestConfigPlacement(t *testing.T) {
 		{"mixed", func(r *Run) { r.Placement = "mixed" }, ""},
 		{"dual", func(r *Run) { r.Placement = "dual" }, ""},
 		{"a result's config", func(r *Run) { r.Placement, r.DB = "dual", store.DSN{} }, ""},
-		{"unknown mode", func(r *Run) { r.Placement = "both" }, `--placement "both": allowed: mixed, dual`},
+		{"unknown mode", func(r *Run) { r.Placement = "both" }, `--placement "both": allowed: mixed, dual, hosts`},
 		{"with --db", func(r *Run) {
 			r.Placement, r.DB = "dual", store.MustParseDSN("postgres://root@127.0.0.1:5432/test")
-		}, "--placement starts its own PostgreSQL server for the run; leave --db unset"},
+		}, "--placement starts its own PostgreSQL server for the run (SQLite, a file inside tierbench's processes, cannot be placed on a CPU or a host of its own); leave --db unset"},
 		{"with a SQLite file", func(r *Run) { r.Placement, r.DB = "mixed", store.MustParseDSN("sqlite:/tmp/x.db") }, "leave --db unset"},
 		{"with --no-load", func(r *Run) { r.Placement, r.NoLoad = "mixed", true }, "--no-load: --placement starts an empty PostgreSQL server"},
+		{"hosts", func(r *Run) { r.Placement = "hosts" }, ""},
+		{"hosts with a link and a cut", func(r *Run) { r.Placement, r.Link, r.Partition = "hosts", "100mbit,0.5ms", "2s,5s" }, ""},
+		{"hosts on SQLite", func(r *Run) { r.Placement, r.DB = "hosts", store.MustParseDSN("sqlite:/tmp/x.db") }, "SQLite, a file inside tierbench's processes, cannot be placed"},
+		{"a link without hosts", func(r *Run) { r.Placement, r.Link = "dual", "100mbit" }, "--link 100mbit joins the hosts of --placement hosts; give --placement hosts, or drop --link"},
+		{"a cut without hosts", func(r *Run) { r.Partition = "2s,5s" }, "--partition 2s,5s joins the hosts of --placement hosts"},
+		{"a bad link", func(r *Run) { r.Placement, r.Link = "hosts", "100mbit,-1ms" }, `--link "100mbit,-1ms": delay -1ms out of range`},
+		{"a bad cut", func(r *Run) { r.Placement, r.Partition = "hosts", "5s" }, `--partition "5s": want AT,FOR`},
+		{"a cut of no length", func(r *Run) { r.Placement, r.Partition = "hosts", "2s,0s" }, `--partition "2s,0s": want AT,FOR`},
+		{"hosts over app servers", func(r *Run) { r.Placement, r.AppServers = "hosts", 2 }, "--placement hosts puts one middle tier on hosts of its own"},
 	} {
 		r := valid()
 		tc.change(&r)

@@ -18,10 +18,14 @@ const (
 	// Dual: two machines of the same size; tierbench on the first half
 	// of the CPUs, the private server on the second.
 	Dual Mode = "dual"
+	// Hosts: the database, the tiers and the driver each on a host of
+	// its own, a network namespace (internal/hosts); nothing pinned, the
+	// server on every CPU this process may use.
+	Hosts Mode = "hosts"
 )
 
 // Modes are the values of --placement other than none.
-var Modes = []Mode{Mixed, Dual}
+var Modes = []Mode{Mixed, Dual, Hosts}
 
 // ModeNames lists the modes for messages: "mixed, dual".
 func ModeNames() string {
@@ -32,8 +36,9 @@ func ModeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Plan is a placement worked out: the CPUs of tierbench's process (App)
-// and of the database server and every backend it forks (DB).
+// Plan is a placement worked out: the CPUs of tierbench's process (App;
+// none: not pinned) and of the database server and every backend it
+// forks (DB).
 type Plan struct {
 	Mode Mode
 	App  CPUSet
@@ -54,6 +59,8 @@ func Split(mode Mode, cpus CPUSet) (Plan, error) {
 			return Plan{}, fmt.Errorf("--placement dual puts tierbench and PostgreSQL on CPUs of their own and needs 2 CPUs; this process may use %d (%s)", len(cpus), cpus)
 		}
 		return Plan{Mode: mode, App: cpus[:half], DB: cpus[half : 2*half]}, nil
+	case Hosts:
+		return Plan{Mode: mode, DB: cpus}, nil
 	}
 	return Plan{}, fmt.Errorf("--placement %q: allowed: %s (or leave it unset)", mode, ModeNames())
 }

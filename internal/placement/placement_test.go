@@ -24,7 +24,8 @@ func TestPlacementSplit(t *testing.T) {
 		{mode: Dual, cpus: CPUSet{2, 3, 6, 7}, app: "2-3", db: "6-7"},
 		{mode: Mixed, cpus: CPUSet{5}, app: "5", db: "5"},
 		{mode: Dual, cpus: CPUSet{5}, err: "needs 2 CPUs; this process may use 1 (5)"},
-		{mode: "both", cpus: CPUSet{0, 1}, err: `--placement "both": allowed: mixed, dual`},
+		{mode: Hosts, cpus: CPUSet{0, 1}, app: "", db: "0-1"},
+		{mode: "both", cpus: CPUSet{0, 1}, err: `--placement "both": allowed: mixed, dual, hosts`},
 	} {
 		p, err := Split(tc.mode, tc.cpus)
 		if tc.err != "" {

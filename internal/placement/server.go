@@ -2,6 +2,7 @@ package placement
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -46,6 +49,10 @@ type Server struct {
 	pid     int // the postmaster's, kept after it ended
 	version string
 	cpus    CPUSet
+	// host is the address it listens on; netns, when set, the network
+	// namespace it runs in (StartOn).
+	host  string
+	netns string
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the server is reaped
@@ -61,6 +68,20 @@ type Server struct {
 // connections and creates the database tierbench. The binaries are the
 // newest /usr/lib/postgresql/*/bin's, or those of initdb on PATH.
 func Start(ctx context.Context, parent string, cpus CPUSet) (*Server, error) {
+	return StartOn(ctx, parent, cpus, Network{})
+}
+
+// Network is where a server listens: on Host (default 127.0.0.1), in the
+// network namespace the file Netns names (default this process's; see
+// internal/hosts). The server's client programs (pg_isready, createdb)
+// run in this process's namespace and must reach Host from there.
+type Network struct {
+	Host  string
+	Netns string
+}
+
+// StartOn is Start with the server on net.
+func StartOn(ctx context.Context, parent string, cpus CPUSet, net Network) (*Server, error) {
 	bin, taskset, err := programs()
 	if err != nil {
 		return nil, err
@@ -77,7 +98,8 @@ func Start(ctx context.Context, parent string, cpus CPUSet) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("private PostgreSQL server: %w", err)
 	}
-	s := &Server{dir: dir, data: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "postgres.log"), version: version, cpus: cpus}
+	s := &Server{dir: dir, data: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "postgres.log"), version: version, cpus: cpus,
+		host: cmp.Or(net.Host, "127.0.0.1"), netns: net.Netns}
 	if err := s.start(ctx, bin, taskset, cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -98,6 +120,18 @@ func (s *Server) start(ctx context.Context, bin, taskset string, cred *syscall.C
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("private PostgreSQL server: initdb: %v: %s", err, lastLines(out, logLines))
 	}
+	if s.host != "127.0.0.1" {
+		// initdb trusts loopback alone; a server on a host of its own
+		// trusts its subnet (samenet), which only the run's hosts reach.
+		hba, err := os.OpenFile(filepath.Join(s.data, "pg_hba.conf"), os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = hba.WriteString("host all all samenet trust\n")
+			err = errors.Join(err, hba.Close())
+		}
+		if err != nil {
+			return fmt.Errorf("private PostgreSQL server: pg_hba.conf: %w", err)
+		}
+	}
 	// A port free a moment ago may be taken before the server binds it:
 	// then another is tried, twice at most.
 	for attempt := 1; ; attempt++ {
@@ -114,7 +148,7 @@ func (s *Server) start(ctx context.Context, bin, taskset string, cred *syscall.C
 			return err
 		}
 	}
-	create := exec.CommandContext(ctx, filepath.Join(bin, "createdb"), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "postgres", "-w", Database)
+	create := exec.CommandContext(ctx, filepath.Join(bin, "createdb"), "-h", s.host, "-p", strconv.Itoa(s.port), "-U", "postgres", "-w", Database)
 	if out, err := create.CombinedOutput(); err != nil {
 		return fmt.Errorf("private PostgreSQL server: createdb %s: %v: %s", Database, err, lastLines(out, logLines))
 	}
@@ -132,7 +166,7 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 	// taskset execs the postmaster in its own place: the PID is the
 	// postmaster's, and every backend it forks inherits the CPUs.
 	cmd := exec.Command(taskset, "-c", s.cpus.String(), filepath.Join(bin, "postgres"),
-		"-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data, "-c", "listen_addresses=127.0.0.1")
+		"-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data, "-c", "listen_addresses="+s.host)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr(cred)
@@ -141,12 +175,22 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 	// ends, not the process, and the Go runtime ends threads (one whose
 	// goroutine exits locked to it). So the server is started from a
 	// thread of its own that lives until the server is reaped: it dies
-	// with tierbench, and only then.
+	// with tierbench, and only then. In a network namespace of its own
+	// (StartOn), that thread enters it first: the server forked from it
+	// is born there. The thread then never goes back to the runtime's
+	// pool: its goroutine ends locked to it, and the runtime ends it.
 	started := make(chan error)
 	done := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		if s.netns != "" {
+			if err := setns(s.netns); err != nil {
+				started <- err
+				return
+			}
+		} else {
+			defer runtime.UnlockOSThread()
+		}
 		err := cmd.Start()
 		started <- err
 		if err == nil {
@@ -164,7 +208,7 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 	isready := filepath.Join(bin, "pg_isready")
 	deadline := time.Now().Add(startTimeout)
 	for {
-		probe := exec.CommandContext(ctx, isready, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "postgres", "-d", "postgres", "-t", "2")
+		probe := exec.CommandContext(ctx, isready, "-q", "-h", s.host, "-p", strconv.Itoa(s.port), "-U", "postgres", "-d", "postgres", "-t", "2")
 		if probe.Run() == nil {
 			return nil
 		}
@@ -181,7 +225,7 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 		}
 		if why != "" {
 			s.halt()
-			return fmt.Errorf("private PostgreSQL server on 127.0.0.1:%d %s; its log ends:\n%s", s.port, why, s.logTail())
+			return fmt.Errorf("private PostgreSQL server on %s:%d %s; its log ends:\n%s", s.host, s.port, why, s.logTail())
 		}
 		select {
 		case <-done:
@@ -193,10 +237,11 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 
 // URL is the connection URL of the run's database on the server.
 func (s *Server) URL() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, Database)
+	return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", net.JoinHostPort(s.host, strconv.Itoa(s.port)), Database)
 }
 
-// Port the server listens on (127.0.0.1).
+// Port the server listens on (at its host, 127.0.0.1 unless StartOn
+// said otherwise).
 func (s *Server) Port() int { return s.port }
 
 // PID of the postmaster.
@@ -375,4 +420,18 @@ func credential() (*syscall.Credential, error) {
 // checks), as user cred when not nil.
 func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+}
+
+// setns moves the calling thread into the network namespace the file at
+// path names.
+func setns(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("private PostgreSQL server: network namespace: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("private PostgreSQL server: setns %s: %w", path, err)
+	}
+	return nil
 }

@@ -105,6 +105,38 @@ type Environment struct {
 	Placement string `json:"placement,omitempty"`
 	AppCPUs   string `json:"app_cpus,omitempty"`
 	DBCPUs    string `json:"db_cpus,omitempty"`
+	// Hosts are the hosts of --placement hosts, each a network namespace
+	// with its own address, and what ran on it; Link joins each of them
+	// to the others; Partitions are the cuts made mid-run (--partition).
+	Hosts      []Host      `json:"hosts,omitempty"`
+	Link       *Link       `json:"link,omitempty"`
+	Partitions []Partition `json:"partitions,omitempty"`
+}
+
+// Host is one host of a run under --placement hosts.
+type Host struct {
+	Role      string `json:"role"`
+	Namespace string `json:"namespace"`
+	Address   string `json:"address"`
+	// Runs says what ran there: "PostgreSQL 15", "the business tier (pid
+	// 1234)", "the driver".
+	Runs []string `json:"runs"`
+}
+
+// Link is what joined the hosts: its rate (bits per second, 0: the
+// veths' own), its one-way delay, and how each was realised.
+type Link struct {
+	RateBitS int64   `json:"rate_bit_s,omitempty"`
+	DelayMS  float64 `json:"delay_ms,omitempty"`
+	How      string  `json:"how"`
+}
+
+// Partition is a cut between two hosts during a run: when it began and
+// ended, in seconds from the start of the measured run.
+type Partition struct {
+	Between [2]string `json:"between"`
+	FromS   float64   `json:"from_s"`
+	ToS     float64   `json:"to_s"`
 }
 
 // Load says what (re)population wrote before the run.

@@ -17,6 +17,26 @@ func database(env Environment) string {
 	if env.Placement == "" {
 		return env.DB
 	}
+	if len(env.Hosts) > 0 {
+		link := "the veths as they are"
+		if l := env.Link; l != nil {
+			var parts []string
+			if l.RateBitS > 0 {
+				parts = append(parts, fmt.Sprintf("%g Mbit/s", float64(l.RateBitS)/1e6))
+			}
+			if l.DelayMS > 0 {
+				parts = append(parts, fmt.Sprintf("%g ms each way", l.DelayMS))
+			}
+			if len(parts) > 0 {
+				link = strings.Join(parts, ", ")
+			}
+		}
+		roles := make([]string, len(env.Hosts))
+		for i, h := range env.Hosts {
+			roles[i] = h.Role + " " + h.Address
+		}
+		return fmt.Sprintf("%s (placement hosts: %s; link: %s)", env.DB, strings.Join(roles, ", "), link)
+	}
 	cpus := func(list string) string {
 		if strings.ContainsAny(list, ",-") {
 			return "CPUs " + list

@@ -17,6 +17,8 @@ type placed struct {
 	plan    placement.Plan
 	server  *placement.Server
 	restore func() error
+	// hosted: --placement hosts, the run's hosts.
+	hosted *hosted
 }
 
 // place starts the private PostgreSQL server of --placement on the plan's
@@ -31,6 +33,9 @@ func (r *Runner) place(ctx context.Context, cfg *config.Run) (*placed, error) {
 	plan, err := placement.Split(mode, cpus)
 	if err != nil {
 		return nil, config.Usage(err)
+	}
+	if mode == placement.Hosts {
+		return r.placeHosts(ctx, cfg, plan)
 	}
 	srv, err := placement.Start(ctx, "", plan.DB)
 	if err != nil {
@@ -52,14 +57,47 @@ func (r *Runner) place(ctx context.Context, cfg *config.Run) (*placed, error) {
 	return p, nil
 }
 
-// stop gives this process its CPUs back and stops the server, removing
-// its files.
+// placeHosts starts the server on the database's host of the plan the
+// command line made (Runner.Hosts) and points cfg at it.
+func (r *Runner) placeHosts(ctx context.Context, cfg *config.Run, plan placement.Plan) (*placed, error) {
+	if r.Hosts == nil {
+		return nil, config.Usage(errors.New("--placement hosts belongs to tierbench run, which makes the hosts and runs again on the driver's; a sweep cannot place its points on hosts yet: run each point with tierbench run"))
+	}
+	h := newHosted(r.Hosts)
+	srv, dsn, err := h.startDB(ctx, plan.DB)
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("--placement hosts: %w", err)
+	}
+	p := &placed{plan: plan, server: srv, hosted: h}
+	if cfg.DB, err = store.ParseDSN(dsn); err != nil {
+		p.stop()
+		return nil, err
+	}
+	if r.Notes != nil {
+		db := r.Hosts.Host("db")
+		link := r.Hosts.Link.String()
+		if link == "" {
+			link = "no rate or delay set"
+		}
+		fmt.Fprintf(r.Notes, "placement hosts: private PostgreSQL %s on %s:%d (namespace %s); link: %s\n",
+			srv.Major(), db.Address, srv.Port(), db.Namespace, link)
+	}
+	return p, nil
+}
+
+// stop gives this process its CPUs back, stops the server, removing its
+// files, and the hosts' proxies.
 func (p *placed) stop() error {
 	var err error
 	if p.restore != nil {
 		err = p.restore()
 	}
-	return errors.Join(err, p.server.Stop())
+	err = errors.Join(err, p.server.Stop())
+	if p.hosted != nil {
+		err = errors.Join(err, p.hosted.close())
+	}
+	return err
 }
 
 // environment records the placement in a result's provenance.
@@ -68,6 +106,10 @@ func (p *placed) environment(env *result.Environment) {
 		return
 	}
 	env.Placement = string(p.plan.Mode)
+	if p.hosted != nil {
+		p.hosted.environment(env)
+		return
+	}
 	env.AppCPUs, env.DBCPUs = p.plan.App.String(), p.plan.DB.String()
 }
 

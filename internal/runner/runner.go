@@ -30,6 +30,7 @@ import (
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/driver"
 	"github.com/tierbench/tierbench/internal/failpoint"
+	"github.com/tierbench/tierbench/internal/hosts"
 	"github.com/tierbench/tierbench/internal/metrics"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/store"
@@ -59,6 +60,9 @@ type Runner struct {
 	// result as far as the run got, callable while it goes on: a second
 	// interrupt keeps what was measured without waiting for the run.
 	Abortable func(partial func() *result.Result)
+	// Hosts is the plan of --placement hosts, made by the command line
+	// before it re-executed the run on the driver's host (decision 0027).
+	Hosts *hosts.Plan
 }
 
 // Progress lets a caller watch a run.
@@ -165,14 +169,8 @@ const (
 // result means nothing ran: bad configuration, or a database that could
 // not be opened.
 func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error) {
-	if err := r.resolve(&cfg); err != nil {
-		return nil, err
-	}
-	w, err := r.validated(cfg)
+	w, err := r.runnable(&cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.refuseAppServers(cfg, w); err != nil {
 		return nil, err
 	}
 	separate := apart(cfg)
@@ -236,6 +234,19 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		first = phaseStart
 	}
 	return s.begin(first).run(ctx, w, entities)
+}
+
+// runnable resolves cfg and gives its workload, or why the run cannot
+// be.
+func (r *Runner) runnable(cfg *config.Run) (workload.Workload, error) {
+	if err := r.resolve(cfg); err != nil {
+		return nil, err
+	}
+	w, err := r.validated(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	return w, r.refuseAppServers(*cfg, w)
 }
 
 // state is one run under way: what a result needs, gathered as the run
@@ -445,7 +456,9 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		watchProcs(s.procs, quitProcs, stopDriving)
 	}
 	meter := s.startCPUMeter(dcfg)
+	healed := s.partition(driveCtx, &dcfg)
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
+	healed()
 	s.cpu = meter.stop(s.rep)
 	close(quitProcs)
 	lost := watch.stop() // the tier gone for good

@@ -34,6 +34,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 		return nil, err
 	}
 	n, tiers := cfg.Servers(), tieringOf(cfg).Tiers
+	hosted := s.hosted()
 	t := &tieredRun{processes: 1, token: token, log: s.r.TierLog}
 	if err := t.startQueues(ctx, &cfg, dir); err != nil {
 		return nil, err
@@ -86,7 +87,21 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 			if n > 1 {
 				name = sv.name + "'s " + tier
 			}
-			proc, err := tierproc.Start(ctx, name, exe, append([]string{"serve", cfg.Workload, "--listen", "127.0.0.1:0"}, args...), s.r.TierLog)
+			args = append([]string{"serve", cfg.Workload, "--listen", hosted.listen(hostOf(tier))}, args...)
+			if hosted != nil && tier != "business tier" {
+				// Pages take no token; the hosts' network is the run's
+				// alone.
+				args = append(args, "--insecure")
+			}
+			prog, args := hosted.command(hostOf(tier), exe, args)
+			proc, err := tierproc.Start(ctx, name, prog, args, s.r.TierLog)
+			if err == nil && hosted != nil {
+				hosted.ran(hostOf(tier), fmt.Sprintf("the %s (pid %d, %s)", tier, proc.PID(), proc.URL))
+				// Its callers call it through its host's proxy.
+				if proc.URL, err = hosted.target(tier, proc.URL); err != nil {
+					proc.Stop()
+				}
+			}
 			if err == nil {
 				sv.procs = append(sv.procs, proc)
 				t.procs = append(t.procs, proc)
