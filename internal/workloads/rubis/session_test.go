@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
@@ -25,7 +26,7 @@ import (
 // it; the tier stops with the test.
 func serveRemote(t testing.TB, p remote.Protocol, a Auction, threads int) Auction {
 	t.Helper()
-	b, err := startBusinessTier("session", a, threads, p)
+	b, err := startBusinessTier("session", a, threads, p, container.Generated)
 	if err != nil {
 		t.Fatal(err)
 	}
