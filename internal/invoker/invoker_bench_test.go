@@ -26,7 +26,9 @@ func BenchmarkBeanCall(b *testing.B) {
 		v.(*pingpb.Payload).Data = payload.Data
 		return nil
 	}
-	ic := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) { return h(ctx, req) }
+	ic := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(ctx, req)
+	}
 	for _, d := range []container.Dispatch{container.Generated, container.Reflect} {
 		b.Run("invoke/"+string(d), func(b *testing.B) {
 			impl := quiet{&bean{}}
