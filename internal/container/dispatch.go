@@ -61,7 +61,7 @@ func (d *Dispatch) Set(s string) (err error) {
 }
 
 // Type names the flag's value in help.
-func (d *Dispatch) Type() string { return "reflect|generated" }
+func (d *Dispatch) Type() string { return "mode" }
 
 // valueMember is the index in Value of the member that holds each Kind,
 // found by name once.
