@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/container"
-	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 )
 
@@ -155,16 +154,9 @@ func BenchmarkDispatch(b *testing.B) {
 	blob := []byte("blob")
 	for _, d := range []container.Dispatch{container.Generated, container.Reflect} {
 		b.Run("fields/"+string(d), func(b *testing.B) {
-			db := storetest.Open(b, storetest.SQLite(b), store.Options{Threads: 1})
-			if err := db.ExecScript(ctx, everySchema("sqlite")); err != nil {
-				b.Fatal(err)
-			}
 			s := settings(container.OptionA, 10, 10)
 			s.Dispatch = d
-			ctr, err := container.New(ctx, db, []*container.Type{every()}, map[string]container.Settings{"Every": s})
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, ctr := newEvery(b, storetest.SQLite(b), s)
 			tx, err := ctr.Begin(ctx, 0)
 			if err != nil {
 				b.Fatal(err)
@@ -184,17 +176,10 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 		})
 		b.Run("loadStore/"+string(d), func(b *testing.B) {
-			db := storetest.Open(b, storetest.SQLite(b), store.Options{Threads: 1})
-			if err := db.ExecScript(ctx, everySchema("sqlite")); err != nil {
-				b.Fatal(err)
-			}
 			s := settings(container.OptionC, 0, 10)
 			s.Concurrency = container.Database
 			s.Dispatch = d
-			ctr, err := container.New(ctx, db, []*container.Type{every()}, map[string]container.Settings{"Every": s})
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, ctr := newEvery(b, storetest.SQLite(b), s)
 			h := ctr.Home("Every")
 			b.ReportAllocs()
 			for b.Loop() {

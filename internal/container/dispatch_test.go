@@ -48,6 +48,21 @@ CREATE TABLE every (id BIGINT PRIMARY KEY, i BIGINT NOT NULL, f DOUBLE PRECISION
 INSERT INTO every (id, i, f, s, t, b) VALUES (1, 10, 1.5, 'one', '2026-01-02 03:04:05', NULL), (2, 20, 2.5, 'two', '2026-02-03 04:05:06', NULL), (3, 30, 3.5, 'three', '2026-03-04 05:06:07', NULL);`, ts, blob)
 }
 
+// newEvery is a container of every() with settings s, on one thread of a
+// fresh table at dsn.
+func newEvery(t testing.TB, dsn string, s container.Settings) (*store.DB, *container.Container) {
+	t.Helper()
+	db := storetest.Open(t, dsn, store.Options{Threads: 1})
+	if err := db.ExecScript(context.Background(), everySchema(dsn)); err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := container.New(context.Background(), db, []*container.Type{every()}, map[string]container.Settings{"Every": s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, ctr
+}
+
 // dispatchRun is what a fixed sequence of transactions under one dispatch
 // read, left in the table, and counted.
 type dispatchRun struct {
@@ -62,20 +77,13 @@ type dispatchRun struct {
 func runDispatch(t *testing.T, dsn string, d container.Dispatch, cacheA bool) dispatchRun {
 	t.Helper()
 	ctx := context.Background()
-	db := storetest.Open(t, dsn, store.Options{Threads: 1})
-	if err := db.ExecScript(ctx, everySchema(dsn)); err != nil {
-		t.Fatal(err)
-	}
 	s := settings(container.OptionC, 0, 10)
 	s.Concurrency = container.Database
 	if cacheA {
 		s = settings(container.OptionA, 10, 10)
 	}
 	s.Dispatch = d
-	ctr, err := container.New(ctx, db, []*container.Type{every()}, map[string]container.Settings{"Every": s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, ctr := newEvery(t, dsn, s)
 	h := ctr.Home("Every")
 	var out dispatchRun
 	read := func(i *container.Instance) {
