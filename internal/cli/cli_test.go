@@ -58,6 +58,7 @@ func TestBadInputExitCodesAndMessages(t *testing.T) {
 		{"bad duration", []string{"run", "stockonline", "--duration", "soon"}, 2, []string{"--duration", `"soon"`}},
 		{"bad dsn", []string{"run", "stockonline", "--db", "oracle://scott@db/orcl"}, 2, []string{"oracle://scott@db/orcl", "allowed: sqlite, sqlite:PATH, postgres://"}},
 		{"several postgres hosts", []string{"run", "stockonline", "--db", "postgres://root@127.0.0.1:5442,127.0.0.1:5443/test"}, 2, []string{"names 2 hosts", "multi-master cluster", "--replica"}},
+		{"bad dispatch", []string{"run", "rubis", "--dispatch", "foo"}, 2, []string{`--dispatch "foo" is not a dispatch; allowed: reflect|generated`}},
 		{"bad isolation", []string{"run", "stockonline", "--isolation", "dirty"}, 2, []string{`--isolation "dirty" is not an isolation level; allowed: read-committed, repeatable-read, serializable`}},
 		{"combination that loses updates", []string{"run", "stockonline", "--commit-option", "A", "--concurrency", "database"}, 2, []string{"commit option A with database concurrency would lose updates"}},
 		{"unknown entity type", []string{"run", "stockonline", "--entity", "Portfolio.cache=10"}, 2, []string{"no entity type Portfolio"}},

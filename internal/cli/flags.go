@@ -75,6 +75,7 @@ func addTierFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.DurationVar((*time.Duration)(&v.LockTimeout), "lock-timeout", 0, "how long an exclusive lock wait lasts before the transaction aborts and is retried (default 1s)")
 	fs.Var((*settingsFlag)(&v.Entity), "entity", "per-type setting NAME.key=value, repeatable (e.g. Item.concurrency=readonly); keys: "+container.SettingKeys)
 	fs.Var(&v.Coherence, "coherence", "how each app server's entity cache stays right when several share the database: none, invalidate (over NATS, each commit waits for every peer), invalidate-async (no wait; staleness measured), shared (entity state in Redis, see --cache-url) (default none)")
+	fs.Var(&v.Dispatch, "dispatch", "how a business tier invokes its beans' methods and the entity container reaches their fields: generated (compiled code) or reflect (package reflect, as JBoss's dynamic proxies and reflective field access did) (default generated)")
 	fs.StringVar(&v.CacheURL, "cache-url", "", "the shared cache of --coherence shared (default "+config.DefaultCacheURL+")")
 	fs.StringVar(&v.CoherenceBroker, "coherence-broker", "", "the NATS server of --coherence invalidate and invalidate-async, nats://HOST:PORT (default: a run over several app servers starts its own)")
 }

@@ -45,7 +45,7 @@ func TestTierArgsGiveTheTierTheRunsConfiguration(t *testing.T) {
 	// The keys a tier reads.
 	tierOf := func(c config.Run) string {
 		return fmt.Sprint(c.ServerThreads, c.Isolation, c.Persistence, c.CommitOption, c.Cache, c.Pool,
-			c.Concurrency, c.RefreshInterval, c.LockTimeout, c.Entity, c.Options)
+			c.Concurrency, c.RefreshInterval, c.LockTimeout, c.Entity, c.Dispatch, c.Options)
 	}
 	for _, tc := range []struct {
 		workload string
@@ -58,6 +58,8 @@ func TestTierArgsGiveTheTierTheRunsConfiguration(t *testing.T) {
 		{"stockonline", []string{"--commit-option", "D", "--refresh-interval", "3s", "--persistence", "bmp"}},
 		{"rubis", []string{"--style", "entity", "--protocol", "grpc", "--commit-option", "A", "--cache", "100%"}},
 		{"rubis", []string{"--style", "session"}},
+		{"rubis", []string{"--style", "facade", "--dispatch", "reflect"}},
+		{"stockonline", []string{"--persistence", "direct", "--dispatch", "reflect"}},
 	} {
 		run := parse(tc.workload, func(fs *pflag.FlagSet, f *runFlags) { addRunFlags(fs, f) }, tc.args)
 		args := runner.TierArgs(run)

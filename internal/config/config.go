@@ -97,6 +97,11 @@ type Run struct {
 	// several app servers starts one of its own and gives it to them.
 	CoherenceBroker string `yaml:"coherence-broker" json:"coherence-broker,omitempty"`
 
+	// Dispatch is how a business tier invokes its beans' methods and how
+	// the entity container reaches their fields: compiled code
+	// (generated, what tierbench always did) or package reflect.
+	Dispatch container.Dispatch `yaml:"dispatch" json:"dispatch,omitempty"`
+
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
 	// not pass. The runner validates them against the workload.
@@ -160,6 +165,7 @@ func New(workload string, d Defaults) Run {
 		// option (container.Resolve).
 		RefreshInterval: Duration(10 * time.Second),
 		LockTimeout:     Duration(time.Second),
+		Dispatch:        container.Generated,
 	}
 }
 
@@ -497,7 +503,7 @@ func (r *Run) Container() container.Settings {
 	return container.Settings{
 		CommitOption: r.CommitOption, Cache: r.Cache, Pool: r.Pool, Persistence: r.Persistence,
 		Concurrency: r.Concurrency, Refresh: time.Duration(r.RefreshInterval), LockTimeout: time.Duration(r.LockTimeout),
-		Coherence: r.Coherence, Server: r.AppServer, Servers: r.Servers(),
+		Coherence: r.Coherence, Server: r.AppServer, Servers: r.Servers(), Dispatch: r.Dispatch,
 	}
 }
 

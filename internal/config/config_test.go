@@ -261,7 +261,7 @@ func TestOptionsWrittenInTheResultsOrder(t *testing.T) {
 	}
 	got := string(b)
 	for _, want := range []string{
-		`"entity":null,"warmup":true,"no-load":false,"out":"","quiet":false,"po-dispatch":"sync","receiver":"127.0.0.1:0","cycle-scale":0.5,"mix":"table-2","think-scale":1,`,
+		`"entity":null,"warmup":true,"no-load":false,"out":"","quiet":false,"dispatch":"generated","po-dispatch":"sync","receiver":"127.0.0.1:0","cycle-scale":0.5,"mix":"table-2","think-scale":1,`,
 		`"front":"soap","shipping-agents":2,"fresh":2}`,
 	} {
 		if !strings.Contains(got, want) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store/storetest"
@@ -139,5 +140,66 @@ func BenchmarkFindCacheHitParallel(b *testing.B) {
 	})
 	if st := f.h.Stats(); st.Loads != int64(threads*keysPerThread) {
 		b.Fatalf("%d loads: the finds were not all cache hits", st.Loads)
+	}
+}
+
+// BenchmarkDispatch is --dispatch's cost in the container, generated
+// against reflect, alternating in one run: fields reads and writes every
+// field of a cached instance once (five kinds, no statement); loadStore
+// is a transaction that loads one instance (option C, a statement), sets
+// every field and stores it at commit, on SQLite.
+func BenchmarkDispatch(b *testing.B) {
+	ctx := context.Background()
+	when := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	blob := []byte("blob")
+	for _, d := range []container.Dispatch{container.Generated, container.Reflect} {
+		b.Run("fields/"+string(d), func(b *testing.B) {
+			s := settings(container.OptionA, 10, 10)
+			s.Dispatch = d
+			_, ctr := newEvery(b, storetest.SQLite(b), s)
+			tx, err := ctr.Begin(ctx, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tx.Rollback()
+			i, err := tx.Find(ctr.Home("Every"), container.Key{A: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				i.SetInt(eInt, i.Int(eInt)+1)
+				i.SetFloat(eFloat, i.Float(eFloat)+1)
+				i.SetString(eString, i.String(eString))
+				i.SetTime(eTime, i.Time(eTime).Add(time.Second))
+				i.SetBytes(eBytes, i.Bytes(eBytes))
+			}
+		})
+		b.Run("loadStore/"+string(d), func(b *testing.B) {
+			s := settings(container.OptionC, 0, 10)
+			s.Concurrency = container.Database
+			s.Dispatch = d
+			_, ctr := newEvery(b, storetest.SQLite(b), s)
+			h := ctr.Home("Every")
+			b.ReportAllocs()
+			for b.Loop() {
+				tx, err := ctr.Begin(ctx, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				i, err := tx.Find(h, container.Key{A: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				i.SetInt(eInt, i.Int(eInt)+1)
+				i.SetFloat(eFloat, i.Float(eFloat)+1)
+				i.SetString(eString, i.String(eString))
+				i.SetTime(eTime, when)
+				i.SetBytes(eBytes, blob)
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

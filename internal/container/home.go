@@ -36,6 +36,8 @@ type Home struct {
 	// shared: the type's coherence is shared (a flag, not a string
 	// comparison, on the find's path).
 	shared bool
+	// reflect: fields are reached by reflection (Settings.Dispatch).
+	reflect bool
 	// ctr and index find the type's counts in each thread's transaction
 	// (Tx.counts[index]).
 	ctr   *Container
@@ -117,7 +119,8 @@ func (h *Home) Settings() Settings { return h.s }
 
 func newHome(c *Container, index int, t *Type, s Settings) *Home {
 	h := &Home{ctr: c, index: index, t: t, s: s,
-		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, shared: s.Coherence == Shared, finders: newFinderCache(t, s)}
+		numbersWrites: s.CommitOption.caches() || s.Concurrency == Exclusive, shared: s.Coherence == Shared,
+		reflect: s.Dispatch == Reflect, finders: newFinderCache(t, s)}
 	h.setRows(0)
 	return h
 }

@@ -52,21 +52,89 @@ func (i *Instance) Key() Key { return i.key }
 func (i *Instance) Type() *Type { return i.home.t }
 
 // Int, Float, String, Time and Bytes read field f (its index in
-// Type.Fields). Bytes are the instance's own: the caller must not change
-// them.
-func (i *Instance) Int(f int) int64      { return i.vals[f].I }
-func (i *Instance) Float(f int) float64  { return i.vals[f].F }
-func (i *Instance) String(f int) string  { return i.vals[f].S }
-func (i *Instance) Time(f int) time.Time { return i.vals[f].T }
-func (i *Instance) Bytes(f int) []byte   { return i.vals[f].B }
+// Type.Fields), by the home's dispatch. Bytes are the instance's own: the
+// caller must not change them.
+func (i *Instance) Int(f int) int64 {
+	if i.home.reflect {
+		return reflectInt(&i.vals[f])
+	}
+	return i.vals[f].I
+}
 
-// SetInt, SetFloat, SetString, SetTime and SetBytes change field f; the change is
-// stored at commit.
-func (i *Instance) SetInt(f int, v int64)      { i.vals[f].I = v; i.dirty |= 1 << f }
-func (i *Instance) SetFloat(f int, v float64)  { i.vals[f].F = v; i.dirty |= 1 << f }
-func (i *Instance) SetString(f int, v string)  { i.vals[f].S = v; i.dirty |= 1 << f }
-func (i *Instance) SetTime(f int, v time.Time) { i.vals[f].T = v; i.dirty |= 1 << f }
-func (i *Instance) SetBytes(f int, v []byte)   { i.vals[f].B = v; i.dirty |= 1 << f }
+func (i *Instance) Float(f int) float64 {
+	if i.home.reflect {
+		return reflectFloat(&i.vals[f])
+	}
+	return i.vals[f].F
+}
+
+func (i *Instance) String(f int) string {
+	if i.home.reflect {
+		return reflectString(&i.vals[f])
+	}
+	return i.vals[f].S
+}
+
+func (i *Instance) Time(f int) time.Time {
+	if i.home.reflect {
+		return reflectTime(&i.vals[f])
+	}
+	return i.vals[f].T
+}
+
+func (i *Instance) Bytes(f int) []byte {
+	if i.home.reflect {
+		return reflectBytes(&i.vals[f])
+	}
+	return i.vals[f].B
+}
+
+// SetInt, SetFloat, SetString, SetTime and SetBytes change field f, by the
+// home's dispatch; the change is stored at commit.
+func (i *Instance) SetInt(f int, v int64) {
+	if i.home.reflect {
+		reflected(Int, &i.vals[f]).SetInt(v)
+	} else {
+		i.vals[f].I = v
+	}
+	i.dirty |= 1 << f
+}
+
+func (i *Instance) SetFloat(f int, v float64) {
+	if i.home.reflect {
+		reflected(Float, &i.vals[f]).SetFloat(v)
+	} else {
+		i.vals[f].F = v
+	}
+	i.dirty |= 1 << f
+}
+
+func (i *Instance) SetString(f int, v string) {
+	if i.home.reflect {
+		reflected(String, &i.vals[f]).SetString(v)
+	} else {
+		i.vals[f].S = v
+	}
+	i.dirty |= 1 << f
+}
+
+func (i *Instance) SetTime(f int, v time.Time) {
+	if i.home.reflect {
+		reflectSetTime(&i.vals[f], v)
+	} else {
+		i.vals[f].T = v
+	}
+	i.dirty |= 1 << f
+}
+
+func (i *Instance) SetBytes(f int, v []byte) {
+	if i.home.reflect {
+		reflected(Bytes, &i.vals[f]).SetBytes(v)
+	} else {
+		i.vals[f].B = v
+	}
+	i.dirty |= 1 << f
+}
 
 // lru is a shard's list of idle ready instances; the tail is evicted first.
 type lru struct{ head, tail *Instance }

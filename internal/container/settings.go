@@ -107,6 +107,9 @@ type Settings struct {
 	// MySQL), server i draws the key blocks i, i+Servers, … so that
 	// servers that started on one database never draw the same key.
 	Server, Servers int
+	// Dispatch is how the container and the beans reach the type's
+	// fields; the run's, for every type (empty is generated).
+	Dispatch Dispatch
 }
 
 // Allowed values, for messages.

@@ -367,7 +367,7 @@ func (tx *Tx) load(i *Instance, find bool) error {
 	}
 	tx.dest = tx.dest[:0]
 	for f, c := range h.t.Fields {
-		tx.dest = append(tx.dest, valueDest(c.Kind, &i.vals[f]))
+		tx.dest = append(tx.dest, h.dest(c.Kind, &i.vals[f]))
 	}
 	if h.t.Version != "" {
 		tx.dest = append(tx.dest, &i.version)
@@ -557,7 +557,7 @@ func (tx *Tx) readRows(h *Home, s *store.Stmt, args []any, fields bool) error {
 			}
 			row := tx.rows[base:]
 			for f, c := range h.t.Fields {
-				tx.dest = append(tx.dest, valueDest(c.Kind, &row[f]))
+				tx.dest = append(tx.dest, h.dest(c.Kind, &row[f]))
 			}
 			if h.t.Version != "" {
 				tx.dest = append(tx.dest, &row[len(h.t.Fields)].I)
@@ -774,7 +774,7 @@ func (tx *Tx) queueStores() error {
 		case i.created:
 			tx.queuedArgs = h.t.keyArgs(&i.key, tx.queuedArgs)
 			for f, c := range h.t.Fields {
-				tx.queuedArgs = append(tx.queuedArgs, valueArg(c.Kind, &i.vals[f]))
+				tx.queuedArgs = append(tx.queuedArgs, h.arg(c.Kind, &i.vals[f]))
 			}
 			if err := tx.storeTx(); err != nil {
 				return err
@@ -796,7 +796,7 @@ func (tx *Tx) queueStores() error {
 			}
 			for f, c := range h.t.Fields {
 				if mask&(1<<f) != 0 {
-					tx.queuedArgs = append(tx.queuedArgs, valueArg(c.Kind, &i.vals[f]))
+					tx.queuedArgs = append(tx.queuedArgs, h.arg(c.Kind, &i.vals[f]))
 				}
 			}
 			tx.queuedArgs = h.t.keyArgs(&i.key, tx.queuedArgs)

@@ -301,6 +301,9 @@ func TierArgs(cfg config.Run) []string {
 	if t, ok := workload.OptionsOf(cfg).(workload.ServerArgs); ok {
 		args = append(args, t.TierArgs(cfg)...)
 	}
+	if cfg.Dispatch != "" {
+		args = append(args, "--dispatch", cfg.Dispatch.String())
+	}
 	if cfg.Persistence.Container() {
 		for _, kv := range []struct {
 			flag  string

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/invoker"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -38,7 +39,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if err != nil {
 		return nil, err
 	}
-	afterStop, err := serveStyle(s, style, a, p.Threads)
+	afterStop, err := serveStyle(invoker.Registrar(s, p.Common.Dispatch), style, a, p.Threads)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
@@ -25,7 +26,13 @@ import (
 // it; the tier stops with the test.
 func serveRemote(t testing.TB, p remote.Protocol, a Auction, threads int) Auction {
 	t.Helper()
-	b, err := startBusinessTier("session", a, threads, p)
+	return serveRemoteBy(t, p, a, threads, container.Generated)
+}
+
+// serveRemoteBy is serveRemote with its bean invoked as d says.
+func serveRemoteBy(t testing.TB, p remote.Protocol, a Auction, threads int, d container.Dispatch) Auction {
+	t.Helper()
+	b, err := startBusinessTier("session", a, threads, p, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +68,8 @@ func directAt(t *testing.T, dsn string, base time.Time) (*Servlets, *store.DB) {
 // value (times to the nanosecond and location, nil lists nil), every page
 // error the same *PageError, every interaction exactly one remote call
 // (failed when it is a page error), and at the end every row of every
-// table the same.
+// table the same; under both dispatches (the bean invoked by its
+// generated handler, or by reflection).
 func TestRemoteAuctionMatchesDirect(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
@@ -82,15 +90,25 @@ func TestRemoteAuctionMatchesDirect(t *testing.T) {
 		}
 		wantRows := tableRows(t, d.db)
 
-		for pi, p := range remote.Protocols {
-			t.Run(string(p), func(t *testing.T) {
-				storetest.ShareCell(t, dsn, pi)
+		type cell struct {
+			p remote.Protocol
+			d container.Dispatch
+		}
+		cells := []cell{{remote.HTTP, container.Generated}, {remote.GRPC, container.Generated}, {remote.GRPC, container.Reflect}}
+		for ci, c := range cells {
+			p := c.p
+			name := string(p)
+			if c.d != container.Generated {
+				name += "-" + string(c.d)
+			}
+			t.Run(name, func(t *testing.T) {
+				storetest.ShareCell(t, dsn, ci)
 				t.Parallel()
 				behind, db := directAt(t, freshDSN(t, d.db.Dialect()), d.base)
 				if got := newFixture(storetest.Querier{T: t, DB: db}, d.pop, d.base); got != f {
 					t.Fatalf("fixture %+v, direct's %+v: the loads differ", got, f)
 				}
-				a := serveRemote(t, p, behind, testThreads)
+				a := serveRemoteBy(t, p, behind, testThreads, c.d)
 				x := tier{a: a, setNow: func(at time.Time) { behind.now = func() time.Time { return at } }}
 				for i, s := range steps {
 					var m remote.Meter

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/invoker"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -34,9 +36,12 @@ type businessTier struct {
 
 // startBusinessTier serves style's business tier over a (serveStyle) on a
 // free loopback port over protocol, each call on one of threads server
-// threads, and connects to it with a connection per thread.
-func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
-	return startTier(func(s *remote.Server) (func(), error) { return serveStyle(s, style, a, threads) }, threads, protocol)
+// threads invoking its bean as d says, and connects to it with a
+// connection per thread.
+func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol, d container.Dispatch) (*businessTier, error) {
+	return startTier(func(s *remote.Server) (func(), error) {
+		return serveStyle(invoker.Registrar(s, d), style, a, threads)
+	}, threads, protocol)
 }
 
 // startTier serves what register registers (its afterStop run once the
@@ -97,7 +102,7 @@ func split(c config.Run, o Options, a Auction, threads int) (Auction, tiering, e
 		return a, t, nil
 	}
 	var err error
-	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol)); err != nil {
+	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol), c.Dispatch); err != nil {
 		return nil, t, err
 	}
 	t.protocol = o.Protocol

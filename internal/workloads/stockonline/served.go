@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/tierbench/tierbench/internal/invoker"
 	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -35,7 +36,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if threads > len(beans) {
 		return nil, fmt.Errorf("stockonline: %d server threads, but the database has sessions for %d", threads, len(beans))
 	}
-	serveBroker(s, beans, threads)
+	serveBroker(invoker.Registrar(s, p.Common.Dispatch), beans, threads)
 	if ctr != nil && p.ServedEntities != nil {
 		p.ServedEntities(func() []workload.EntityStats { return workload.ContainerStats(ctr) })
 	}
