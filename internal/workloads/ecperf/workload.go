@@ -172,8 +172,9 @@ type app struct {
 	// listErr why it could not be taken.
 	listed  []emulator.POSummary
 	listErr error
-	// largeScheduled counts the work orders the large-order line scheduled.
-	largeScheduled atomic.Int64
+	// largeScheduled and largeCompleted count the work orders the
+	// large-order lines scheduled and completed.
+	largeScheduled, largeCompleted atomic.Int64
 	// drain is the state of Stop's wait for the POs (drain.go).
 	drain drainState
 	// Stop runs once: a test's cleanup and the run may both call it.
@@ -402,17 +403,30 @@ func (a *app) Groups() []workload.Group {
 		{Name: "order-entry", Clients: orderTerminalsPerIr * ir, Mix: orderMix(), Pacing: workload.Pacing{
 			Kind: workload.Cycle, Mean: time.Duration(float64(orderCycleMean) * a.scale), Dist: workload.NegExp, Truncate: orderCycleTruncate}},
 		{Name: "planned-lines", Clients: plannedLinesPerIr * ir, Mix: plannedLine(a.scale), Pacing: workload.Pacing{Kind: workload.Cycle}},
-		{Name: "large-order-line", Clients: 1,
-			Mix:    workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: LargeOrderLine, Count: 1}}},
-			Pacing: workload.Pacing{Kind: workload.Cycle, Mean: time.Duration(float64(largeOrderPoll) * a.scale)}},
+		{Name: "large-order-lines", Clients: largeOrderLines(ir), Mix: largeOrderLine(a.scale), Pacing: workload.Pacing{Kind: workload.Cycle}},
 	}
+}
+
+// largeOrderLines is how many large-order lines build large orders at
+// once: ⌈Ir/2⌉. Each takes one large order a round of about 2 s (the
+// poll's second and three stations); NewOrder makes about 0.14·Ir a
+// second, so one line, serial, would fall behind from Ir 4.
+func largeOrderLines(ir int) int { return (ir + 1) / 2 }
+
+// largeOrderLine is a large-order line's round: take a waiting large
+// order (scheduling its work order), then the planned line's three
+// stations; a poll that finds none ends the round.
+func largeOrderLine(scale float64) workload.Mix {
+	m := plannedLine(scale)
+	m.Cards[0] = workload.Card{Op: LargeOrderLine, Count: 1, Delay: time.Duration(float64(largeOrderPoll) * scale)}
+	return m
 }
 
 // EntityStats are the container's counters by type.
 func (a *app) EntityStats() []workload.EntityStats { return workload.ContainerStats(a.ctr) }
 
-func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
-	return newClient(a, group, rng)
+func (a *app) NewClient(group, n int, rng *mrand.Rand) workload.Client {
+	return newClient(a, group, n, rng)
 }
 
 func listenLocal() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
