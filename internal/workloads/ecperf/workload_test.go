@@ -83,8 +83,8 @@ func checksOf(t *testing.T, res *result.Result) map[string]workload.Check {
 			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
 	}
-	if len(out) != 4 {
-		t.Errorf("%d checks, want 4", len(out))
+	if len(out) != 6 {
+		t.Errorf("%d checks, want 6", len(out))
 	}
 	return out
 }
