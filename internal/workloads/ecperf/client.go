@@ -118,7 +118,7 @@ func (c *client) forget(order int64) {
 // starts at its own place in the list, so they seldom collide), which
 // its stations then move on. None waiting is ErrNoLargeOrder, which ends
 // the line's round: its stations have nothing to act on.
-func (c *client) takeLargeOrder(ctx context.Context, b *bean) error {
+func (c *client) takeLargeOrder(ctx context.Context, b domains) error {
 	c.workOrder = 0
 	var err error
 	if c.large, err = b.largeOrders(ctx, c.large[:0]); err != nil {

@@ -91,9 +91,9 @@ func (b *bean) newOrder(ctx context.Context, customer int64, isNew bool, lines [
 		}
 		total += item.Int(iPrice) * l.qty * (100 - item.Int(iDiscount)) / 100
 	}
-	discount := a.discountOf(c, isNew, now)
+	discount := a.discountOf(c.Int(cYTDPayment), c.Time(cSince), isNew, now)
 	total = total * (100 - discount) / 100
-	if !goodFor(c, total) {
+	if !goodFor(c.String(cCredit), c.Int(cBalance), c.Int(cCreditLimit), c.Int(cYTDPayment), total) {
 		tx.Rollback()
 		return 0, ErrBadCredit
 	}
@@ -146,17 +146,17 @@ func (b *bean) createLargeOrder(tx *container.Tx, id, n int64, l orderLine, now 
 }
 
 // goodFor is the corporate domain's credit check of an order of total for
-// customer c, which reads its payment history: bad credit is refused;
-// otherwise what it owes with this order must be within its credit
-// limit, or covered by what it has paid this year (a customer paying
-// that much is good for it). Our reading of the kit's rule, which the
-// digest gives only as the flag and the limit.
-func goodFor(c *container.Instance, total int64) bool {
-	if c.String(cCredit) == badCredit {
+// a customer, which reads its payment history: bad credit is refused;
+// otherwise what it owes (balance) with this order must be within its
+// credit limit, or covered by what it has paid this year (a customer
+// paying that much is good for it). Our reading of the kit's rule, which
+// the digest gives only as the flag and the limit.
+func goodFor(credit string, balance, limit, ytd, total int64) bool {
+	if credit == badCredit {
 		return false
 	}
-	owed := c.Int(cBalance) + total
-	return owed <= c.Int(cCreditLimit) || owed <= c.Int(cYTDPayment)
+	owed := balance + total
+	return owed <= limit || owed <= ytd
 }
 
 // rebalance moves order o's customer's balance by delta (a change or a
@@ -199,8 +199,7 @@ func (b *bean) createCustomer(tx *container.Tx, now time.Time) (*container.Insta
 }
 
 // discountOf is the corporate domain's discount rules, best first.
-func (a *app) discountOf(c *container.Instance, isNew bool, now time.Time) int64 {
-	ytd := c.Int(cYTDPayment)
+func (a *app) discountOf(ytd int64, since time.Time, isNew bool, now time.Time) int64 {
 	switch {
 	case ytd > 300_000_00:
 		return a.discounts["platinum"]
@@ -210,7 +209,7 @@ func (a *app) discountOf(c *container.Instance, isNew bool, now time.Time) int64
 		return a.discounts["silver"]
 	case isNew:
 		return a.discounts["firsttime"]
-	case now.Sub(c.Time(cSince)) > 5*365*24*time.Hour:
+	case now.Sub(since) > 5*365*24*time.Hour:
 		return a.discounts["longtime"]
 	}
 	return a.discounts["none"]

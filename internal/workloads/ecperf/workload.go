@@ -132,7 +132,7 @@ func (Workload) Info() workload.Info {
 			RampUp:        20 * time.Second,
 			RampDown:      0,
 		},
-		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked},
+		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked, container.Direct},
 		Entities:    entityTypes,
 		Grouped:     true,
 		Options:     DefaultOptions,
@@ -165,7 +165,9 @@ type app struct {
 	unsorted bool
 	// discounts by rule (c_discount), in percent.
 	discounts map[string]int64
-	beans     []*bean
+	// beans are the server threads' domains: the container's session
+	// beans, or hand-written SQL under --persistence direct.
+	beans     []domains
 	dispatch  *dispatch
 	checker   *checker
 	// listed is the emulator's record of the run's POs, taken by Stop;
@@ -201,6 +203,42 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	if a.scale <= 0 {
 		a.scale = 1
 	}
+	threads := max(p.Threads, 1)
+	// The agents' threads follow the terminals': the receiver, then the
+	// senders.
+	newThread, err := a.domainsOf(ctx, db, p)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < threads; i++ {
+		a.beans = append(a.beans, newThread(i))
+	}
+	if a.discounts, err = readDiscounts(ctx, db); err != nil {
+		return nil, err
+	}
+	if _, err = reclaimSent(ctx, db); err != nil {
+		return nil, err
+	}
+	if a.checker, err = newChecker(ctx, db); err != nil {
+		return nil, err
+	}
+	if err = startDispatch(ctx, db, a, cfg, p.Common.NoLoad, p.Dir, threads, newThread); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// domainsOf readies the run's persistence and returns how to make a
+// server thread's domains: session beans on the entity container, or the
+// hand-written SQL of --persistence direct.
+func (a *app) domainsOf(ctx context.Context, db *store.DB, p workload.RunParams) (func(thread int) domains, error) {
+	if !p.Persistence.Container() {
+		stmts, err := prepareDirect(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		return func(thread int) domains { return &direct{directStmts: stmts, app: a, db: db.Thread(thread)} }, nil
+	}
 	var err error
 	if a.ctr, err = p.NewContainer(ctx, db, entityTypes); err != nil {
 		return nil, err
@@ -209,23 +247,7 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	a.customer, a.orderCustomer, a.order, a.orderLine, a.item = home(customerType), home(orderCustomerType), home(orderType), home(orderLineType), home(itemType)
 	a.part, a.bom, a.workOrder, a.largeOrder, a.inventory = home(partType), home(bomType), home(workOrderType), home(largeOrderType), home(inventoryType)
 	a.suppComponent, a.purchaseOrder, a.poLine, a.outbox = home(suppComponentType), home(purchaseOrderType), home(poLineType), home(outboxType)
-	if a.discounts, err = readDiscounts(ctx, db); err != nil {
-		return nil, err
-	}
-	threads := max(p.Threads, 1)
-	for i := 0; i < threads; i++ {
-		a.beans = append(a.beans, &bean{app: a, thread: i})
-	}
-	if _, err = reclaimSent(ctx, db); err != nil {
-		return nil, err
-	}
-	if a.checker, err = newChecker(ctx, db); err != nil {
-		return nil, err
-	}
-	if err = startDispatch(ctx, db, a, cfg, p.Common.NoLoad, p.Dir, threads); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return func(thread int) domains { return &bean{app: a, thread: thread} }, nil
 }
 
 // readDiscounts reads the corporate domain's discount rules.
@@ -254,7 +276,7 @@ func readDiscounts(ctx context.Context, db *store.DB) (map[string]int64, error) 
 // startDispatch starts the emulator (unless external), the receiver and
 // the agents of the dispatch mode. It sets a.dispatch itself, before any
 // agent starts, because the agents reach the dispatch through a.
-func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoad bool, dir string, threads int) (err error) {
+func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoad bool, dir string, threads int, newThread func(int) domains) (err error) {
 	d := &dispatch{mode: cfg.PODispatch, unit: time.Duration(cfg.LeadTimeUnit), kick: make(chan struct{}, 1),
 		receiving: make(chan struct{}, 1), watched: make(map[int64]*watched)}
 	if d.mode == "" {
@@ -263,9 +285,9 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoa
 	if d.unit <= 0 {
 		d.unit = time.Duration(float64(defaultLeadTimeDay) * a.scale)
 	}
-	d.receiver = &bean{app: a, thread: threads}
+	d.receiver = newThread(threads)
 	for i := range cfg.POSenders {
-		d.senders = append(d.senders, &bean{app: a, thread: threads + 1 + i})
+		d.senders = append(d.senders, newThread(threads+1+i))
 	}
 	a.dispatch = d
 	var id [6]byte
@@ -423,7 +445,14 @@ func largeOrderLine(scale float64) workload.Mix {
 }
 
 // EntityStats are the container's counters by type.
-func (a *app) EntityStats() []workload.EntityStats { return workload.ContainerStats(a.ctr) }
+// EntityStats are the container's counters by type; none under direct
+// persistence.
+func (a *app) EntityStats() []workload.EntityStats {
+	if a.ctr == nil {
+		return nil
+	}
+	return workload.ContainerStats(a.ctr)
+}
 
 func (a *app) NewClient(group, n int, rng *mrand.Rand) workload.Client {
 	return newClient(a, group, n, rng)
