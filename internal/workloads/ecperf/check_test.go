@@ -27,18 +27,22 @@ func loadedDB(t *testing.T, dsn string, cfg config.Run) *store.DB {
 }
 
 // startApp starts ECperf on db as the runner does, without terminals: the
-// test drives the beans, Stop and Check itself. Stop is also a cleanup.
+// test drives the beans (the container's, or direct SQL's as
+// cfg.Persistence says), Stop and Check itself. Stop is also a cleanup.
 func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
 	t.Helper()
 	ctx := context.Background()
-	settings := map[string]container.Settings{}
-	for _, typ := range entityTypes {
-		var err error
-		if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
-			t.Fatal(err)
+	var settings map[string]container.Settings
+	if cfg.Persistence.Container() {
+		settings = map[string]container.Settings{}
+		for _, typ := range entityTypes {
+			var err error
+			if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Common: cfg, Options: workload.OptionsOf(cfg), Entities: settings, Dir: t.TempDir(), Threads: 1})
+	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Common: cfg, Options: workload.OptionsOf(cfg), Entities: settings, Persistence: cfg.Persistence, Dir: t.TempDir(), Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 )
+
+// eachPersistence runs test on every backend, with the container's beans
+// (cmp) and with hand-written SQL (direct), each on a database of its own.
+func eachPersistence(t *testing.T, test func(t *testing.T, dsn string, p container.Persistence)) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for i, p := range []container.Persistence{container.CMP, container.Direct} {
+			t.Run(string(p), func(t *testing.T) {
+				if i > 0 {
+					dsn = storetest.Fresh(t, dsn)
+				}
+				test(t, dsn, p)
+			})
+		}
+	})
+}
 
 // goodCustomer is a customer of good credit whose account the test sets:
 // no balance, no payments, the given limit.
@@ -73,9 +89,10 @@ func passedChecks(t *testing.T, a *app, outcomes workload.Outcomes) map[string]s
 // none is a business exception.
 func TestChangeOrderAndTheLargeOrderLines(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, dsn string) {
+	eachPersistence(t, func(t *testing.T, dsn string, p container.Persistence) {
 		ctx := context.Background()
 		cfg := testConfig()
+		cfg.Persistence = p
 		db := loadedDB(t, dsn, cfg)
 		a := startApp(t, db, cfg)
 		b := a.beans[0]
@@ -168,9 +185,10 @@ func TestChangeOrderAndTheLargeOrderLines(t *testing.T) {
 // the change and CancelOrder takes it off.
 func TestCreditCheckReadsPaymentHistory(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, dsn string) {
+	eachPersistence(t, func(t *testing.T, dsn string, p container.Persistence) {
 		ctx := context.Background()
 		cfg := testConfig()
+		cfg.Persistence = p
 		db := loadedDB(t, dsn, cfg)
 		a := startApp(t, db, cfg)
 		b := a.beans[0]
