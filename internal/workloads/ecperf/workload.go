@@ -167,9 +167,9 @@ type app struct {
 	discounts map[string]int64
 	// beans are the server threads' domains: the container's session
 	// beans, or hand-written SQL under --persistence direct.
-	beans     []domains
-	dispatch  *dispatch
-	checker   *checker
+	beans    []domains
+	dispatch *dispatch
+	checker  *checker
 	// listed is the emulator's record of the run's POs, taken by Stop;
 	// listErr why it could not be taken.
 	listed  []emulator.POSummary
