@@ -90,20 +90,7 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 
 // owed is each customer's balance less its orders' totals.
 func (c *checker) owed(ctx context.Context) (map[int64]int64, error) {
-	rows, err := c.db.Query(ctx, c.balances)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[int64]int64)
-	for rows.Next() {
-		var id, apart int64
-		if err := rows.Scan(&id, &apart); err != nil {
-			return nil, err
-		}
-		out[id] = apart
-	}
-	return out, rows.Err()
+	return c.pairs(ctx, c.balances)
 }
 
 // balancesOff counts the customers whose balance moved apart from their
@@ -124,7 +111,13 @@ func (c *checker) balancesOff(ctx context.Context) (int, []int64, error) {
 
 // poStatuses is every PO's status by number.
 func (c *checker) poStatuses(ctx context.Context) (map[int64]int64, error) {
-	rows, err := c.db.Query(ctx, c.poStatus)
+	return c.pairs(ctx, c.poStatus)
+}
+
+// pairs are the rows of s, two integers each, as a map of the first to
+// the second.
+func (c *checker) pairs(ctx context.Context, s *store.Stmt) (map[int64]int64, error) {
+	rows, err := c.db.Query(ctx, s)
 	if err != nil {
 		return nil, err
 	}

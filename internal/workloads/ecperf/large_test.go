@@ -14,15 +14,19 @@ import (
 )
 
 // eachPersistence runs test on every backend, with the container's beans
-// (cmp) and with hand-written SQL (direct), each on a database of its own.
-func eachPersistence(t *testing.T, test func(t *testing.T, dsn string, p container.Persistence)) {
+// (cmp) and with hand-written SQL (direct), each on a database of its own
+// loaded at Ir 1, on a started app.
+func eachPersistence(t *testing.T, test func(t *testing.T, a *app, q storetest.Querier)) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		for i, p := range []container.Persistence{container.CMP, container.Direct} {
 			t.Run(string(p), func(t *testing.T) {
 				if i > 0 {
 					dsn = storetest.Fresh(t, dsn)
 				}
-				test(t, dsn, p)
+				cfg := testConfig()
+				cfg.Persistence = p
+				db := loadedDB(t, dsn, cfg)
+				test(t, startApp(t, db, cfg), storetest.Querier{T: t, DB: db})
 			})
 		}
 	})
@@ -89,14 +93,9 @@ func passedChecks(t *testing.T, a *app, outcomes workload.Outcomes) map[string]s
 // none is a business exception.
 func TestChangeOrderAndTheLargeOrderLines(t *testing.T) {
 	t.Parallel()
-	eachPersistence(t, func(t *testing.T, dsn string, p container.Persistence) {
+	eachPersistence(t, func(t *testing.T, a *app, q storetest.Querier) {
 		ctx := context.Background()
-		cfg := testConfig()
-		cfg.Persistence = p
-		db := loadedDB(t, dsn, cfg)
-		a := startApp(t, db, cfg)
 		b := a.beans[0]
-		q := storetest.Querier{T: t, DB: db}
 		customer := goodCustomer(t, q, 1<<40)
 		waiting := func() string {
 			return intRows(t, q, 2, "SELECT lo_ol_id, lo_qty FROM m_largeorder ORDER BY lo_ol_id")
@@ -185,14 +184,9 @@ func TestChangeOrderAndTheLargeOrderLines(t *testing.T) {
 // the change and CancelOrder takes it off.
 func TestCreditCheckReadsPaymentHistory(t *testing.T) {
 	t.Parallel()
-	eachPersistence(t, func(t *testing.T, dsn string, p container.Persistence) {
+	eachPersistence(t, func(t *testing.T, a *app, q storetest.Querier) {
 		ctx := context.Background()
-		cfg := testConfig()
-		cfg.Persistence = p
-		db := loadedDB(t, dsn, cfg)
-		a := startApp(t, db, cfg)
 		b := a.beans[0]
-		q := storetest.Querier{T: t, DB: db}
 		customer := goodCustomer(t, q, 1)
 		one := []orderLine{{item: 1, qty: 2}}
 		balance := func() int64 { return q.Int("SELECT c_balance FROM c_customer WHERE c_id = ?", customer) }
