@@ -10,7 +10,8 @@
 // schema/*.sql (the kit's tables), population.go and load.go (the kit's
 // scaling in Ir), entities.go (the entity types); the transactions are
 // one file per domain, as the kit groups them — orders.go, manufacturing.go
-// and supplier.go, on the entity container; dispatch.go, resend.go and
+// and supplier.go, on the entity container; direct.go, the same
+// transactions as hand-written SQL (--persistence direct); dispatch.go, resend.go and
 // drain.go (how purchase orders reach the Supplier Emulator: sync, poller
 // or queue, and how a run stops with some in flight), client.go (the
 // terminals' choices), check.go (consistency after a run). The emulator
