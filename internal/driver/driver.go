@@ -286,11 +286,11 @@ func (r *run) terminal(ctx context.Context, t *terminal) {
 					return
 				}
 			}
-			failed, ok := r.do(ctx, t, step, intended)
+			ended, ok := r.do(ctx, t, step, intended)
 			if !ok {
 				return
 			}
-			if failed && t.dealer.chained() {
+			if ended && t.dealer.chained() {
 				t.skip(t.steps[i+1:])
 				break
 			}
@@ -367,10 +367,11 @@ func cycleTime(p workload.Pacing, rng *rand.Rand) time.Duration {
 }
 
 // do runs one operation through admission, with retries, and records it.
-// failed: it ended in an error (not a business exception). ok is false
-// when the run is being stopped. ctx stops the run; the operation itself
-// runs on r.opCtx.
-func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) (failed, ok bool) {
+// ended: it failed, or ended in a business exception, which in a chained
+// sequence means it left nothing for the next steps to act on (ECperf's
+// large-order line finding no large order). ok is false when the run is
+// being stopped. ctx stops the run; the operation itself runs on r.opCtx.
+func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended time.Duration) (ended, ok bool) {
 	t.busy.Store(true)
 	defer t.busy.Store(false)
 	var queue, service, backoff, finished time.Duration
@@ -432,7 +433,7 @@ func (r *run) do(ctx context.Context, t *terminal, step workload.Step, intended 
 	if outcome.Failed() && measured {
 		t.shard.RecordFailure(step.Op, FailureClass(err), err.Error)
 	}
-	return outcome.Failed(), !stopping
+	return outcome.Failed() || outcome == metrics.Business, !stopping
 }
 
 // outcomeOf classifies an operation's final error.

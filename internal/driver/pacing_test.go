@@ -27,6 +27,8 @@ type timedTarget struct {
 	ops    map[int][]int
 	// failNth: each terminal's nth operation (from 1) fails; 0: none.
 	failNth int
+	// failWith is what it fails with (nil: an error).
+	failWith error
 }
 
 func newTimedTarget(work time.Duration) *timedTarget {
@@ -53,6 +55,9 @@ func (c timedClient) Do(_ context.Context, s workload.Step) error {
 	c.f.mu.Unlock()
 	time.Sleep(c.f.work)
 	if n == c.f.failNth {
+		if c.f.failWith != nil {
+			return c.f.failWith
+		}
 		return errors.New("operation failed")
 	}
 	return nil
@@ -204,11 +209,18 @@ func TestNegativeExponentialCycleTimes(t *testing.T) {
 
 // A sequence step that fails ends its iteration: the stations of a work
 // order that was never scheduled do not run, and the line's next work
-// order starts when it would have.
+// order starts when it would have. A business exception does the same (a
+// large-order line that found no large order) and is counted as one.
 func TestFailedSequenceStepSkipsTheRestOfItsIteration(t *testing.T) {
+	t.Run("error", func(t *testing.T) { testSequenceStepEnds(t, nil) })
+	t.Run("business", func(t *testing.T) { testSequenceStepEnds(t, workload.Business("nothing to build")) })
+}
+
+func testSequenceStepEnds(t *testing.T, failWith error) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newTimedTarget(time.Millisecond)
 		f.failNth = 5 // the second work order's schedule, as one whose retries ran out
+		f.failWith = failWith
 		rec := metrics.NewRecorder([]string{"schedule", "update", "complete"}, 1)
 		groups := []workload.Group{{Clients: 1, Mix: plannedLine(100 * time.Millisecond), Pacing: workload.Pacing{Kind: workload.Cycle}}}
 		if _, err := Run(context.Background(), Config{Iterations: 3}, groups, f, rec); err != nil {
@@ -222,8 +234,12 @@ func TestFailedSequenceStepSkipsTheRestOfItsIteration(t *testing.T) {
 			t.Errorf("the next work order started %v after the failed one, want 400 ms: the skipped stations' slots", gap)
 		}
 		snap := rec.Snapshot()
-		if snap.Ops[0].Errors != 1 || snap.Ops[1].Count() != 4 || snap.Ops[2].Count() != 2 {
-			t.Errorf("schedule errors %d, updates %d, completes %d; want 1, 4, 2", snap.Ops[0].Errors, snap.Ops[1].Count(), snap.Ops[2].Count())
+		ended := snap.Ops[0].Errors
+		if failWith != nil {
+			ended = snap.Ops[0].Business
+		}
+		if ended != 1 || snap.Ops[1].Count() != 4 || snap.Ops[2].Count() != 2 {
+			t.Errorf("schedule errors or business exceptions %d, updates %d, completes %d; want 1, 4, 2", ended, snap.Ops[1].Count(), snap.Ops[2].Count())
 		}
 	})
 }

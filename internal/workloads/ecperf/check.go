@@ -15,6 +15,7 @@ type checker struct {
 	db                                                               *store.DB
 	unsent, openPOStmt, poStatus, maxPO, orders, completed, badLines *store.Stmt
 	inventoryOff, orphanLarge                                        *store.Stmt
+	largeOff, largeMissing, largeDone, balances, lastOrder           *store.Stmt
 
 	// The baseline: the POs sent before the run (not this run's to
 	// check). POs left unsent by a run killed before sending them are
@@ -22,6 +23,14 @@ type checker struct {
 	sentBefore    map[int64]bool
 	ordersAtStart int64
 	doneAtStart   int64
+	// lastOrderAtStart: orders above it are this run's, whose large lines
+	// must each have a large order or a work order.
+	lastOrderAtStart int64
+	largeDoneAtStart int64
+	// owedApart is each customer's balance less its orders' totals at the
+	// start: NewOrder, ChangeOrder and CancelOrder move both alike, so it
+	// must not change (a new customer's is 0).
+	owedApart map[int64]int64
 }
 
 func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
@@ -36,7 +45,14 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 		{&c.orders, "SELECT COUNT(*) FROM o_orders"},
 		{&c.completed, "SELECT COUNT(*) FROM m_workorder WHERE wo_status = 4"},
 		{&c.badLines, "SELECT COUNT(*) FROM o_orders o WHERE o_ol_cnt <> (SELECT COUNT(*) FROM o_orderline l WHERE l.ol_o_id = o.o_id)"},
-		{&c.orphanLarge, "SELECT COUNT(*) FROM m_largeorder lo WHERE NOT EXISTS (SELECT 1 FROM o_orders o WHERE o.o_id = lo.lo_o_id)"},
+		{&c.orphanLarge, "SELECT COUNT(*) FROM m_largeorder lo WHERE NOT EXISTS (SELECT 1 FROM o_orderline l WHERE l.ol_o_id = lo.lo_o_id AND l.ol_id = lo.lo_ol_id)"},
+		{&c.largeOff, fmt.Sprintf("SELECT COUNT(*) FROM m_largeorder lo JOIN o_orderline l ON l.ol_o_id = lo.lo_o_id AND l.ol_id = lo.lo_ol_id WHERE l.ol_qty <= %d OR l.ol_qty <> lo.lo_qty", largeOrderQty)},
+		{&c.largeMissing, fmt.Sprintf("SELECT COUNT(*) FROM o_orderline l WHERE l.ol_o_id > ? AND l.ol_qty > %d"+
+			" AND NOT EXISTS (SELECT 1 FROM m_largeorder lo WHERE lo.lo_o_id = l.ol_o_id AND lo.lo_ol_id = l.ol_id)"+
+			" AND NOT EXISTS (SELECT 1 FROM m_workorder w WHERE w.wo_o_id = l.ol_o_id AND w.wo_ol_id = l.ol_id)", largeOrderQty)},
+		{&c.largeDone, fmt.Sprintf("SELECT COUNT(*) FROM m_workorder WHERE wo_status = %d AND wo_o_id > 0", woCompleted)},
+		{&c.lastOrder, "SELECT COALESCE(MAX(o_id), 0) FROM o_orders"},
+		{&c.balances, "SELECT c_id, c_balance - COALESCE((SELECT SUM(o_total) FROM o_orders o WHERE o.o_c_id = c.c_id), 0) FROM c_customer c"},
 		{&c.inventoryOff, "SELECT COUNT(*) FROM m_inventory i WHERE in_ordered <> (SELECT COALESCE(SUM(pol_balance), 0) FROM s_purchase_orderline l WHERE l.pol_p_id = i.in_p_id)"},
 	} {
 		var err error
@@ -60,12 +76,48 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 	if err := db.QueryRow(ctx, c.completed).Scan(&c.doneAtStart); err != nil {
 		return nil, err
 	}
+	if err := db.QueryRow(ctx, c.largeDone).Scan(&c.largeDoneAtStart); err != nil {
+		return nil, err
+	}
+	if err := db.QueryRow(ctx, c.lastOrder).Scan(&c.lastOrderAtStart); err != nil {
+		return nil, err
+	}
+	if c.owedApart, err = c.owed(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// owed is each customer's balance less its orders' totals.
+func (c *checker) owed(ctx context.Context) (map[int64]int64, error) {
+	return c.pairs(ctx, c.balances)
+}
+
+// balancesOff counts the customers whose balance moved apart from their
+// orders' totals since the start, and names the first few.
+func (c *checker) balancesOff(ctx context.Context) (int, []int64, error) {
+	now, err := c.owed(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	var off []int64
+	for id, apart := range now {
+		if apart != c.owedApart[id] {
+			off = append(off, id)
+		}
+	}
+	return len(off), head(off), nil
 }
 
 // poStatuses is every PO's status by number.
 func (c *checker) poStatuses(ctx context.Context) (map[int64]int64, error) {
-	rows, err := c.db.Query(ctx, c.poStatus)
+	return c.pairs(ctx, c.poStatus)
+}
+
+// pairs are the rows of s, two integers each, as a map of the first to
+// the second.
+func (c *checker) pairs(ctx context.Context, s *store.Stmt) (map[int64]int64, error) {
+	rows, err := c.db.Query(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -178,17 +230,64 @@ func (a *app) Check(ctx context.Context, outcomes workload.Outcomes) ([]workload
 		Detail: fmt.Sprintf("%d orders = %d loaded + %d NewOrder - %d CancelOrder (want %d%s); %d orders whose line count differs from their lines; %d large orders of cancelled orders", orders, c.ordersAtStart, completed[NewOrder], completed[CancelOrder], want, note, bad, orphans),
 	})
 
+	large, err := a.largeCheck(ctx)
+	if err != nil {
+		return nil, err
+	}
+	checks = append(checks, large)
+
 	done, err := c.count(ctx, c.completed)
 	if err != nil {
 		return nil, err
 	}
+	largeDone, err := c.count(ctx, c.largeDone)
+	if err != nil {
+		return nil, err
+	}
+	largeDone -= c.largeDoneAtStart
 	ok, note := workload.Reconcile(done-c.doneAtStart-completed[CompleteWorkOrder], inDoubt[CompleteWorkOrder])
+	// The large-order lines' completions are counted apart: each of their
+	// work orders went through the stations.
+	largeOK, largeNote := workload.Reconcile(largeDone-a.largeCompleted.Load(), inDoubt[CompleteWorkOrder])
 	checks = append(checks, workload.Check{
 		Name:   "work-orders-completed",
-		Passed: ok,
-		Detail: fmt.Sprintf("%d work orders completed in the run, %d CompleteWorkOrder by the lines%s; %d scheduled by the large-order line", done-c.doneAtStart, completed[CompleteWorkOrder], note, a.largeScheduled.Load()),
+		Passed: ok && largeOK,
+		Detail: fmt.Sprintf("%d work orders completed in the run, %d CompleteWorkOrder by the lines%s; %d of them for large orders, %d completed by the large-order lines%s, which scheduled %d",
+			done-c.doneAtStart, completed[CompleteWorkOrder], note, largeDone, a.largeCompleted.Load(), largeNote, a.largeScheduled.Load()),
+	})
+
+	owedOff, offIDs, err := c.balancesOff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	checks = append(checks, workload.Check{
+		Name:   "balances-match-orders",
+		Passed: owedOff == 0,
+		Detail: fmt.Sprintf("%d customers whose balance moved apart from their orders' totals %v (NewOrder adds an order's total to what its customer owes, ChangeOrder the change, CancelOrder takes it off)", owedOff, offIDs),
 	})
 	return checks, nil
+}
+
+// largeCheck: every waiting large order follows its line (the line
+// exists, is over largeOrderQty, and has its quantity), and every line of
+// this run's orders over largeOrderQty has a large order waiting or a
+// work order scheduled for it.
+func (a *app) largeCheck(ctx context.Context) (workload.Check, error) {
+	c := a.checker
+	var off, missing int64
+	var err error
+	if off, err = c.count(ctx, c.largeOff); err != nil {
+		return workload.Check{}, err
+	}
+	if err = c.db.QueryRow(ctx, c.largeMissing, c.lastOrderAtStart).Scan(&missing); err != nil {
+		return workload.Check{}, err
+	}
+	return workload.Check{
+		Name:   "large-orders-follow-lines",
+		Passed: off == 0 && missing == 0,
+		Detail: fmt.Sprintf("%d waiting large orders whose line is at most %d units or of another quantity; %d lines over %d units of this run's orders with neither a large order nor a work order",
+			off, largeOrderQty, missing, largeOrderQty),
+	}, nil
 }
 
 // poCheck compares the database's POs of this run with the emulator's

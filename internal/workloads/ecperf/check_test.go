@@ -27,18 +27,22 @@ func loadedDB(t *testing.T, dsn string, cfg config.Run) *store.DB {
 }
 
 // startApp starts ECperf on db as the runner does, without terminals: the
-// test drives the beans, Stop and Check itself. Stop is also a cleanup.
+// test drives the beans (the container's, or direct SQL's as
+// cfg.Persistence says), Stop and Check itself. Stop is also a cleanup.
 func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
 	t.Helper()
 	ctx := context.Background()
-	settings := map[string]container.Settings{}
-	for _, typ := range entityTypes {
-		var err error
-		if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
-			t.Fatal(err)
+	var settings map[string]container.Settings
+	if cfg.Persistence.Container() {
+		settings = map[string]container.Settings{}
+		for _, typ := range entityTypes {
+			var err error
+			if settings[typ.Name], err = container.Resolve(cfg.Container(), typ, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Common: cfg, Options: workload.OptionsOf(cfg), Entities: settings, Dir: t.TempDir(), Threads: 1})
+	run, err := Workload{}.Start(ctx, db, workload.RunParams{Scale: 1, Common: cfg, Options: workload.OptionsOf(cfg), Entities: settings, Persistence: cfg.Persistence, Dir: t.TempDir(), Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +51,7 @@ func startApp(t *testing.T, db *store.DB, cfg config.Run) *app {
 	return a
 }
 
-// Each of the four checks fails on a database corrupted on purpose, with a
+// Each of the six checks fails on a database corrupted on purpose, with a
 // detail that names what is wrong; the others keep passing. Every case
 // starts a run (the checks' baseline), corrupts, and checks, then repairs.
 func TestChecksCatchCorruption(t *testing.T) {
@@ -64,6 +68,9 @@ func TestChecksCatchCorruption(t *testing.T) {
 		part := q.Int("SELECT MIN(in_p_id) FROM m_inventory")
 		wo := q.Int("SELECT MIN(wo_number) FROM m_workorder")
 		order := q.Int("SELECT MIN(o_id) FROM o_orders")
+		customer := q.Int("SELECT MIN(c_id) FROM c_customer")
+		smallOrder := q.Int(fmt.Sprintf("SELECT MIN(ol_o_id) FROM o_orderline WHERE ol_qty <= %d", largeOrderQty))
+		small := [2]int64{smallOrder, q.Int(fmt.Sprintf("SELECT MIN(ol_id) FROM o_orderline WHERE ol_o_id = ? AND ol_qty <= %d", largeOrderQty), smallOrder)}
 
 		cases := []struct {
 			name string
@@ -77,11 +84,56 @@ func TestChecksCatchCorruption(t *testing.T) {
 			failing, passing map[string]string
 		}{
 			{name: "untouched", passing: map[string]string{
-				"po-sent-exactly-once":    "0 POs committed, 0 at the emulator; 0 committed but never sent []",
-				"deliveries-applied-once": "0 POs unsent and 0 awaiting delivery",
-				"orders-match-terminals":  fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders", pop.Orders, pop.Orders, pop.Orders),
-				"work-orders-completed":   "0 work orders completed in the run, 0 CompleteWorkOrder",
+				"po-sent-exactly-once":      "0 POs committed, 0 at the emulator; 0 committed but never sent []",
+				"deliveries-applied-once":   "0 POs unsent and 0 awaiting delivery",
+				"orders-match-terminals":    fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders", pop.Orders, pop.Orders, pop.Orders),
+				"work-orders-completed":     "0 work orders completed in the run, 0 CompleteWorkOrder by the lines; 0 of them for large orders, 0 completed by the large-order lines",
+				"large-orders-follow-lines": "0 waiting large orders whose line is at most 20 units or of another quantity; 0 lines over 20 units of this run's orders with neither",
+				"balances-match-orders":     "0 customers whose balance moved apart from their orders' totals []",
 			}},
+			{
+				name: "a large order whose line is small",
+				corrupt: func() {
+					q.Exec("INSERT INTO m_largeorder (lo_id, lo_o_id, lo_ol_id, lo_assembly_id, lo_qty, lo_due_date) SELECT 900010, ol_o_id, ol_id, ol_i_id, ol_qty, ol_ship_date FROM o_orderline WHERE ol_o_id = ? AND ol_id = ?", small[0], small[1])
+				},
+				repair:  func() { q.Exec("DELETE FROM m_largeorder WHERE lo_id = 900010") },
+				failing: map[string]string{"large-orders-follow-lines": "1 waiting large orders whose line is at most 20 units or of another quantity; 0 lines"},
+			},
+			{
+				name: "a large order of another quantity than its line",
+				corrupt: func() {
+					q.Exec("INSERT INTO o_orderline (ol_o_id, ol_id, ol_i_id, ol_qty, ol_status, ol_ship_date) VALUES (900011, 1, 1, 30, 1, ?)", now)
+					q.Exec("INSERT INTO m_largeorder (lo_id, lo_o_id, lo_ol_id, lo_assembly_id, lo_qty, lo_due_date) VALUES (900011, 900011, 1, 1, 31, ?)", now)
+				},
+				repair: func() {
+					q.Exec("DELETE FROM m_largeorder WHERE lo_id = 900011")
+					q.Exec("DELETE FROM o_orderline WHERE ol_o_id = 900011")
+				},
+				failing: map[string]string{"large-orders-follow-lines": "1 waiting large orders whose line is at most 20 units or of another quantity; 0 lines"},
+			},
+			{
+				name: "a large line of the run with no large order",
+				corrupt: func() {
+					q.Exec("INSERT INTO o_orderline (ol_o_id, ol_id, ol_i_id, ol_qty, ol_status, ol_ship_date) VALUES (900012, 1, 1, 30, 1, ?)", now)
+				},
+				repair:  func() { q.Exec("DELETE FROM o_orderline WHERE ol_o_id = 900012") },
+				failing: map[string]string{"large-orders-follow-lines": "0 waiting large orders whose line is at most 20 units or of another quantity; 1 lines over 20 units of this run's orders with neither a large order nor a work order"},
+			},
+			{
+				name:    "a customer's balance changed",
+				corrupt: func() { q.Exec("UPDATE c_customer SET c_balance = c_balance + 5 WHERE c_id = ?", customer) },
+				repair:  func() { q.Exec("UPDATE c_customer SET c_balance = c_balance - 5 WHERE c_id = ?", customer) },
+				failing: map[string]string{"balances-match-orders": fmt.Sprintf("1 customers whose balance moved apart from their orders' totals [%d]", customer)},
+			},
+			{
+				name: "a large order's work order completed by no large-order line",
+				corrupt: func() {
+					q.Exec("INSERT INTO m_workorder (wo_number, wo_o_id, wo_ol_id, wo_status, wo_assembly_id, wo_orig_qty, wo_comp_qty, wo_due_date, wo_start_date) "+
+						"SELECT 900013, 900013, 1, ?, wo_assembly_id, wo_orig_qty, wo_orig_qty, wo_due_date, wo_start_date FROM m_workorder WHERE wo_number = ?", int64(woCompleted), wo)
+				},
+				repair:  func() { q.Exec("DELETE FROM m_workorder WHERE wo_number = 900013") },
+				failing: map[string]string{"work-orders-completed": "1 work orders completed in the run, 0 CompleteWorkOrder by the lines; 1 of them for large orders, 0 completed by the large-order lines"},
+			},
 			{
 				name: "a committed PO never sent",
 				corrupt: func() {
@@ -166,8 +218,12 @@ func TestChecksCatchCorruption(t *testing.T) {
 						"SELECT 900005, o_c_id, 0, o_discount, o_total, o_status, o_entry_date, o_ship_date FROM o_orders WHERE o_id = " + fmt.Sprint(order))
 				},
 				repair: func() { q.Exec("DELETE FROM o_orders WHERE o_id = 900005") },
-				failing: map[string]string{"orders-match-terminals": fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders whose line count differs from their lines; 0 large orders",
-					pop.Orders+1, pop.Orders, pop.Orders)},
+				failing: map[string]string{
+					"orders-match-terminals": fmt.Sprintf("%d orders = %d loaded + 0 NewOrder - 0 CancelOrder (want %d); 0 orders whose line count differs from their lines; 0 large orders",
+						pop.Orders+1, pop.Orders, pop.Orders),
+					// Its total is on no customer's account.
+					"balances-match-orders": fmt.Sprintf("1 customers whose balance moved apart from their orders' totals [%d]", q.Int("SELECT o_c_id FROM o_orders WHERE o_id = ?", order)),
+				},
 			},
 			{
 				name:    "an order's line count off",
@@ -212,8 +268,8 @@ func TestChecksCatchCorruption(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(checks) != 4 {
-					t.Fatalf("%d checks, want 4: %+v", len(checks), checks)
+				if len(checks) != 6 {
+					t.Fatalf("%d checks, want 6: %+v", len(checks), checks)
 				}
 				for _, c := range checks {
 					piece, fails := tc.failing[c.Name]

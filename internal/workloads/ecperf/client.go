@@ -38,11 +38,13 @@ type client struct {
 	// none, its scheduling failed).
 	workOrder int64
 	large     []workOrder
+	// line is a large-order line's number among them.
+	line      int
 	lineOrder []int64
 }
 
-func newClient(a *app, group int, rng *rand.Rand) *client {
-	return &client{app: a, group: group, rng: rng}
+func newClient(a *app, group, n int, rng *rand.Rand) *client {
+	return &client{app: a, group: group, line: n, rng: rng}
 }
 
 // nuRand is TPC's non-uniform random NURand(A, x, y).
@@ -111,6 +113,32 @@ func (c *client) forget(order int64) {
 	}
 }
 
+// takeLargeOrder is a large-order line's poll: it schedules a work order
+// for the first waiting large order no other line took first (each line
+// starts at its own place in the list, so they seldom collide), which
+// its stations then move on. None waiting is ErrNoLargeOrder, which ends
+// the line's round: its stations have nothing to act on.
+func (c *client) takeLargeOrder(ctx context.Context, b domains) error {
+	c.workOrder = 0
+	var err error
+	if c.large, err = b.largeOrders(ctx, c.large[:0]); err != nil {
+		return err
+	}
+	for i := range c.large {
+		w := c.large[(c.line+i)%len(c.large)]
+		n, err := b.scheduleWorkOrder(ctx, w)
+		if errors.Is(err, errLargeOrderCancelled) {
+			continue // cancelled, or taken by another line
+		} else if err != nil {
+			return err
+		}
+		c.workOrder = n
+		c.app.largeScheduled.Add(1)
+		return nil
+	}
+	return ErrNoLargeOrder
+}
+
 // Do runs one step as one transaction (the large-order line: one per
 // large order found).
 func (c *client) Do(ctx context.Context, step workload.Step) error {
@@ -164,21 +192,12 @@ func (c *client) Do(ctx context.Context, step workload.Step) error {
 		}
 		err := b.completeWorkOrder(ctx, c.workOrder)
 		c.workOrder = 0
+		if err == nil && c.group == largeOrderGroup {
+			c.app.largeCompleted.Add(1)
+		}
 		return err
 	case LargeOrderLine:
-		var err error
-		if c.large, err = b.largeOrders(ctx, c.large[:0]); err != nil {
-			return err
-		}
-		for _, w := range c.large {
-			if _, err := b.scheduleWorkOrder(ctx, w); errors.Is(err, errLargeOrderCancelled) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			c.app.largeScheduled.Add(1)
-		}
-		return nil
+		return c.takeLargeOrder(ctx, b)
 	}
 	return fmt.Errorf("ecperf: no operation %d", step.Op)
 }

@@ -54,9 +54,9 @@ type dispatch struct {
 	// not hold up the others. receiving (capacity 1) is the receiver's
 	// lock, a channel so that a delivery waiting for it gives up when its
 	// request or the run ends.
-	senders   []*bean
+	senders   []domains
 	receiving chan struct{}
-	receiver  *bean
+	receiver  domains
 
 	// db and poStatusOf let the watcher see whether an overdue PO is still
 	// awaiting its delivery.
@@ -154,7 +154,7 @@ func (d *dispatch) committed() {
 }
 
 // sendAgent sends PO number on sender's thread.
-func (d *dispatch) sendAgent(ctx context.Context, sender *bean, number int64) error {
+func (d *dispatch) sendAgent(ctx context.Context, sender domains, number int64) error {
 	return store.Retry(ctx, maxAgentRetries+1, func() error { return sender.sendUnsent(ctx, number) })
 }
 

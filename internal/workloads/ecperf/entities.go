@@ -21,7 +21,8 @@ var (
 			strCol("c_state"), strCol("c_country"), strCol("c_zip"), strCol("c_phone"), strCol("c_contact"),
 			timeCol("c_since"), intCol("c_balance"), strCol("c_credit"), intCol("c_credit_limit"), intCol("c_ytd_payment"),
 		},
-		Version: "version", KeyGen: container.KeySequence,
+		// Updated: the balance is what the customer owes.
+		Version: "version", KeyGen: container.KeySequence, Updated: true,
 	}
 	// Customer domain.
 	orderCustomerType = &container.Type{

@@ -38,6 +38,9 @@ func (b *bean) scheduleWorkOrder(ctx context.Context, w workOrder) (int64, error
 		if err != nil {
 			return 0, fail(tx, err, errLargeOrderCancelled)
 		}
+		// The quantity as it is now: a ChangeOrder since the line listed
+		// it may have changed it.
+		w.qty = lo.Int(loQty)
 		tx.Remove(lo)
 	}
 	wo, err := tx.Create(a.workOrder, container.Key{})

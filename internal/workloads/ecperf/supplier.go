@@ -19,10 +19,6 @@ import (
 // leaves it unsent for the agent; queue writes its outbox row.
 func (b *bean) purchase(ctx context.Context, tx *container.Tx, reorders []reorder, now time.Time) error {
 	a := b.app
-	type choice struct {
-		reorder
-		supplier, lead int64
-	}
 	choices := make([]choice, 0, len(reorders))
 	for _, r := range reorders {
 		var err error
@@ -35,30 +31,19 @@ func (b *bean) purchase(ctx context.Context, tx *container.Tx, reorders []reorde
 		sc := b.found[0]
 		choices = append(choices, choice{reorder: r, supplier: sc.Key().B, lead: sc.Int(scLeadTime)})
 	}
-	// POs in supplier order and lines in part order, so two transactions
-	// never create them in opposite orders.
-	slices.SortFunc(choices, func(x, y choice) int {
-		return cmp.Or(cmp.Compare(x.supplier, y.supplier), cmp.Compare(x.part, y.part))
-	})
-	status := int64(poUnsent)
-	if a.dispatch.mode == dispatchSync {
-		status = poSent // the commit happens only if the send succeeded
-	}
-	for i := 0; i < len(choices); {
-		supplier := choices[i].supplier
-		po, err := tx.Create(a.purchaseOrder, container.Key{})
+	status := a.dispatch.newPOStatus()
+	for _, po := range byPO(choices) {
+		p, err := tx.Create(a.purchaseOrder, container.Key{})
 		if err != nil {
 			return err
 		}
-		number := po.Key().A
-		po.SetInt(poSupplier, supplier)
-		po.SetInt(poSite, siteID)
-		po.SetInt(poStatus, status)
-		po.SetTime(poCreated, now)
-		doc := emulator.PO{PONumber: number, SupplierID: supplier, SiteID: siteID}
-		for n := 1; i < len(choices) && choices[i].supplier == supplier; i, n = i+1, n+1 {
-			c := choices[i]
-			l, err := tx.Create(a.poLine, container.Key{A: number, B: int64(n)})
+		number := p.Key().A
+		p.SetInt(poSupplier, po[0].supplier)
+		p.SetInt(poSite, siteID)
+		p.SetInt(poStatus, status)
+		p.SetTime(poCreated, now)
+		for n, c := range po {
+			l, err := tx.Create(a.poLine, container.Key{A: number, B: int64(n + 1)})
 			if err != nil {
 				return err
 			}
@@ -67,21 +52,72 @@ func (b *bean) purchase(ctx context.Context, tx *container.Tx, reorders []reorde
 			l.SetInt(polBalance, c.qty)
 			l.SetTime(polDelDate, now.Add(time.Duration(c.lead)*a.dispatch.unit))
 			l.SetString(polMessage, "")
-			doc.Lines = append(doc.Lines, emulator.POLine{Line: n, PartID: strconv.FormatInt(c.part, 10), Qty: int(c.qty), LeadTime: int(c.lead)})
 		}
-		switch a.dispatch.mode {
-		case dispatchSync:
-			if err := a.dispatch.send(ctx, doc); err != nil {
-				return err
-			}
-			b.sentInTx = append(b.sentInTx, number)
-		case dispatchQueue:
+		err = a.dispatch.created(ctx, number, po, &b.sentInTx, func() error {
 			ob, err := tx.Create(a.outbox, container.Key{A: number})
-			if err != nil {
-				return err
+			if err == nil {
+				ob.SetTime(0, now)
 			}
-			ob.SetTime(0, now)
+			return err
+		})
+		if err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// choice is a component to reorder from the supplier chosen for it.
+type choice struct {
+	reorder
+	supplier, lead int64
+}
+
+// byPO groups choices into POs, one per supplier: POs in supplier order
+// and lines in part order, so two transactions never create them in
+// opposite orders. choices is sorted in place.
+func byPO(choices []choice) [][]choice {
+	slices.SortFunc(choices, func(x, y choice) int {
+		return cmp.Or(cmp.Compare(x.supplier, y.supplier), cmp.Compare(x.part, y.part))
+	})
+	var out [][]choice
+	for i := 0; i < len(choices); {
+		j := i
+		for j < len(choices) && choices[j].supplier == choices[i].supplier {
+			j++
+		}
+		out = append(out, choices[i:j])
+		i = j
+	}
+	return out
+}
+
+// newPOStatus is the status a new PO is created with: sync sends it
+// before the commit, which happens only if the send succeeded.
+func (d *dispatch) newPOStatus() int64 {
+	if d.mode == dispatchSync {
+		return poSent
+	}
+	return poUnsent
+}
+
+// created dispatches PO number, just created with lines po, as
+// --po-dispatch says: sync sends it now, inside the transaction (and
+// records it in sent), queue writes its outbox row (outbox), poller
+// leaves it for the agent.
+func (d *dispatch) created(ctx context.Context, number int64, po []choice, sent *[]int64, outbox func() error) error {
+	switch d.mode {
+	case dispatchSync:
+		doc := emulator.PO{PONumber: number, SupplierID: po[0].supplier, SiteID: siteID}
+		for n, c := range po {
+			doc.Lines = append(doc.Lines, emulator.POLine{Line: n + 1, PartID: strconv.FormatInt(c.part, 10), Qty: int(c.qty), LeadTime: int(c.lead)})
+		}
+		if err := d.send(ctx, doc); err != nil {
+			return err
+		}
+		*sent = append(*sent, number)
+	case dispatchQueue:
+		return outbox()
 	}
 	return nil
 }

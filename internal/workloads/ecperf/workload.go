@@ -10,7 +10,8 @@
 // schema/*.sql (the kit's tables), population.go and load.go (the kit's
 // scaling in Ir), entities.go (the entity types); the transactions are
 // one file per domain, as the kit groups them — orders.go, manufacturing.go
-// and supplier.go, on the entity container; dispatch.go, resend.go and
+// and supplier.go, on the entity container; direct.go, the same
+// transactions as hand-written SQL (--persistence direct); dispatch.go, resend.go and
 // drain.go (how purchase orders reach the Supplier Emulator: sync, poller
 // or queue, and how a run stops with some in flight), client.go (the
 // terminals' choices), check.go (consistency after a run). The emulator
@@ -132,7 +133,7 @@ func (Workload) Info() workload.Info {
 			RampUp:        20 * time.Second,
 			RampDown:      0,
 		},
-		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked},
+		Persistence: []container.Persistence{container.CMP, container.BMP, container.BMPChecked, container.Direct},
 		Entities:    entityTypes,
 		Grouped:     true,
 		Options:     DefaultOptions,
@@ -165,15 +166,18 @@ type app struct {
 	unsorted bool
 	// discounts by rule (c_discount), in percent.
 	discounts map[string]int64
-	beans     []*bean
-	dispatch  *dispatch
-	checker   *checker
+	// beans are the server threads' domains: the container's session
+	// beans, or hand-written SQL under --persistence direct.
+	beans    []domains
+	dispatch *dispatch
+	checker  *checker
 	// listed is the emulator's record of the run's POs, taken by Stop;
 	// listErr why it could not be taken.
 	listed  []emulator.POSummary
 	listErr error
-	// largeScheduled counts the work orders the large-order line scheduled.
-	largeScheduled atomic.Int64
+	// largeScheduled and largeCompleted count the work orders the
+	// large-order lines scheduled and completed.
+	largeScheduled, largeCompleted atomic.Int64
 	// drain is the state of Stop's wait for the POs (drain.go).
 	drain drainState
 	// Stop runs once: a test's cleanup and the run may both call it.
@@ -200,6 +204,42 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	if a.scale <= 0 {
 		a.scale = 1
 	}
+	threads := max(p.Threads, 1)
+	// The agents' threads follow the terminals': the receiver, then the
+	// senders.
+	newThread, err := a.domainsOf(ctx, db, p)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < threads; i++ {
+		a.beans = append(a.beans, newThread(i))
+	}
+	if a.discounts, err = readDiscounts(ctx, db); err != nil {
+		return nil, err
+	}
+	if _, err = reclaimSent(ctx, db); err != nil {
+		return nil, err
+	}
+	if a.checker, err = newChecker(ctx, db); err != nil {
+		return nil, err
+	}
+	if err = startDispatch(ctx, db, a, cfg, p.Common.NoLoad, p.Dir, threads, newThread); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// domainsOf readies the run's persistence and returns how to make a
+// server thread's domains: session beans on the entity container, or the
+// hand-written SQL of --persistence direct.
+func (a *app) domainsOf(ctx context.Context, db *store.DB, p workload.RunParams) (func(thread int) domains, error) {
+	if !p.Persistence.Container() {
+		stmts, err := prepareDirect(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		return func(thread int) domains { return &direct{directStmts: stmts, app: a, db: db.Thread(thread)} }, nil
+	}
 	var err error
 	if a.ctr, err = p.NewContainer(ctx, db, entityTypes); err != nil {
 		return nil, err
@@ -208,23 +248,7 @@ func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (
 	a.customer, a.orderCustomer, a.order, a.orderLine, a.item = home(customerType), home(orderCustomerType), home(orderType), home(orderLineType), home(itemType)
 	a.part, a.bom, a.workOrder, a.largeOrder, a.inventory = home(partType), home(bomType), home(workOrderType), home(largeOrderType), home(inventoryType)
 	a.suppComponent, a.purchaseOrder, a.poLine, a.outbox = home(suppComponentType), home(purchaseOrderType), home(poLineType), home(outboxType)
-	if a.discounts, err = readDiscounts(ctx, db); err != nil {
-		return nil, err
-	}
-	threads := max(p.Threads, 1)
-	for i := 0; i < threads; i++ {
-		a.beans = append(a.beans, &bean{app: a, thread: i})
-	}
-	if _, err = reclaimSent(ctx, db); err != nil {
-		return nil, err
-	}
-	if a.checker, err = newChecker(ctx, db); err != nil {
-		return nil, err
-	}
-	if err = startDispatch(ctx, db, a, cfg, p.Common.NoLoad, p.Dir, threads); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return func(thread int) domains { return &bean{app: a, thread: thread} }, nil
 }
 
 // readDiscounts reads the corporate domain's discount rules.
@@ -253,7 +277,7 @@ func readDiscounts(ctx context.Context, db *store.DB) (map[string]int64, error) 
 // startDispatch starts the emulator (unless external), the receiver and
 // the agents of the dispatch mode. It sets a.dispatch itself, before any
 // agent starts, because the agents reach the dispatch through a.
-func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoad bool, dir string, threads int) (err error) {
+func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoad bool, dir string, threads int, newThread func(int) domains) (err error) {
 	d := &dispatch{mode: cfg.PODispatch, unit: time.Duration(cfg.LeadTimeUnit), kick: make(chan struct{}, 1),
 		receiving: make(chan struct{}, 1), watched: make(map[int64]*watched)}
 	if d.mode == "" {
@@ -262,9 +286,9 @@ func startDispatch(ctx context.Context, db *store.DB, a *app, cfg Options, noLoa
 	if d.unit <= 0 {
 		d.unit = time.Duration(float64(defaultLeadTimeDay) * a.scale)
 	}
-	d.receiver = &bean{app: a, thread: threads}
+	d.receiver = newThread(threads)
 	for i := range cfg.POSenders {
-		d.senders = append(d.senders, &bean{app: a, thread: threads + 1 + i})
+		d.senders = append(d.senders, newThread(threads+1+i))
 	}
 	a.dispatch = d
 	var id [6]byte
@@ -402,17 +426,37 @@ func (a *app) Groups() []workload.Group {
 		{Name: "order-entry", Clients: orderTerminalsPerIr * ir, Mix: orderMix(), Pacing: workload.Pacing{
 			Kind: workload.Cycle, Mean: time.Duration(float64(orderCycleMean) * a.scale), Dist: workload.NegExp, Truncate: orderCycleTruncate}},
 		{Name: "planned-lines", Clients: plannedLinesPerIr * ir, Mix: plannedLine(a.scale), Pacing: workload.Pacing{Kind: workload.Cycle}},
-		{Name: "large-order-line", Clients: 1,
-			Mix:    workload.Mix{Kind: workload.Weighted, Cards: []workload.Card{{Op: LargeOrderLine, Count: 1}}},
-			Pacing: workload.Pacing{Kind: workload.Cycle, Mean: time.Duration(float64(largeOrderPoll) * a.scale)}},
+		{Name: "large-order-lines", Clients: largeOrderLines(ir), Mix: largeOrderLine(a.scale), Pacing: workload.Pacing{Kind: workload.Cycle}},
 	}
 }
 
-// EntityStats are the container's counters by type.
-func (a *app) EntityStats() []workload.EntityStats { return workload.ContainerStats(a.ctr) }
+// largeOrderLines is how many large-order lines build large orders at
+// once: ⌈Ir/2⌉. Each takes one large order a round of about 2 s (the
+// poll's second and three stations); NewOrder makes about 0.14·Ir a
+// second, so one line, serial, would fall behind from Ir 4.
+func largeOrderLines(ir int) int { return (ir + 1) / 2 }
 
-func (a *app) NewClient(group, _ int, rng *mrand.Rand) workload.Client {
-	return newClient(a, group, rng)
+// largeOrderLine is a large-order line's round: take a waiting large
+// order (scheduling its work order), then the planned line's three
+// stations; a poll that finds none ends the round.
+func largeOrderLine(scale float64) workload.Mix {
+	m := plannedLine(scale)
+	m.Cards[0] = workload.Card{Op: LargeOrderLine, Count: 1, Delay: time.Duration(float64(largeOrderPoll) * scale)}
+	return m
+}
+
+// EntityStats are the container's counters by type.
+// EntityStats are the container's counters by type; none under direct
+// persistence.
+func (a *app) EntityStats() []workload.EntityStats {
+	if a.ctr == nil {
+		return nil
+	}
+	return workload.ContainerStats(a.ctr)
+}
+
+func (a *app) NewClient(group, n int, rng *mrand.Rand) workload.Client {
+	return newClient(a, group, n, rng)
 }
 
 func listenLocal() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

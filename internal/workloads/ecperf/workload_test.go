@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/runner"
 	"github.com/tierbench/tierbench/internal/store"
@@ -83,8 +84,8 @@ func checksOf(t *testing.T, res *result.Result) map[string]workload.Check {
 			t.Errorf("check %s failed: %s", c.Name, c.Detail)
 		}
 	}
-	if len(out) != 4 {
-		t.Errorf("%d checks, want 4", len(out))
+	if len(out) != 6 {
+		t.Errorf("%d checks, want 6", len(out))
 	}
 	return out
 }
@@ -125,6 +126,42 @@ func TestEveryDispatchSendsEachCommittedPOOnce(t *testing.T) {
 				}
 				if strings.HasPrefix(checks["po-sent-exactly-once"].Detail, "0 POs committed") {
 					t.Errorf("no PO was created, so nothing was tested: %s", checks["po-sent-exactly-once"].Detail)
+				}
+			})
+		}
+	})
+}
+
+// Hand-written SQL (--persistence direct) passes the same checks as the
+// container on every backend: each runs it under sync dispatch, and the
+// queue's cell on its share of them.
+func TestDirectPersistencePassesTheChecks(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		t.Parallel()
+		for mi, mode := range []string{dispatchSync, dispatchQueue} {
+			t.Run(mode, func(t *testing.T) {
+				if mi > 0 {
+					storetest.ShareCell(t, dsn, mi)
+				}
+				r := newRunner(t)
+				cfg := shortRun(t, r, dsn, mode)
+				cfg.Persistence = container.Direct
+				res, err := r.Run(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checks := checksOf(t, res)
+				if strings.HasPrefix(checks["po-sent-exactly-once"].Detail, "0 POs committed") {
+					t.Errorf("no PO was created, so nothing was tested: %s", checks["po-sent-exactly-once"].Detail)
+				}
+				for _, op := range []string{"NewOrder", "ChangeOrder", "OrderStatus", "CustomerStatus", "ScheduleWorkOrder", "UpdateWorkOrder", "CompleteWorkOrder"} {
+					if o := res.Operations[op]; o.Count == 0 || o.Errors != 0 {
+						t.Errorf("%s: %d, %d errors: want some and none failed", op, o.Count, o.Errors)
+					}
+				}
+				if len(res.Container) != 0 {
+					t.Errorf("entity counters under direct persistence: %+v", res.Container)
 				}
 			})
 		}

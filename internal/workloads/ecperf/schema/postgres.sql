@@ -166,6 +166,8 @@ CREATE TABLE m_largeorder (
 );
 -- CancelOrder removes an order's large orders.
 CREATE INDEX m_largeorder_order ON m_largeorder (lo_o_id);
+-- The check finds a large order line's work order.
+CREATE INDEX m_workorder_line ON m_workorder (wo_o_id, wo_ol_id);
 CREATE TABLE m_inventory (
     in_p_id     BIGINT      PRIMARY KEY,
     in_qty      INT         NOT NULL,
