@@ -63,6 +63,9 @@ type Conn struct {
 	// replies are buffers the HTTP replies are read into. Not the
 	// requests': net/http may still read a request body after Do returns.
 	replies sync.Pool
+
+	// lean
+	lean *leanPool
 }
 
 // Dial connects to the tier at hostport over protocol p (a tier's URL
@@ -111,6 +114,8 @@ func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 		if o.Token != "" {
 			c.auth = "Bearer " + o.Token
 		}
+	case Lean:
+		c.lean = newLeanPool(hostport, o.Token, o.Conns)
 	default:
 		_, err := ParseProtocol(string(p))
 		return nil, err
@@ -127,6 +132,9 @@ func (c *Conn) Close() error {
 	if c.client != nil {
 		c.client.CloseIdleConnections()
 	}
+	if c.lean != nil {
+		c.lean.close()
+	}
 	return errors.Join(errs...)
 }
 
@@ -140,13 +148,16 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 	m := meterOf(ctx)
 	start := time.Now()
 	var err error
-	if c.grpcs != nil {
+	switch {
+	case c.grpcs != nil:
 		cc := c.grpcs[0]
 		if len(c.grpcs) > 1 {
 			cc = c.grpcs[c.next.Add(1)%uint32(len(c.grpcs))]
 		}
 		err = cc.Invoke(ctx, method, args, reply, opts...)
-	} else {
+	case c.lean != nil:
+		err = c.lean.invoke(ctx, m, method, args.(proto.Message), reply.(proto.Message))
+	default:
 		err = c.invokeHTTP(ctx, m, method, args.(proto.Message), reply.(proto.Message))
 	}
 	if m != nil {
@@ -159,7 +170,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 // are; streams go over gRPC only.
 func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	if c.grpcs == nil {
-		return nil, status.Errorf(codes.Unimplemented, "%s: streams are not carried over the http protocol", method)
+		return nil, status.Errorf(codes.Unimplemented, "%s: streams are carried over the grpc protocol only", method)
 	}
 	return c.grpcs[0].NewStream(ctx, desc, method, opts...)
 }

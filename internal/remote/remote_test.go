@@ -51,10 +51,13 @@ func dial(t testing.TB, p Protocol, addr string, o DialOptions) (*Conn, pingpb.P
 }
 
 // wireBytes is what a message costs on the wire under p: protobuf behind
-// gRPC's 5-byte frame prefix, or its JSON.
+// gRPC's 5-byte frame prefix, protobuf alone in a lean frame, or its JSON.
 func wireBytes(t *testing.T, p Protocol, m proto.Message) int64 {
-	if p == GRPC {
+	switch p {
+	case GRPC:
 		return int64(proto.Size(m) + 5)
+	case Lean:
+		return int64(proto.Size(m))
 	}
 	b, err := jsonOut.Marshal(m)
 	if err != nil {

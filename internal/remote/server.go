@@ -31,6 +31,10 @@ type ServerOptions struct {
 	// it arrives (its service's full name, "/", the method's), refused
 	// ones included; done is told the code it was answered with.
 	Observe func(method string) (done func(codes.Code))
+	// Calls, when set, counts the calls the beans make to other tiers
+	// while they answer (a facade over remote entity beans): the context
+	// each bean is called with carries it.
+	Calls *Meter
 }
 
 // Server answers the calls of the services registered with it over one
@@ -40,14 +44,16 @@ type Server struct {
 	token   []byte // nil: none required
 	log     *slog.Logger
 	observe func(method string) (done func(codes.Code))
+	calls   *Meter
 	grpc    *grpc.Server
 	mux     *http.ServeMux
 	http    *http.Server
+	lean    *leanServer
 }
 
 // NewServer returns a server of protocol p.
 func NewServer(p Protocol, o ServerOptions) *Server {
-	s := &Server{log: o.Log, observe: o.Observe}
+	s := &Server{log: o.Log, observe: o.Observe, calls: o.Calls}
 	if o.Token != "" {
 		s.token = []byte(o.Token)
 	}
@@ -57,13 +63,15 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 	switch p {
 	case GRPC:
 		s.grpc = grpc.NewServer(
-			grpc.ChainUnaryInterceptor(s.observeCall, s.authorize, timeBean),
+			grpc.ChainUnaryInterceptor(s.observeCall, s.authorize, s.meterCalls, timeBean),
 			grpc.ChainStreamInterceptor(s.authorizeStream),
 			grpc.MaxRecvMsgSize(maxMessageBytes),
 			// Callers ping an idle-looking connection to find a tier that
 			// stopped answering (see Dial); allow it.
 			grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}),
 		)
+	case Lean:
+		s.lean = newLeanServer()
 	default:
 		s.mux = http.NewServeMux()
 		s.http = &http.Server{Handler: s.mux, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -79,6 +87,10 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 func (s *Server) RegisterService(sd *grpc.ServiceDesc, impl any) {
 	if s.grpc != nil {
 		s.grpc.RegisterService(sd, impl)
+		return
+	}
+	if s.lean != nil {
+		s.lean.register(sd, impl)
 		return
 	}
 	for i := range sd.Methods {
@@ -102,6 +114,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.grpc != nil {
 		return s.grpc.Serve(ln)
 	}
+	if s.lean != nil {
+		return s.serveLean(ln)
+	}
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -123,6 +138,10 @@ func (s *Server) Stop(ctx context.Context) {
 			s.grpc.Stop()
 			<-done
 		}
+		return
+	}
+	if s.lean != nil {
+		s.stopLean(ctx)
 		return
 	}
 	if err := s.http.Shutdown(ctx); err != nil {
@@ -175,6 +194,19 @@ func (s *Server) tokenIs(header string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), s.token) == 1
 }
 
+// meterCalls gives a gRPC call's bean the server's Calls meter.
+func (s *Server) meterCalls(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	return handler(s.callContext(ctx), req)
+}
+
+// callContext is ctx carrying the server's Calls meter, when it has one.
+func (s *Server) callContext(ctx context.Context) context.Context {
+	if s.calls == nil {
+		return ctx
+	}
+	return WithMeter(ctx, s.calls)
+}
+
 // timeBean measures the handler alone (the request already decoded) and
 // reports it in the reply's trailer.
 func timeBean(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -224,7 +256,7 @@ func (s *Server) httpMethod(name string, md *grpc.MethodDesc, impl any) http.Han
 			defer func() { bean = time.Since(start) }()
 			return handler(ctx, req)
 		}
-		resp, err := md.Handler(impl, r.Context(), dec, timed)
+		resp, err := md.Handler(impl, s.callContext(r.Context()), dec, timed)
 		w.Header().Set(beanTimeKey, strconv.FormatInt(int64(bean), 10))
 		if err != nil {
 			fail(statusOf(err))
