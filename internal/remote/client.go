@@ -115,7 +115,7 @@ func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 			c.auth = "Bearer " + o.Token
 		}
 	case Lean:
-		c.lean = newLeanPool(hostport, o.Token, o.Conns)
+		c.lean = newLeanPool(hostport, o.Token, o.Conns, o.Timeout)
 	default:
 		_, err := ParseProtocol(string(p))
 		return nil, err
@@ -140,7 +140,9 @@ func (c *Conn) Close() error {
 
 // Invoke makes one call: what a generated client's method does.
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	if _, ok := ctx.Deadline(); !ok {
+	// The lean protocol bounds a call without a deadline by its socket's
+	// (roundTrip), without a context of its own.
+	if _, ok := ctx.Deadline(); !ok && c.lean == nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()

@@ -52,8 +52,9 @@ const leanBufferBytes = 16 << 10
 // or dials a new one, and gives it back when its reply has been read; up
 // to Conns stay open idle, as HTTP's transport keeps them.
 type leanPool struct {
-	addr   string
-	token  string
+	addr    string
+	token   string
+	timeout time.Duration // of a call whose context has no deadline
 	idle   chan *leanConn
 	dialer net.Dialer
 	closed atomic.Bool
@@ -68,8 +69,8 @@ type leanConn struct {
 	hdr [4]byte
 }
 
-func newLeanPool(hostport, token string, conns int) *leanPool {
-	return &leanPool{addr: hostport, token: token, idle: make(chan *leanConn, conns),
+func newLeanPool(hostport, token string, conns int, timeout time.Duration) *leanPool {
+	return &leanPool{addr: hostport, token: token, timeout: timeout, idle: make(chan *leanConn, conns),
 		dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}}
 }
 
@@ -129,7 +130,7 @@ func (p *leanPool) invoke(ctx context.Context, m *Meter, method string, args, re
 		}
 		return p.transportError(ctx, method, err)
 	}
-	code, bean, body, sent, err := lc.roundTrip(ctx, method, args)
+	code, bean, body, sent, err := lc.roundTrip(ctx, method, args, p.timeout)
 	if m != nil {
 		m.bytes(int64(sent), int64(len(body)))
 		m.beanNanos.Add(bean)
@@ -171,24 +172,27 @@ var (
 
 // roundTrip writes the request and reads its reply: the reply's code, the
 // bean's time, its message (valid until lc's next call), and the bytes of
-// the request's message.
-func (lc *leanConn) roundTrip(ctx context.Context, method string, args proto.Message) (code codes.Code, bean int64, body []byte, sent int, err error) {
-	var timeout int64
-	if d, ok := ctx.Deadline(); ok {
-		timeout = max(int64(time.Until(d)), 1)
-		lc.c.SetDeadline(d)
-	} else {
-		lc.c.SetDeadline(time.Time{})
+// the request's message. A context without a deadline gets timeout's, on
+// the socket alone.
+func (lc *leanConn) roundTrip(ctx context.Context, method string, args proto.Message, timeout time.Duration) (code codes.Code, bean int64, body []byte, sent int, err error) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = time.Now().Add(timeout)
 	}
+	lc.c.SetDeadline(d)
 	// A cancelled caller ends a blocked read at once, as on the other
-	// protocols; the connection is then closed (invoke).
-	c := lc.c
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(longAgo) })
-	defer stop()
+	// protocols; the connection is then closed (invoke). A context that
+	// cannot end (Background) needs no watch.
+	if ctx.Done() != nil {
+		c := lc.c
+		stop := context.AfterFunc(ctx, func() { c.SetDeadline(longAgo) })
+		defer stop()
+	}
+	left := max(int64(time.Until(d)), 1)
 
 	start := len(lc.out) // after the preface of a new connection
 	lc.out = append(lc.out, 0, 0, 0, 0)
-	lc.out = binary.AppendUvarint(lc.out, uint64(timeout))
+	lc.out = binary.AppendUvarint(lc.out, uint64(left))
 	lc.out = binary.AppendUvarint(lc.out, uint64(len(method)))
 	lc.out = append(lc.out, method...)
 	head := len(lc.out)

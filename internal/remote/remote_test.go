@@ -239,6 +239,89 @@ func TestNotATier(t *testing.T) {
 	if status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("call to a plain web server: %v, want Unknown naming HTTP 404", err)
 	}
+	// The lean protocol's frame read from an HTTP answer (net/http would
+	// wait for the end of a request line the lean request has not).
+	http400, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { http400.Close() })
+	go func() {
+		for {
+			c, err := http400.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	_, ping = dial(t, Lean, http400.Addr().String(), DialOptions{})
+	_, err = ping.Empty(context.Background(), &pingpb.EmptyRequest{})
+	if status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "no lean tier") {
+		t.Errorf("lean call to a plain web server: %v, want Unknown saying it is no lean tier", err)
+	}
+}
+
+// TestCancel: a caller that cancels its call gets Canceled at once, not
+// when the bean is done, on every protocol; the connection serves the
+// next call (a new one where the cancelled one could not be reused).
+// (Over lean the bean itself runs on to its end or its deadline: the tier
+// does not watch a connection while its bean runs; Stop waits for it.)
+func TestCancel(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			_, ping := dial(t, p, serve(t, p, ServerOptions{}), DialOptions{})
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			start := time.Now()
+			_, err := ping.Echo(ctx, &pingpb.Payload{SleepUs: 1_000_000})
+			if took := time.Since(start); status.Code(err) != codes.Canceled || took > 500*time.Millisecond {
+				t.Errorf("a cancelled call: %v after %v, want Canceled at once", err, took)
+			}
+			if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+				t.Errorf("the call after a cancelled one: %v", err)
+			}
+		})
+	}
+}
+
+// TestStopLetsCallsFinish: a server told to stop answers the calls under
+// way before it closes, on every protocol.
+func TestStopLetsCallsFinish(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := NewServer(p, ServerOptions{})
+			RegisterPing(s)
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(ln) }()
+			_, ping := dial(t, p, ln.Addr().String(), DialOptions{})
+			if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			replied := make(chan error, 1)
+			go func() {
+				_, err := ping.Echo(context.Background(), &pingpb.Payload{SleepUs: 300_000})
+				replied <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s.Stop(ctx)
+			if err := <-replied; err != nil {
+				t.Errorf("the call under way when the server stopped: %v, want its reply", err)
+			}
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
 }
 
 func TestParseProtocol(t *testing.T) {
