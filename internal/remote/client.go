@@ -36,6 +36,10 @@ type DialOptions struct {
 	// (0: DefaultTimeout). gRPC also pings a connection with calls in
 	// flight, and fails them when the tier stops answering the pings.
 	Timeout time.Duration
+	// Meter, when set, counts the calls whose context carries none: the
+	// calls a tier's beans make to the next tier (a facade over remote
+	// entity beans), whose contexts are the server's.
+	Meter *Meter
 }
 
 // keepaliveTime: a gRPC connection with calls in flight and nothing read
@@ -51,6 +55,7 @@ const (
 type Conn struct {
 	target  string
 	timeout time.Duration
+	meter   *Meter // of calls whose context has none
 
 	// gRPC
 	grpcs []*grpc.ClientConn
@@ -79,7 +84,7 @@ func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 	if _, _, err := net.SplitHostPort(hostport); err != nil {
 		return nil, fmt.Errorf("tier address %q: want host:port: %v", hostport, err)
 	}
-	c := &Conn{target: hostport, timeout: o.Timeout}
+	c := &Conn{target: hostport, timeout: o.Timeout, meter: o.Meter}
 	switch p {
 	case GRPC:
 		opts := []grpc.DialOption{
@@ -148,6 +153,11 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 		defer cancel()
 	}
 	m := meterOf(ctx)
+	if m == nil && c.meter != nil {
+		// gRPC's stats handler reads the meter from the context.
+		m = c.meter
+		ctx = WithMeter(ctx, m)
+	}
 	start := time.Now()
 	var err error
 	switch {

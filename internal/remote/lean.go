@@ -55,9 +55,9 @@ type leanPool struct {
 	addr    string
 	token   string
 	timeout time.Duration // of a call whose context has no deadline
-	idle   chan *leanConn
-	dialer net.Dialer
-	closed atomic.Bool
+	idle    chan *leanConn
+	dialer  net.Dialer
+	closed  atomic.Bool
 }
 
 // leanConn is one connection of a pool, with its buffers.
@@ -450,7 +450,7 @@ func (s *Server) answerLean(sc *leanServerConn, in []byte, authorized bool, out 
 		code = codes.Unauthenticated
 		return leanReply(out, status.Convert(errUnauthenticated).Proto(), code, 0)
 	}
-	ctx := s.callContext(context.Background())
+	ctx := context.Background()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout))

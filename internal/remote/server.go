@@ -31,10 +31,6 @@ type ServerOptions struct {
 	// it arrives (its service's full name, "/", the method's), refused
 	// ones included; done is told the code it was answered with.
 	Observe func(method string) (done func(codes.Code))
-	// Calls, when set, counts the calls the beans make to other tiers
-	// while they answer (a facade over remote entity beans): the context
-	// each bean is called with carries it.
-	Calls *Meter
 }
 
 // Server answers the calls of the services registered with it over one
@@ -44,7 +40,6 @@ type Server struct {
 	token   []byte // nil: none required
 	log     *slog.Logger
 	observe func(method string) (done func(codes.Code))
-	calls   *Meter
 	grpc    *grpc.Server
 	mux     *http.ServeMux
 	http    *http.Server
@@ -53,7 +48,7 @@ type Server struct {
 
 // NewServer returns a server of protocol p.
 func NewServer(p Protocol, o ServerOptions) *Server {
-	s := &Server{log: o.Log, observe: o.Observe, calls: o.Calls}
+	s := &Server{log: o.Log, observe: o.Observe}
 	if o.Token != "" {
 		s.token = []byte(o.Token)
 	}
@@ -63,7 +58,7 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 	switch p {
 	case GRPC:
 		s.grpc = grpc.NewServer(
-			grpc.ChainUnaryInterceptor(s.observeCall, s.authorize, s.meterCalls, timeBean),
+			grpc.ChainUnaryInterceptor(s.observeCall, s.authorize, timeBean),
 			grpc.ChainStreamInterceptor(s.authorizeStream),
 			grpc.MaxRecvMsgSize(maxMessageBytes),
 			// Callers ping an idle-looking connection to find a tier that
@@ -194,19 +189,6 @@ func (s *Server) tokenIs(header string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), s.token) == 1
 }
 
-// meterCalls gives a gRPC call's bean the server's Calls meter.
-func (s *Server) meterCalls(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	return handler(s.callContext(ctx), req)
-}
-
-// callContext is ctx carrying the server's Calls meter, when it has one.
-func (s *Server) callContext(ctx context.Context) context.Context {
-	if s.calls == nil {
-		return ctx
-	}
-	return WithMeter(ctx, s.calls)
-}
-
 // timeBean measures the handler alone (the request already decoded) and
 // reports it in the reply's trailer.
 func timeBean(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -256,7 +238,7 @@ func (s *Server) httpMethod(name string, md *grpc.MethodDesc, impl any) http.Han
 			defer func() { bean = time.Since(start) }()
 			return handler(ctx, req)
 		}
-		resp, err := md.Handler(impl, s.callContext(r.Context()), dec, timed)
+		resp, err := md.Handler(impl, r.Context(), dec, timed)
 		w.Header().Set(beanTimeKey, strconv.FormatInt(int64(bean), 10))
 		if err != nil {
 			fail(statusOf(err))

@@ -36,12 +36,18 @@ type businessTier struct {
 // free loopback port over protocol, each call on one of threads server
 // threads, and connects to it with a connection per thread.
 func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
-	return startTier(func(s *remote.Server) (func(), error) { return serveStyle(s, style, a, threads) }, threads, protocol)
+	return startTier(func(s *remote.Server) (func(), error) { return serveStyle(s, style, a, threads, protocol) }, threads, protocol)
 }
 
 // startTier serves what register registers (its afterStop run once the
 // server has stopped) as startBusinessTier does.
 func startTier(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol) (*businessTier, error) {
+	return startTierMetered(register, threads, protocol, nil)
+}
+
+// startTierMetered is startTier whose connection counts into calls (when
+// set) the calls made with a context that carries no meter.
+func startTierMetered(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol, calls *remote.Meter) (*businessTier, error) {
 	srv := remote.NewServer(protocol, remote.ServerOptions{})
 	remote.RegisterPing(srv)
 	afterStop, err := register(srv)
@@ -57,7 +63,7 @@ func startTier(register func(*remote.Server) (afterStop func(), err error), thre
 	go func() { b.served <- srv.Serve(ln) }()
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
-	if b.conn, err = remote.DialReady(ctx, protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
+	if b.conn, err = remote.DialReady(ctx, protocol, ln.Addr().String(), remote.DialOptions{Conns: threads, Meter: calls}); err != nil {
 		b.close()
 		return nil, fmt.Errorf("business tier: %w", err)
 	}

@@ -66,11 +66,14 @@ func TestStylesCountTheirCalls(t *testing.T) {
 		{"servlets", "http", container.Direct, false},
 		{"session", "http", container.Direct, true},
 		{"session", "grpc", container.Direct, true},
+		{"session", "lean", container.Direct, true},
 		{"facade", "http", container.CMP, true},
 		{"facade", "grpc", container.CMP, true},
+		{"facade", "lean", container.CMP, true},
 		{"local", "http", container.CMP, false},
 		{"entity", "http", container.CMP, true},
 		{"entity", "grpc", container.CMP, true},
+		{"entity", "lean", container.CMP, true},
 	} {
 		t.Run(tc.style+"/"+tc.protocol, func(t *testing.T) {
 			cfg := config.New("rubis", Workload{}.Info().Defaults)
