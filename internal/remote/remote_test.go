@@ -354,3 +354,35 @@ func BenchmarkEmptyCall(b *testing.B) {
 		})
 	}
 }
+
+// TestConnMeter: a connection's own meter counts the calls whose context
+// carries none (a bean's calls to the next tier), and only those; the
+// readiness call of DialReady is not one of them.
+func TestConnMeter(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			var connMeter, ctxMeter Meter
+			c, err := DialReady(context.Background(), p, serve(t, p, ServerOptions{}), DialOptions{Meter: &connMeter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			ping := pingpb.NewPingClient(c)
+			for range 3 {
+				if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := ping.Empty(WithMeter(context.Background(), &ctxMeter), &pingpb.EmptyRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := connMeter.Counts(), (Counts{Calls: 3, BytesOut: 3 * wireBytes(t, p, &pingpb.EmptyRequest{}), BytesIn: 3 * wireBytes(t, p, &pingpb.EmptyReply{})}); got.Calls != want.Calls || got.BytesOut != want.BytesOut || got.BytesIn != want.BytesIn {
+				t.Errorf("the connection's meter: %+v, want 3 calls, %d B out, %d B in", got, want.BytesOut, want.BytesIn)
+			}
+			if got := ctxMeter.Counts(); got.Calls != 1 {
+				t.Errorf("the context's meter: %d calls, want 1", got.Calls)
+			}
+		})
+	}
+}

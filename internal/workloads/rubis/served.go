@@ -38,7 +38,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if err != nil {
 		return nil, err
 	}
-	afterStop, err := serveStyle(s, style, a, p.Threads, remote.Protocol(optionsOf(p.Options).Protocol))
+	afterStop, err := serveStyle(s, style, a, p.Threads, remote.Protocol(optionsOf(p.Options).Protocol), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -51,9 +51,11 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 // serveStyle registers on s the remote interface of style's business tier
 // over a: the Auction itself (session, facade: one call per interaction),
 // or the entity beans of its container (entity: a is the container's
-// Facade, and the interactions run in the web tier). afterStop releases
-// what the interface holds, once the server has stopped.
-func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, protocol remote.Protocol) (afterStop func(), err error) {
+// Facade, and the interactions run in the web tier), or under
+// facade-remote the Auction of a facade over an entity tier of its own,
+// whose calls entityCalls (when set) counts. afterStop releases what the
+// interface holds, once the server has stopped.
+func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, protocol remote.Protocol, entityCalls *remote.Meter) (afterStop func(), err error) {
 	if style != "entity" && style != FacadeRemote {
 		ServeAuction(s, a, threads)
 		return func() {}, nil
@@ -63,7 +65,7 @@ func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, p
 		return nil, fmt.Errorf("--style %s serves the entity container's beans: run it on --persistence cmp or bmp", style)
 	}
 	if style == FacadeRemote {
-		return serveFacadeOverRemoteEntities(s, beans, threads, protocol, nil)
+		return serveFacadeOverRemoteEntities(s, beans, threads, protocol, entityCalls)
 	}
 	e := ServeEntities(s, beans.ctr, threads)
 	return e.Close, nil

@@ -25,7 +25,14 @@ import (
 // it; the tier stops with the test.
 func serveRemote(t testing.TB, p remote.Protocol, a Auction, threads int) Auction {
 	t.Helper()
-	b, err := startBusinessTier("session", a, threads, p)
+	return serveStyleRemote(t, "session", p, a, threads, nil)
+}
+
+// serveStyleRemote is serveRemote in style (whose facade-remote's entity
+// calls entityCalls counts).
+func serveStyleRemote(t testing.TB, style string, p remote.Protocol, a Auction, threads int, entityCalls *remote.Meter) Auction {
+	t.Helper()
+	b, err := startBusinessTier(style, a, threads, p, entityCalls)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,8 +35,12 @@ type businessTier struct {
 // startBusinessTier serves style's business tier over a (serveStyle) on a
 // free loopback port over protocol, each call on one of threads server
 // threads, and connects to it with a connection per thread.
-func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol) (*businessTier, error) {
-	return startTier(func(s *remote.Server) (func(), error) { return serveStyle(s, style, a, threads, protocol) }, threads, protocol)
+// Under facade-remote, entityCalls (when set) counts the facade's calls to
+// its entity beans.
+func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol, entityCalls *remote.Meter) (*businessTier, error) {
+	return startTier(func(s *remote.Server) (func(), error) {
+		return serveStyle(s, style, a, threads, protocol, entityCalls)
+	}, threads, protocol)
 }
 
 // startTier serves what register registers (its afterStop run once the
@@ -92,6 +96,9 @@ type tiering struct {
 	style    string
 	protocol string
 	business *businessTier
+	// entityCalls: under facade-remote, the calls of the business tier's
+	// facade to its entity beans.
+	entityCalls *remote.Meter
 }
 
 // split puts a behind a remote boundary when the run's style has one: the
@@ -103,7 +110,10 @@ func split(c config.Run, o Options, a Auction, threads int) (Auction, tiering, e
 		return a, t, nil
 	}
 	var err error
-	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol)); err != nil {
+	if t.style == FacadeRemote {
+		t.entityCalls = new(remote.Meter)
+	}
+	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol), t.entityCalls); err != nil {
 		return nil, t, err
 	}
 	t.protocol = o.Protocol
