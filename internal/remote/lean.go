@@ -37,6 +37,9 @@ import (
 
 const leanMagic = "TBL1"
 
+// leanPrefix is a frame's length field.
+const leanPrefix = 4
+
 // leanHeaderMax bounds a frame's bytes beyond its message: the method,
 // the timeout, the code, the bean time.
 const leanHeaderMax = 1 << 10
@@ -126,13 +129,19 @@ func (p *leanPool) invoke(ctx context.Context, m *Meter, method string, args, re
 	lc, err := p.get(ctx)
 	if err != nil {
 		if m != nil {
-			m.bytes(int64(proto.Size(args)), 0)
+			m.bytes(int64(proto.Size(args)+leanPrefix), 0)
 		}
 		return p.transportError(ctx, method, err)
 	}
 	code, bean, body, sent, err := lc.roundTrip(ctx, method, args, p.timeout)
 	if m != nil {
-		m.bytes(int64(sent), int64(len(body)))
+		// A message is counted with its frame's 4-byte length, as gRPC's
+		// are with their 5-byte prefix: an empty message is not free.
+		in := 0
+		if err == nil {
+			in = len(body) + leanPrefix
+		}
+		m.bytes(int64(sent+leanPrefix), int64(in))
 		m.beanNanos.Add(bean)
 	}
 	if err != nil {

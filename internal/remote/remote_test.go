@@ -51,13 +51,14 @@ func dial(t testing.TB, p Protocol, addr string, o DialOptions) (*Conn, pingpb.P
 }
 
 // wireBytes is what a message costs on the wire under p: protobuf behind
-// gRPC's 5-byte frame prefix, protobuf alone in a lean frame, or its JSON.
+// gRPC's 5-byte frame prefix, behind a lean frame's 4-byte length, or its
+// JSON.
 func wireBytes(t *testing.T, p Protocol, m proto.Message) int64 {
 	switch p {
 	case GRPC:
 		return int64(proto.Size(m) + 5)
 	case Lean:
-		return int64(proto.Size(m))
+		return int64(proto.Size(m) + leanPrefix)
 	}
 	b, err := jsonOut.Marshal(m)
 	if err != nil {
