@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # under the race detector on two cores, take 9–10 minutes on their own.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build install docs test test-long test-rest test-race test-all bench bench-pgbench bench-pgfloor bench-container bench-rubis lint proto proto-tools clean
+.PHONY: help build install docs test test-long test-rest test-race test-all bench bench-pgbench bench-pgfloor bench-container bench-rubis style-sizes lint proto proto-tools clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -73,6 +73,9 @@ bench-container: build ## Stock-Online on the container (C-cmp, A-exclusive) vs 
 
 bench-rubis: build ## RUBiS pages/s: wrk vs tierbench drive on ViewItem and a search (env: DSN SCALE CONNS SECONDS_PER_RUN ROUNDS THREADS)
 	BIN=./bin/tierbench bench/rubis/run.sh
+
+style-sizes: ## the RUBiS styles' code sizes beside the seed's table (docs/cecchet-styles.md)
+	$(GO) run ./internal/workloads/rubis/stylesizes
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }

@@ -159,7 +159,7 @@ func TestTierKilledMidRun(t *testing.T) {
 func TestServeAndDriveStockOnline(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
-	for _, protocol := range []string{"http", "grpc"} {
+	for _, protocol := range []string{"http", "grpc", "lean"} {
 		t.Run(protocol, func(t *testing.T) {
 			t.Parallel()
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")

@@ -33,7 +33,8 @@ RUBiS: the auction site over HTTP, with ` + server.HealthPath + ` beside it; dri
 tierbench drive rubis --target URL, or use it in a browser. Its tiers apart:
   --tier business   the business tier of --style session, facade or entity (default:
                     session, or facade under --persistence cmp or bmp), over
-                    --protocol http or grpc; it prints its URL (http:// or grpc://)
+                    --protocol http, grpc or lean; it prints its URL (http://,
+                    grpc:// or lean://)
   --tier web        the pages alone, over the business tier at --business URL
                     (no database: the business tier has it)
 Stock-Online: its session bean (the business tier) over --protocol; drive it with
@@ -89,7 +90,7 @@ func addServeFlags(fs *pflag.FlagSet, f *runFlags, o *runner.ServeOptions) {
 	addTierFlags(fs, f)
 	fs.StringVar(&o.Listen, "listen", o.Listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one)")
 	fs.StringVar(&o.Tier, "tier", "", "serve one tier alone: business, or web (RUBiS) (default: the whole middle tier; Stock-Online's is its business tier)")
-	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT or grpc://HOST:PORT (its scheme is the protocol)")
+	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT, grpc://HOST:PORT or lean://HOST:PORT (its scheme is the protocol)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the business tier requires and the web tier sends")
 	v := &f.values
 	fs.IntVar(&v.AppServers, "app-servers", 0, "how many app servers share the database, this one included (as run --app-servers starts them; see --app-server)")

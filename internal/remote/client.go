@@ -36,6 +36,10 @@ type DialOptions struct {
 	// (0: DefaultTimeout). gRPC also pings a connection with calls in
 	// flight, and fails them when the tier stops answering the pings.
 	Timeout time.Duration
+	// Meter, when set, counts the calls whose context carries none: the
+	// calls a tier's beans make to the next tier (a facade over remote
+	// entity beans), whose contexts are the server's.
+	Meter *Meter
 }
 
 // keepaliveTime: a gRPC connection with calls in flight and nothing read
@@ -51,6 +55,7 @@ const (
 type Conn struct {
 	target  string
 	timeout time.Duration
+	meter   *Meter // of calls whose context has none
 
 	// gRPC
 	grpcs []*grpc.ClientConn
@@ -63,6 +68,9 @@ type Conn struct {
 	// replies are buffers the HTTP replies are read into. Not the
 	// requests': net/http may still read a request body after Do returns.
 	replies sync.Pool
+
+	// lean
+	lean *leanPool
 }
 
 // Dial connects to the tier at hostport over protocol p (a tier's URL
@@ -76,7 +84,7 @@ func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 	if _, _, err := net.SplitHostPort(hostport); err != nil {
 		return nil, fmt.Errorf("tier address %q: want host:port: %v", hostport, err)
 	}
-	c := &Conn{target: hostport, timeout: o.Timeout}
+	c := &Conn{target: hostport, timeout: o.Timeout, meter: o.Meter}
 	switch p {
 	case GRPC:
 		opts := []grpc.DialOption{
@@ -111,6 +119,8 @@ func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 		if o.Token != "" {
 			c.auth = "Bearer " + o.Token
 		}
+	case Lean:
+		c.lean = newLeanPool(hostport, o.Token, o.Conns, o.Timeout)
 	default:
 		_, err := ParseProtocol(string(p))
 		return nil, err
@@ -127,26 +137,39 @@ func (c *Conn) Close() error {
 	if c.client != nil {
 		c.client.CloseIdleConnections()
 	}
+	if c.lean != nil {
+		c.lean.close()
+	}
 	return errors.Join(errs...)
 }
 
 // Invoke makes one call: what a generated client's method does.
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	if _, ok := ctx.Deadline(); !ok {
+	// The lean protocol bounds a call without a deadline by its socket's
+	// (roundTrip), without a context of its own.
+	if _, ok := ctx.Deadline(); !ok && c.lean == nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
 	m := meterOf(ctx)
+	if m == nil && c.meter != nil {
+		// gRPC's stats handler reads the meter from the context.
+		m = c.meter
+		ctx = WithMeter(ctx, m)
+	}
 	start := time.Now()
 	var err error
-	if c.grpcs != nil {
+	switch {
+	case c.grpcs != nil:
 		cc := c.grpcs[0]
 		if len(c.grpcs) > 1 {
 			cc = c.grpcs[c.next.Add(1)%uint32(len(c.grpcs))]
 		}
 		err = cc.Invoke(ctx, method, args, reply, opts...)
-	} else {
+	case c.lean != nil:
+		err = c.lean.invoke(ctx, m, method, args.(proto.Message), reply.(proto.Message))
+	default:
 		err = c.invokeHTTP(ctx, m, method, args.(proto.Message), reply.(proto.Message))
 	}
 	if m != nil {
@@ -159,7 +182,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 // are; streams go over gRPC only.
 func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	if c.grpcs == nil {
-		return nil, status.Errorf(codes.Unimplemented, "%s: streams are not carried over the http protocol", method)
+		return nil, status.Errorf(codes.Unimplemented, "%s: streams are carried over the grpc protocol only", method)
 	}
 	return c.grpcs[0].NewStream(ctx, desc, method, opts...)
 }

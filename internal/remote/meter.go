@@ -22,8 +22,8 @@ type Counts struct {
 	Calls  int64 // calls made
 	Failed int64 // of which ended in an error (the bean's or the layer's)
 	// BytesOut and BytesIn: the calls' messages as the protocol encodes
-	// them on the wire (protobuf with gRPC's 5-byte frame prefix; JSON
-	// bodies), headers excluded.
+	// them on the wire (protobuf with gRPC's 5-byte frame prefix, or with
+	// a lean frame's 4-byte length; JSON bodies), headers excluded.
 	BytesOut, BytesIn int64
 	// Call: the time from the call to its reply, as the caller saw it.
 	// Bean: the part of it the server spent in its handler, as the server

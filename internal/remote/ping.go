@@ -57,6 +57,10 @@ func DialReady(ctx context.Context, p Protocol, hostport string, o DialOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if meterOf(ctx) == nil && o.Meter != nil {
+		// The readiness call is the layer's, not one o.Meter counts.
+		ctx = WithMeter(ctx, new(Meter))
+	}
 	if err := Ping(ctx, c); err != nil {
 		c.Close()
 		return nil, err

@@ -6,7 +6,10 @@
 //   - grpc: protobuf over HTTP/2, by grpc-go;
 //   - http: HTTP/1.1 with JSON bodies (protojson of the same messages), by
 //     net/http: POST /package.Service/Method, the error as a google.rpc
-//     Status in JSON.
+//     Status in JSON;
+//   - lean: protobuf frames on persistent TCP connections, one call at a
+//     time on each, nothing else (lean.go; decision 0030), the seed's
+//     "optimized calls".
 //
 // Both give the caller the same thing: the generated client's reply, or an
 // error that status.FromError reads with the same code, message and
@@ -32,10 +35,11 @@ type Protocol string
 const (
 	GRPC Protocol = "grpc"
 	HTTP Protocol = "http"
+	Lean Protocol = "lean"
 )
 
 // Protocols are the accepted values of --protocol.
-var Protocols = []Protocol{HTTP, GRPC}
+var Protocols = []Protocol{HTTP, GRPC, Lean}
 
 // ParseProtocol reads a --protocol value.
 func ParseProtocol(s string) (Protocol, error) {
@@ -52,7 +56,8 @@ func ParseProtocol(s string) (Protocol, error) {
 }
 
 // beanTimeKey carries the server's handler time of a call, in
-// nanoseconds: a gRPC trailer, an HTTP response header.
+// nanoseconds: a gRPC trailer, an HTTP response header (the lean
+// protocol's reply frame carries it in binary).
 const beanTimeKey = "tierbench-bean-ns"
 
 // tokenKey carries the shared token: "authorization: Bearer TOKEN" on both
@@ -68,10 +73,11 @@ const maxMessageBytes = 4 << 20
 // instead of a hang.
 const DefaultTimeout = 30 * time.Second
 
-// ParseURL reads a tier's URL: its scheme is the protocol (http://HOST:PORT
-// or grpc://HOST:PORT, as `tierbench serve --tier business` prints it).
+// ParseURL reads a tier's URL: its scheme is the protocol (http://HOST:PORT,
+// grpc://HOST:PORT or lean://HOST:PORT, as `tierbench serve --tier business`
+// prints it).
 func ParseURL(u string) (Protocol, string, error) {
-	const want = "want http://HOST:PORT or grpc://HOST:PORT, as the business tier prints it"
+	const want = "want http://HOST:PORT, grpc://HOST:PORT or lean://HOST:PORT, as the business tier prints it"
 	scheme, hostport, ok := strings.Cut(u, "://")
 	if !ok {
 		return "", "", fmt.Errorf("%q has no scheme; %s", u, want)

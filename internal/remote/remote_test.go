@@ -51,10 +51,14 @@ func dial(t testing.TB, p Protocol, addr string, o DialOptions) (*Conn, pingpb.P
 }
 
 // wireBytes is what a message costs on the wire under p: protobuf behind
-// gRPC's 5-byte frame prefix, or its JSON.
+// gRPC's 5-byte frame prefix, behind a lean frame's 4-byte length, or its
+// JSON.
 func wireBytes(t *testing.T, p Protocol, m proto.Message) int64 {
-	if p == GRPC {
+	switch p {
+	case GRPC:
 		return int64(proto.Size(m) + 5)
+	case Lean:
+		return int64(proto.Size(m) + leanPrefix)
 	}
 	b, err := jsonOut.Marshal(m)
 	if err != nil {
@@ -236,6 +240,89 @@ func TestNotATier(t *testing.T) {
 	if status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("call to a plain web server: %v, want Unknown naming HTTP 404", err)
 	}
+	// The lean protocol's frame read from an HTTP answer (net/http would
+	// wait for the end of a request line the lean request has not).
+	http400, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { http400.Close() })
+	go func() {
+		for {
+			c, err := http400.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	_, ping = dial(t, Lean, http400.Addr().String(), DialOptions{})
+	_, err = ping.Empty(context.Background(), &pingpb.EmptyRequest{})
+	if status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "no lean tier") {
+		t.Errorf("lean call to a plain web server: %v, want Unknown saying it is no lean tier", err)
+	}
+}
+
+// TestCancel: a caller that cancels its call gets Canceled at once, not
+// when the bean is done, on every protocol; the connection serves the
+// next call (a new one where the cancelled one could not be reused).
+// (Over lean the bean itself runs on to its end or its deadline: the tier
+// does not watch a connection while its bean runs; Stop waits for it.)
+func TestCancel(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			_, ping := dial(t, p, serve(t, p, ServerOptions{}), DialOptions{})
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			start := time.Now()
+			_, err := ping.Echo(ctx, &pingpb.Payload{SleepUs: 1_000_000})
+			if took := time.Since(start); status.Code(err) != codes.Canceled || took > 500*time.Millisecond {
+				t.Errorf("a cancelled call: %v after %v, want Canceled at once", err, took)
+			}
+			if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+				t.Errorf("the call after a cancelled one: %v", err)
+			}
+		})
+	}
+}
+
+// TestStopLetsCallsFinish: a server told to stop answers the calls under
+// way before it closes, on every protocol.
+func TestStopLetsCallsFinish(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := NewServer(p, ServerOptions{})
+			RegisterPing(s)
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(ln) }()
+			_, ping := dial(t, p, ln.Addr().String(), DialOptions{})
+			if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			replied := make(chan error, 1)
+			go func() {
+				_, err := ping.Echo(context.Background(), &pingpb.Payload{SleepUs: 300_000})
+				replied <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s.Stop(ctx)
+			if err := <-replied; err != nil {
+				t.Errorf("the call under way when the server stopped: %v, want its reply", err)
+			}
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
 }
 
 func TestParseProtocol(t *testing.T) {
@@ -264,6 +351,38 @@ func BenchmarkEmptyCall(b *testing.B) {
 				if _, err := ping.Empty(ctx, req); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// TestConnMeter: a connection's own meter counts the calls whose context
+// carries none (a bean's calls to the next tier), and only those; the
+// readiness call of DialReady is not one of them.
+func TestConnMeter(t *testing.T) {
+	for _, p := range Protocols {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			var connMeter, ctxMeter Meter
+			c, err := DialReady(context.Background(), p, serve(t, p, ServerOptions{}), DialOptions{Meter: &connMeter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			ping := pingpb.NewPingClient(c)
+			for range 3 {
+				if _, err := ping.Empty(context.Background(), &pingpb.EmptyRequest{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := ping.Empty(WithMeter(context.Background(), &ctxMeter), &pingpb.EmptyRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := connMeter.Counts(), (Counts{Calls: 3, BytesOut: 3 * wireBytes(t, p, &pingpb.EmptyRequest{}), BytesIn: 3 * wireBytes(t, p, &pingpb.EmptyReply{})}); got.Calls != want.Calls || got.BytesOut != want.BytesOut || got.BytesIn != want.BytesIn {
+				t.Errorf("the connection's meter: %+v, want 3 calls, %d B out, %d B in", got, want.BytesOut, want.BytesIn)
+			}
+			if got := ctxMeter.Counts(); got.Calls != 1 {
+				t.Errorf("the context's meter: %d calls, want 1", got.Calls)
 			}
 		})
 	}

@@ -43,6 +43,7 @@ type Server struct {
 	grpc    *grpc.Server
 	mux     *http.ServeMux
 	http    *http.Server
+	lean    *leanServer
 }
 
 // NewServer returns a server of protocol p.
@@ -64,6 +65,8 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 			// stopped answering (see Dial); allow it.
 			grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}),
 		)
+	case Lean:
+		s.lean = newLeanServer()
 	default:
 		s.mux = http.NewServeMux()
 		s.http = &http.Server{Handler: s.mux, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -79,6 +82,10 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 func (s *Server) RegisterService(sd *grpc.ServiceDesc, impl any) {
 	if s.grpc != nil {
 		s.grpc.RegisterService(sd, impl)
+		return
+	}
+	if s.lean != nil {
+		s.lean.register(sd, impl)
 		return
 	}
 	for i := range sd.Methods {
@@ -102,6 +109,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.grpc != nil {
 		return s.grpc.Serve(ln)
 	}
+	if s.lean != nil {
+		return s.serveLean(ln)
+	}
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -123,6 +133,10 @@ func (s *Server) Stop(ctx context.Context) {
 			s.grpc.Stop()
 			<-done
 		}
+		return
+	}
+	if s.lean != nil {
+		s.stopLean(ctx)
 		return
 	}
 	if err := s.http.Shutdown(ctx); err != nil {

@@ -41,6 +41,12 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	}
 	p := params(cfg)
 	p.Persistence, p.Dir = cfg.Persistence, dir
+	if _, isWeb := w.(workload.Web); cfg.Balancer != "" && !isWeb && tieringOf(cfg).Protocol == string(remote.Lean) {
+		// HAProxy balances HTTP (and gRPC's HTTP/2) requests; the lean
+		// protocol's frames are not requests it reads.
+		t.stopAll()
+		return nil, config.Usage(fmt.Errorf("--balancer %s stands in front of http or grpc app servers, not --protocol %s", cfg.Balancer, remote.Lean))
+	}
 	entities, err := entitySettings(cfg, s.info)
 	if err != nil {
 		t.stopAll()

@@ -17,10 +17,34 @@ import (
 )
 
 // Stat is the mean, standard deviation and range of a figure over a
-// point's repetitions.
+// point's repetitions, and the half-width of the mean's 95% confidence
+// interval (Student's t with N-1 degrees of freedom; 0 for fewer than two
+// runs, which have none).
 type Stat struct {
 	Mean, SD, Min, Max float64
+	CI95               float64
 	N                  int
+}
+
+// tQuantile975 are Student's t distribution's 97.5% quantiles by degrees
+// of freedom, 1 to 30.
+var tQuantile975 = [...]float64{12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
+	2.262157, 2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024,
+	2.085963, 2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272}
+
+// tCritical is the two-sided 95% critical value of Student's t with df
+// degrees of freedom: the table up to 30, beyond it the Cornish-Fisher
+// expansion around the normal's 1.959964 (off by less than 1e-4 there).
+func tCritical(df int) float64 {
+	if df < 1 {
+		return math.NaN()
+	}
+	if df <= len(tQuantile975) {
+		return tQuantile975[df-1]
+	}
+	const z = 1.959964
+	n := float64(df)
+	return z + (z*z*z+z)/(4*n) + (5*math.Pow(z, 5)+16*z*z*z+3*z)/(96*n*n)
 }
 
 func statOf(xs []float64) Stat {
@@ -38,6 +62,7 @@ func statOf(xs []float64) Stat {
 			s.SD += (x - s.Mean) * (x - s.Mean)
 		}
 		s.SD = math.Sqrt(s.SD / float64(s.N-1))
+		s.CI95 = tCritical(s.N-1) * s.SD / math.Sqrt(float64(s.N))
 	}
 	return s
 }
@@ -62,14 +87,25 @@ func (o Outcome) passed() bool {
 // checksPassed: every run's consistency checks held and none was
 // interrupted (validity aside).
 func (o Outcome) checksPassed() bool {
+	return o.checksHeld() && !o.interrupted()
+}
+
+// checksHeld: every check of every run held, whether or not the run went
+// to its end.
+func (o Outcome) checksHeld() bool {
 	return o.all(func(r *result.Result) bool {
 		for _, c := range r.Checks {
 			if !c.Passed {
 				return false
 			}
 		}
-		return !r.Summary.Interrupted
+		return true
 	})
+}
+
+// interrupted: some run was stopped before its end.
+func (o Outcome) interrupted() bool {
+	return !o.all(func(r *result.Result) bool { return !r.Summary.Interrupted })
 }
 
 func (o Outcome) all(ok func(*result.Result) bool) bool {
@@ -220,7 +256,7 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 	for _, v := range outs[0].Point.Values {
 		header = append(header, strings.SplitN(v, "=", 2)[0])
 	}
-	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_min", metricName+"_max", "p90_ms_mean", "p99_ms_mean", "errors_mean", "aborts_mean", "passed", "checks_passed")
+	header = append(header, "runs", metricName+"_mean", metricName+"_sd", metricName+"_ci95", metricName+"_min", metricName+"_max", "p90_ms_mean", "p99_ms_mean", "errors_mean", "aborts_mean", "passed", "checks_passed")
 	judged := outs[0].judged()
 	var ops []string
 	if judged {
@@ -252,7 +288,7 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 		p90 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P90 })
 		p99 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P99 })
 		errs := o.figure(func(r *result.Result) float64 { return float64(r.Summary.Errors) })
-		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.Min), num(m.Max), num(p90.Mean), num(p99.Mean), num(errs.Mean),
+		row = append(row, strconv.Itoa(m.N), num(m.Mean), num(m.SD), num(m.CI95), num(m.Min), num(m.Max), num(p90.Mean), num(p99.Mean), num(errs.Mean),
 			num(o.aborts().Mean), strconv.FormatBool(o.passed()), strconv.FormatBool(o.checksPassed()))
 		if judged {
 			rt, mix, both := o.valid()
@@ -281,13 +317,15 @@ func WriteCSV(w io.Writer, outs []Outcome) error {
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // WriteTable prints one experiment for people: per point the metric (mean
-// ± standard deviation over the runs) and the p90 latency of all
+// ± the half-width of its 95% confidence interval, and the standard
+// deviation, over the runs) and the p90 latency of all
 // operations, the paper's figure where the sweep file gives one, the
 // remote calls and bytes per page when runs made remote calls, whether the
 // runs were valid and their aborts (workloads with validity rules), and,
 // when the experiment is about the container, per entity type the peak
 // ready and pooled instances and the discards.
-// A point whose checks failed is marked.
+// A point whose checks failed is marked so; one whose checks held but a
+// run of which was interrupted, as interrupted.
 func WriteTable(w io.Writer, outs []Outcome) {
 	if len(outs) == 0 {
 		return
@@ -312,7 +350,7 @@ func WriteTable(w io.Writer, outs []Outcome) {
 		width = max(width, len(o.Point.Label()))
 	}
 	tiered := anyTiered(outs)
-	fmt.Fprintf(w, "  %-*s %22s %9s", width, "point", metricName+" (mean ± sd)", "p90 ms")
+	fmt.Fprintf(w, "  %-*s %24s %9s %9s", width, "point", metricName+" (mean ± 95% CI)", "sd", "p90 ms")
 	if len(e.Paper) > 0 {
 		fmt.Fprintf(w, " %9s", "paper")
 	}
@@ -329,16 +367,19 @@ func WriteTable(w io.Writer, outs []Outcome) {
 	for _, o := range outs {
 		m := o.metric()
 		mark := ""
-		if !o.checksPassed() {
+		switch {
+		case !o.checksHeld():
 			mark = " CHECKS FAILED"
+		case o.interrupted():
+			mark = " INTERRUPTED"
 		}
 		p90 := o.figure(func(r *result.Result) float64 { return r.TotalLatency.P90 })
-		spread := fmt.Sprintf("%.1f ± %.1f", m.Mean, m.SD)
+		spread, sd := fmt.Sprintf("%.1f ± %.1f", m.Mean, m.CI95), fmt.Sprintf("%.1f", m.SD)
 		if len(o.Runs) < 2 {
 			// One run has no spread to show; ± 0.0 would claim one.
-			spread = fmt.Sprintf("%.1f", m.Mean)
+			spread, sd = fmt.Sprintf("%.1f", m.Mean), "-"
 		}
-		fmt.Fprintf(w, "  %-*s %22s %9.1f", width, o.Point.Label(), spread, p90.Mean)
+		fmt.Fprintf(w, "  %-*s %24s %9s %9.1f", width, o.Point.Label(), spread, sd, p90.Mean)
 		if len(e.Paper) > 0 {
 			paper := "-"
 			if len(o.Point.Values) > 0 {

@@ -91,7 +91,7 @@ func MixOf(info Info, o Options) (Mix, error) {
 // Tiering are the options of a workload whose middle tier can run in
 // processes of its own (Stock-Online, RUBiS), embedded in its Options.
 type Tiering struct {
-	Protocol string `yaml:"protocol" json:"protocol,omitempty" help:"how a tier calls the next one over a process boundary: http (HTTP/1.1, JSON) or grpc (HTTP/2, protobuf)"`
+	Protocol string `yaml:"protocol" json:"protocol,omitempty" help:"how a tier calls the next one over a process boundary: http (HTTP/1.1, JSON), grpc (HTTP/2, protobuf) or lean (protobuf frames on persistent TCP connections, the seed's optimized calls)"`
 	Tiers    int    `yaml:"tiers" json:"tiers,omitempty" help:"processes the run spans: 1 (everything here), 2 (the middle tier in a child process: RUBiS's site, Stock-Online's session bean), 3 (RUBiS: web and business tier each in a child process; --style session, facade or entity)"`
 }
 

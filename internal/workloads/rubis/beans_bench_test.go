@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
@@ -19,7 +20,31 @@ import (
 //	go test -run '^$' -bench Beans -benchmem ./internal/workloads/rubis/
 func BenchmarkBeans(b *testing.B) {
 	ctx := context.Background()
-	db := storetest.Open(b, storetest.SQLite(b), store.Options{Threads: 1})
+	beans, pop := benchContainer(b)
+	first := pop.FirstActiveItem()
+	b.Run("ViewItem", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := beans.ViewItem(ctx, 0, ViewItemRequest{ItemID: first + int64(i)%pop.ActiveItems}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SearchItemsByCategory", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := beans.SearchItemsByCategory(ctx, 0, SearchItemsByCategoryRequest{Category: int64(1 + i%numCategories), NbOfItems: 20}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchContainer is the facade over a warmed container (commit option A,
+// every instance cached) on SQLite at scale 1, its clock stopped.
+func benchContainer(b *testing.B) (*Facade, population) {
+	ctx := context.Background()
+	db := storetest.Open(b, storetest.SQLite(b), store.Options{Threads: 2})
 	base := timeBase(time.Now())
 	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
 		b.Fatal(err)
@@ -38,22 +63,36 @@ func BenchmarkBeans(b *testing.B) {
 		b.Fatal(err)
 	}
 	beans.now = func() time.Time { return base }
-	pop := mustPopulation(b, 1)
+	return beans, mustPopulation(b, 1)
+}
+
+// BenchmarkFacadeEntities: ViewItem through the business tier, its facade
+// over local entity beans (facade) and over entity beans it calls through
+// the protocol (facade-remote), on each protocol, side by side. The
+// facade's entity calls per interaction are reported.
+//
+//	go test -run '^$' -bench FacadeEntities -benchmem -count 3 ./internal/workloads/rubis/
+func BenchmarkFacadeEntities(b *testing.B) {
+	ctx := context.Background()
+	beans, pop := benchContainer(b)
 	first := pop.FirstActiveItem()
-	b.Run("ViewItem", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := beans.ViewItem(ctx, 0, ViewItemRequest{ItemID: first + int64(i)%pop.ActiveItems}); err != nil {
-				b.Fatal(err)
-			}
+	for _, p := range remote.Protocols {
+		for _, style := range []string{"facade", FacadeRemote} {
+			b.Run(style+"/"+string(p), func(b *testing.B) {
+				var entityCalls, calls remote.Meter
+				a := serveStyleRemote(b, style, p, beans, 1, container.Generated, &entityCalls)
+				ctx := remote.WithMeter(ctx, &calls)
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if _, err := a.ViewItem(ctx, 0, ViewItemRequest{ItemID: first + int64(i)%pop.ActiveItems}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n := float64(b.N)
+				b.ReportMetric(float64(calls.Counts().Calls)/n, "calls/op")
+				b.ReportMetric(float64(entityCalls.Counts().Calls)/n, "entity-calls/op")
+				b.ReportMetric(float64(entityCalls.Counts().Layer().Microseconds())/n, "entity-layer-µs/op")
+			})
 		}
-	})
-	b.Run("SearchItemsByCategory", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := beans.SearchItemsByCategory(ctx, 0, SearchItemsByCategoryRequest{Category: int64(1 + i%numCategories), NbOfItems: 20}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }

@@ -24,7 +24,7 @@ type Options struct {
 	NoRampSlowdown   bool   `yaml:"no-ramp-slowdown" json:"no-ramp-slowdown,omitempty" help:"the same think time in the ramps (default: ×2 in the up-ramp and ×3 in the down-ramp, the original client's slow-down factors)"`
 	// Style is how the middle tier is built; empty: by --persistence,
 	// direct = servlets, the container = local.
-	Style string `yaml:"style" json:"style,omitempty" help:"how the middle tier is built: servlets (SQL in the web tier), session (session beans on a business tier, SQL), entity (the web tier calls entity beans on a business tier field by field), facade (session facade over entity beans on a business tier), local (facade and entity beans in the web tier's process) (default: servlets under --persistence direct, local under cmp or bmp)"`
+	Style string `yaml:"style" json:"style,omitempty" help:"how the middle tier is built: servlets (SQL in the web tier), session (session beans on a business tier, SQL), entity (the web tier calls entity beans on a business tier field by field), facade (session facade over entity beans on a business tier), facade-remote (the same facade calling its entity beans through the --protocol, as on containers without optimized local calls), local (facade and entity beans in the web tier's process) (default: servlets under --persistence direct, local under cmp or bmp)"`
 	// Tiering: --tiers 2 puts the site in a child process, 3 the web
 	// and the business tier each in one.
 	workload.Tiering
@@ -38,11 +38,11 @@ var DefaultOptions = Options{Mix: "bidding", ThinkScale: 1, Tiering: workload.De
 
 // Styles are the values of --style: the implementation styles of Cecchet
 // et al. (OOPSLA 2002).
-var Styles = []string{"servlets", "session", "facade", "local", "entity"}
+var Styles = []string{"servlets", "session", "facade", FacadeRemote, "local", "entity"}
 
 // RemoteStyles are the styles with a remote boundary between the web and
 // the business tier.
-var RemoteStyles = []string{"session", "facade", "entity"}
+var RemoteStyles = []string{"session", "facade", FacadeRemote, "entity"}
 
 var _ workload.Tiered = Options{}
 

@@ -2,7 +2,6 @@ package rubis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/invoker"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -39,7 +39,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if err != nil {
 		return nil, err
 	}
-	afterStop, err := serveStyle(invoker.Registrar(s, p.Common.Dispatch), style, a, p.Threads)
+	afterStop, err := serveStyle(invoker.Registrar(s, p.Common.Dispatch), style, a, p.Threads, remote.Protocol(optionsOf(p.Options).Protocol), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -52,23 +52,54 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 // serveStyle registers on s the remote interface of style's business tier
 // over a: the Auction itself (session, facade: one call per interaction),
 // or the entity beans of its container (entity: a is the container's
-// Facade, and the interactions run in the web tier). afterStop releases
-// what the interface holds, once the server has stopped.
-func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int) (afterStop func(), err error) {
-	if style != "entity" {
+// Facade, and the interactions run in the web tier), or under
+// facade-remote the Auction of a facade over an entity tier of its own,
+// whose calls entityCalls (when set) counts. afterStop releases what the
+// interface holds, once the server has stopped.
+func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, protocol remote.Protocol, entityCalls *remote.Meter) (afterStop func(), err error) {
+	if style != "entity" && style != FacadeRemote {
 		ServeAuction(s, a, threads)
 		return func() {}, nil
 	}
 	beans, ok := a.(*Facade)
 	if !ok || beans.ctr == nil {
-		return nil, errors.New("--style entity serves the entity container's beans: run it on --persistence cmp or bmp")
+		return nil, fmt.Errorf("--style %s serves the entity container's beans: run it on --persistence cmp or bmp", style)
+	}
+	if style == FacadeRemote {
+		return serveFacadeOverRemoteEntities(s, beans, threads, protocol, entityCalls)
 	}
 	e := ServeEntities(s, beans.ctr, threads)
 	return e.Close, nil
 }
 
+// FacadeRemote is the style of the session facade whose entity beans it
+// reaches through the communication layer, not in process: what the seed's
+// facade was on containers without optimized local calls (JBoss and
+// JOnAS over RMI, where a session bean's call to an entity bean of the
+// same container went through the RMI stack).
+const FacadeRemote = "facade-remote"
+
+// serveFacadeOverRemoteEntities registers on s the facade (one call per
+// interaction, as under facade) whose entity beans are an Entities tier
+// of their own, served over protocol on a loopback port of this process:
+// each of the facade's finders, getters, setters, creates, begins and
+// commits is a call of the layer, counted into calls (when set). The
+// entity tier stops after s (afterStop).
+func serveFacadeOverRemoteEntities(s grpc.ServiceRegistrar, beans *Facade, threads int, protocol remote.Protocol, calls *remote.Meter) (afterStop func(), err error) {
+	entities, err := startTierMetered(func(s *remote.Server) (func(), error) {
+		return ServeEntities(s, beans.ctr, threads).Close, nil
+	}, threads, protocol, calls)
+	if err != nil {
+		return nil, fmt.Errorf("the facade's entity tier: %w", err)
+	}
+	ServeAuction(s, NewRemoteEntityFacade(entities.conn), threads)
+	return func() { entities.close() }, nil
+}
+
 // auctionOver is the web tier's Auction under style, over the business
 // tier behind conn (which serveStyle serves in the same style).
+// (facade-remote's web tier is the facade's: its entity tier is the
+// business tier's affair.)
 func auctionOver(style string, conn grpc.ClientConnInterface) Auction {
 	if style == "entity" {
 		return NewRemoteEntityFacade(conn)

@@ -26,13 +26,20 @@ import (
 // it; the tier stops with the test.
 func serveRemote(t testing.TB, p remote.Protocol, a Auction, threads int) Auction {
 	t.Helper()
-	return serveRemoteBy(t, p, a, threads, container.Generated)
+	return serveStyleRemote(t, "session", p, a, threads, container.Generated, nil)
 }
 
 // serveRemoteBy is serveRemote with its bean invoked as d says.
 func serveRemoteBy(t testing.TB, p remote.Protocol, a Auction, threads int, d container.Dispatch) Auction {
 	t.Helper()
-	b, err := startBusinessTier("session", a, threads, p, d)
+	return serveStyleRemote(t, "session", p, a, threads, d, nil)
+}
+
+// serveStyleRemote is serveRemote in style, its beans invoked as d says
+// (whose facade-remote's entity calls entityCalls counts).
+func serveStyleRemote(t testing.TB, style string, p remote.Protocol, a Auction, threads int, d container.Dispatch, entityCalls *remote.Meter) Auction {
+	t.Helper()
+	b, err := startBusinessTier(style, a, threads, p, d, entityCalls)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,16 +37,23 @@ type businessTier struct {
 // startBusinessTier serves style's business tier over a (serveStyle) on a
 // free loopback port over protocol, each call on one of threads server
 // threads invoking its bean as d says, and connects to it with a
-// connection per thread.
-func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol, d container.Dispatch) (*businessTier, error) {
+// connection per thread. Under facade-remote, entityCalls (when set)
+// counts the facade's calls to its entity beans.
+func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol, d container.Dispatch, entityCalls *remote.Meter) (*businessTier, error) {
 	return startTier(func(s *remote.Server) (func(), error) {
-		return serveStyle(invoker.Registrar(s, d), style, a, threads)
+		return serveStyle(invoker.Registrar(s, d), style, a, threads, protocol, entityCalls)
 	}, threads, protocol)
 }
 
 // startTier serves what register registers (its afterStop run once the
 // server has stopped) as startBusinessTier does.
 func startTier(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol) (*businessTier, error) {
+	return startTierMetered(register, threads, protocol, nil)
+}
+
+// startTierMetered is startTier whose connection counts into calls (when
+// set) the calls made with a context that carries no meter.
+func startTierMetered(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol, calls *remote.Meter) (*businessTier, error) {
 	srv := remote.NewServer(protocol, remote.ServerOptions{})
 	remote.RegisterPing(srv)
 	afterStop, err := register(srv)
@@ -62,7 +69,7 @@ func startTier(register func(*remote.Server) (afterStop func(), err error), thre
 	go func() { b.served <- srv.Serve(ln) }()
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
-	if b.conn, err = remote.DialReady(ctx, protocol, ln.Addr().String(), remote.DialOptions{Conns: threads}); err != nil {
+	if b.conn, err = remote.DialReady(ctx, protocol, ln.Addr().String(), remote.DialOptions{Conns: threads, Meter: calls}); err != nil {
 		b.close()
 		return nil, fmt.Errorf("business tier: %w", err)
 	}
@@ -91,6 +98,9 @@ type tiering struct {
 	style    string
 	protocol string
 	business *businessTier
+	// entityCalls: under facade-remote, the calls of the business tier's
+	// facade to its entity beans.
+	entityCalls *remote.Meter
 }
 
 // split puts a behind a remote boundary when the run's style has one: the
@@ -102,7 +112,10 @@ func split(c config.Run, o Options, a Auction, threads int) (Auction, tiering, e
 		return a, t, nil
 	}
 	var err error
-	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol), c.Dispatch); err != nil {
+	if t.style == FacadeRemote {
+		t.entityCalls = new(remote.Meter)
+	}
+	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol), c.Dispatch, t.entityCalls); err != nil {
 		return nil, t, err
 	}
 	t.protocol = o.Protocol

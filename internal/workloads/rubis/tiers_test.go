@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -66,11 +67,17 @@ func TestStylesCountTheirCalls(t *testing.T) {
 		{"servlets", "http", container.Direct, false},
 		{"session", "http", container.Direct, true},
 		{"session", "grpc", container.Direct, true},
+		{"session", "lean", container.Direct, true},
 		{"facade", "http", container.CMP, true},
 		{"facade", "grpc", container.CMP, true},
+		{"facade", "lean", container.CMP, true},
 		{"local", "http", container.CMP, false},
 		{"entity", "http", container.CMP, true},
 		{"entity", "grpc", container.CMP, true},
+		{"entity", "lean", container.CMP, true},
+		{FacadeRemote, "http", container.CMP, true},
+		{FacadeRemote, "grpc", container.CMP, true},
+		{FacadeRemote, "lean", container.CMP, true},
 	} {
 		t.Run(tc.style+"/"+tc.protocol, func(t *testing.T) {
 			cfg := config.New("rubis", Workload{}.Info().Defaults)
@@ -93,6 +100,11 @@ func TestStylesCountTheirCalls(t *testing.T) {
 				}
 			}
 			tiers := s.(workload.TieredRun).Tiers()
+			var entityCalls remote.Counts
+			if es, ok := s.(entitySite); ok && es.entityCalls != nil {
+				m := es.entityCalls
+				entityCalls = m.Counts()
+			}
 			if err := s.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
@@ -116,6 +128,15 @@ func TestStylesCountTheirCalls(t *testing.T) {
 			}
 			if len(tiers.Calls) != len(want) {
 				t.Errorf("calls %+v, want %d scripts", tiers.Calls, len(want))
+			}
+			// facade-remote: the facade's pages make the entity style's
+			// calls, between the business tier and its entity beans.
+			var wantEntityCalls int64
+			if tc.style == FacadeRemote {
+				wantEntityCalls = 2*viewItem(one) + viewItem(many) + search
+			}
+			if entityCalls.Calls != wantEntityCalls || entityCalls.Failed != 0 {
+				t.Errorf("the facade's calls to its entity beans: %d (%d failed), want %d", entityCalls.Calls, entityCalls.Failed, wantEntityCalls)
 			}
 			for _, c := range tiers.Calls {
 				w, ok := want[c.Name]
