@@ -285,4 +285,3 @@ func probes(db *store.DB) int64 {
 	}
 	return n
 }
-
