@@ -28,13 +28,8 @@ type Run struct {
 	Workload string `yaml:"workload" json:"workload"`
 	// DB is the database; see store.DSNForms. Written out, its password
 	// is masked.
-	DB store.DSN `yaml:"db" json:"db"`
-	// Replicas are hot standbys of the PostgreSQL primary DB names; the
-	// store routes read-only transactions to them, reading as
-	// ReplicaReads says (empty: eventual).
-	Replicas     []store.DSN        `yaml:"replica" json:"replica,omitempty"`
-	ReplicaReads store.ReplicaReads `yaml:"replica-reads" json:"replica-reads,omitempty"`
-	Scale        int                `yaml:"scale" json:"scale"`
+	DB    store.DSN `yaml:"db" json:"db"`
+	Scale int       `yaml:"scale" json:"scale"`
 	// Clients, ServerThreads and Iterations default to the workload's
 	// reference values.
 	Clients       int      `yaml:"clients" json:"clients"`
@@ -91,6 +86,12 @@ type Run struct {
 	// cross (--coherence invalidate, invalidate-async); empty: a run over
 	// several app servers starts one of its own and gives it to them.
 	CoherenceBroker string `yaml:"coherence-broker" json:"coherence-broker,omitempty"`
+
+	// Replicas are hot standbys of the PostgreSQL primary DB names; the
+	// store routes read-only transactions to them, reading as
+	// ReplicaReads says (empty: eventual).
+	Replicas     []store.DSN        `yaml:"replica" json:"replica,omitempty"`
+	ReplicaReads store.ReplicaReads `yaml:"replica-reads" json:"replica-reads,omitempty"`
 
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
