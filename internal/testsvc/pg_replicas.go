@@ -19,8 +19,8 @@ type PGCluster struct {
 	Standbys []*PG
 }
 
-// PGReplicas initialises a primary (Postgres's settings, with WAL senders
-// for n standbys), creates database test on it, and makes n standbys by
+// PGReplicas initialises a primary (Postgres's settings; PostgreSQL's
+// defaults, wal_level replica and 10 WAL senders, stream), creates database test on it, and makes n standbys by
 // pg_basebackup -R (streaming, hot_standby_feedback on so that replay
 // does not cancel their reads, each named standbyI in the primary's
 // pg_stat_replication), each waited for until it serves reads in recovery.
@@ -30,9 +30,7 @@ type PGCluster struct {
 func PGReplicas(t testing.TB, n int) *PGCluster {
 	t.Helper()
 	primary := Postgres(t)
-	if _, err := primary.exec("CREATE DATABASE test"); err != nil {
-		t.Fatalf("testsvc: create database test: %v", err)
-	}
+	primary.Exec(t, "CREATE DATABASE test")
 	c := &PGCluster{Primary: primary}
 	for i := 1; i <= n; i++ {
 		c.Standbys = append(c.Standbys, c.standby(t, i))
@@ -62,23 +60,19 @@ func (c *PGCluster) standby(t testing.TB, i int) *PG {
 			return err
 		}
 		// Streaming: the primary lists it.
-		var streaming bool
-		if err := p.queryRow(ctx, "SELECT count(*) > 0 FROM pg_stat_replication WHERE application_name = '"+name+"' AND state = 'streaming'", &streaming); err != nil {
-			return err
+		v, err := p.exec(ctx, "SELECT count(*) > 0 FROM pg_stat_replication WHERE application_name = '"+name+"' AND state = 'streaming'")
+		if err == nil && v != "t" {
+			err = fmt.Errorf("%s not streaming yet", name)
 		}
-		if !streaming {
-			return fmt.Errorf("%s not streaming yet", name)
-		}
-		return nil
+		return err
 	}
 	s.startFirst(func() { s.port = FreePort(t) })
 	return s
 }
 
-// exec runs sql on pg's postgres database.
-func (pg *PG) exec(sql string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+// exec runs sql on pg's postgres database and returns the first column
+// of its first row ("" when none).
+func (pg *PG) exec(ctx context.Context, sql string) (string, error) {
 	c, err := pgconn.Connect(ctx, pg.DSN())
 	if err != nil {
 		return "", err
@@ -94,27 +88,14 @@ func (pg *PG) exec(sql string) (string, error) {
 	return string(r[0].Rows[0][0]), nil
 }
 
-// queryRow reads one boolean.
-func (pg *PG) queryRow(ctx context.Context, sql string, dst *bool) error {
-	c, err := pgconn.Connect(ctx, pg.DSN())
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.Background())
-	r, err := c.Exec(ctx, sql).ReadAll()
-	if err != nil {
-		return err
-	}
-	*dst = len(r) > 0 && len(r[0].Rows) > 0 && string(r[0].Rows[0][0]) == "t"
-	return nil
-}
-
 // Exec runs sql on the server's postgres database as user postgres and
 // returns the first column of its first row, if any ("" when none):
 // pg_wal_replay_pause() on a standby, say.
 func (pg *PG) Exec(t testing.TB, sql string) string {
 	t.Helper()
-	v, err := pg.exec(sql)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v, err := pg.exec(ctx, sql)
 	if err != nil {
 		t.Fatalf("testsvc: %s: %v", sql, err)
 	}
