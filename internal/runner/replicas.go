@@ -21,7 +21,7 @@ func (r *Runner) attachReplicas(ctx context.Context, db *store.DB, cfg config.Ru
 	if len(cfg.Replicas) == 0 {
 		return nil
 	}
-	err := r.Backends.AttachReplicas(ctx, db, cfg.Replicas, cfg.ReplicaReads)
+	err := r.Backends.AttachReplicas(ctx, db, cfg.Replicas, store.ReplicaOptions{Reads: cfg.ReplicaReads})
 	var ue *store.UsageError
 	if errors.As(err, &ue) {
 		return config.Usage(ue.Err)

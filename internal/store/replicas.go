@@ -28,9 +28,17 @@ const (
 // ReplicaReadModes lists the values of --replica-reads, for messages.
 const ReplicaReadModes = "eventual (a read may miss the terminal's own last write, counted), causal (a read waits until its replica has replayed the terminal's last commit)"
 
-// CausalWait bounds how long a causal read waits for its replica before it
-// goes to the primary instead.
+// CausalWait is how long a causal read waits for its replica, unless
+// ReplicaOptions say otherwise, before it goes to the primary instead.
 const CausalWait = time.Second
+
+// ReplicaOptions are how reads use the replicas.
+type ReplicaOptions struct {
+	// Reads: empty is Eventual.
+	Reads ReplicaReads
+	// CausalWait: zero is the package's CausalWait.
+	CausalWait time.Duration
+}
 
 // Terminal is one client's position for read-your-writes: where the WAL
 // stood after its last committed write. A terminal's transactions carry it
@@ -95,6 +103,7 @@ type replicaSet struct {
 	list  []*replica
 	next  atomic.Uint64
 	reads ReplicaReads
+	wait  time.Duration
 	// position reads the primary's WAL position after a commit.
 	position     *Stmt
 	replay       *Stmt
@@ -140,14 +149,14 @@ var (
 // routes db's read-only transactions to them (DB.ReadOnly). A replica that
 // does not answer is ErrUnreachable, naming it; one that is not a standby
 // (the primary itself, say) a UsageError.
-func (b *Backends) AttachReplicas(ctx context.Context, db *DB, dsns []DSN, reads ReplicaReads) error {
+func (b *Backends) AttachReplicas(ctx context.Context, db *DB, dsns []DSN, opts ReplicaOptions) error {
 	if len(dsns) == 0 {
 		return nil
 	}
 	if db.Dialect() != Postgres {
 		return &UsageError{Err: fmt.Errorf("--replica: read replicas are PostgreSQL hot standbys; --db is %s", db.Dialect())}
 	}
-	rs := &replicaSet{reads: cmp.Or(reads, Eventual)}
+	rs := &replicaSet{reads: cmp.Or(opts.Reads, Eventual), wait: cmp.Or(opts.CausalWait, CausalWait)}
 	var err error
 	if rs.position, err = db.Prepare(ctx, walPosition); err != nil {
 		return err
@@ -257,7 +266,7 @@ func (db *DB) ReadOnly(ctx context.Context, i int) *Session {
 }
 
 // catchUp reads r's replay position over s; under causal reads it polls,
-// with a short backoff, until r has replayed want or CausalWait passes.
+// with a short backoff, until r has replayed want or rs.wait passes.
 func (rs *replicaSet) catchUp(ctx context.Context, r *replica, s *Session, want uint64) (bool, error) {
 	var began time.Time
 	pause := 200 * time.Microsecond
@@ -280,7 +289,7 @@ func (rs *replicaSet) catchUp(ctx context.Context, r *replica, s *Session, want 
 		}
 		if began.IsZero() {
 			began = time.Now()
-		} else if time.Since(began) >= CausalWait {
+		} else if time.Since(began) >= rs.wait {
 			r.waits.Add(1)
 			r.waitNs.Add(int64(time.Since(began)))
 			return false, nil
