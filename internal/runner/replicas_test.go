@@ -64,8 +64,12 @@ func TestReplicaKilledMidRun(t *testing.T) {
 	// iteration, read-only transactions all; before the kill on either
 	// replica, after it on the second (cut ones run again count twice).
 	queries := int64(8 * 8 * 35)
-	if routed := rs.Replicas[0].Reads + rs.Replicas[1].Reads + rs.PrimaryReads; routed < queries || rs.Replicas[1].Reads < queries/2 {
-		t.Errorf("read-only transactions: %d and %d on the replicas, %d on the primary; want %d or more, most on the survivor", rs.Replicas[0].Reads, rs.Replicas[1].Reads, rs.PrimaryReads, queries)
+	// Each query routed once, and once more for each cut one, which the
+	// driver retried (measured: 2,240 + 1 of 1 retry).
+	routed := rs.Replicas[0].Reads + rs.Replicas[1].Reads + rs.PrimaryReads
+	if routed < queries || routed-queries > res.Summary.Retries || rs.Replicas[1].Reads < queries/2 {
+		t.Errorf("read-only transactions: %d and %d on the replicas, %d on the primary, %d retries; want %d, plus at most one per retry, most on the survivor",
+			rs.Replicas[0].Reads, rs.Replicas[1].Reads, rs.PrimaryReads, res.Summary.Retries, queries)
 	}
 	t.Logf("reads %d and %d on the replicas, %d on the primary; %d retries; first lost at %v",
 		rs.Replicas[0].Reads, rs.Replicas[1].Reads, rs.PrimaryReads, res.Summary.Retries, rs.Replicas[0].Lost)
