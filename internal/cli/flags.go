@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -51,6 +52,8 @@ func addPopulationFlags(fs *pflag.FlagSet, f *runFlags) {
 func addDatabaseFlags(fs *pflag.FlagSet, f *runFlags) {
 	v := &f.values
 	fs.Var(&v.DB, "db", "database: "+store.DSNForms+" (default sqlite, a fresh temporary file)")
+	fs.Var((*replicasFlag)(&v.Replicas), "replica", "a read replica of the PostgreSQL primary --db names (a hot standby), postgres://USER@HOST:PORT/DB, repeatable: read-only transactions go to the replicas in turn (deploy/local/pg-replicas starts a primary and two)")
+	fs.StringVar((*string)(&v.ReplicaReads), "replica-reads", "", "what a read on a replica does about its client's own last write: "+store.ReplicaReadModes+" (default eventual; needs --replica)")
 	fs.Var(&v.Isolation, "isolation", "transaction isolation: "+store.IsolationLevels+" (default read-committed; SQLite is always serializable)")
 }
 
@@ -185,6 +188,28 @@ func (f *runFlags) printNotes(w io.Writer) {
 	}
 	f.notes = nil
 }
+
+// replicasFlag is --replica, repeatable.
+type replicasFlag []store.DSN
+
+func (f *replicasFlag) Set(s string) error {
+	var d store.DSN
+	if err := d.Set(s); err != nil {
+		return errors.New(strings.Replace(err.Error(), "--db", "--replica", 1))
+	}
+	*f = append(*f, d)
+	return nil
+}
+
+func (f *replicasFlag) String() string {
+	out := make([]string, len(*f))
+	for i, d := range *f {
+		out[i] = d.String()
+	}
+	return strings.Join(out, ",")
+}
+
+func (f *replicasFlag) Type() string { return "dsn" }
 
 // settingsFlag is --entity, repeatable: each value parsed as it is given.
 type settingsFlag []container.Setting

@@ -102,6 +102,12 @@ type Run struct {
 	// (generated, what tierbench always did) or package reflect.
 	Dispatch container.Dispatch `yaml:"dispatch" json:"dispatch,omitempty"`
 
+	// Replicas are hot standbys of the PostgreSQL primary DB names; the
+	// store routes read-only transactions to them, reading as
+	// ReplicaReads says (empty: eventual).
+	Replicas     []store.DSN        `yaml:"replica" json:"replica,omitempty"`
+	ReplicaReads store.ReplicaReads `yaml:"replica-reads" json:"replica-reads,omitempty"`
+
 	// Thresholds are conditions on the steady state's figures
 	// (internal/threshold: p99<50ms, tps>1000); one unmet, the run does
 	// not pass. The runner validates them against the workload.
@@ -370,6 +376,42 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, r.validateCluster()...)
+	errs = append(errs, r.validateReplicas()...)
+	return errs
+}
+
+// validateReplicas: replicas are a PostgreSQL primary's hot standbys,
+// other servers than it; causal reads need them.
+func (r *Run) validateReplicas() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch r.ReplicaReads {
+	case "", store.Eventual, store.Causal:
+	default:
+		bad("--replica-reads %q: allowed: %s", r.ReplicaReads, store.ReplicaReadModes)
+	}
+	if len(r.Replicas) == 0 {
+		if r.ReplicaReads == store.Causal {
+			bad("--replica-reads causal needs --replica: without read replicas every read is on the primary and sees every write")
+		}
+		return errs
+	}
+	if r.DB.Dialect != store.Postgres {
+		bad("--replica needs a PostgreSQL primary in --db (postgres://…): read replicas are its hot standbys; --db is %s", r.DB.Dialect)
+	}
+	if r.Isolation == store.Serializable {
+		bad("--replica with --isolation serializable: a hot standby runs no serializable transactions; use read-committed or repeatable-read")
+	}
+	for i, d := range r.Replicas {
+		switch {
+		case d.Dialect != store.Postgres:
+			bad("--replica %s: a replica is a PostgreSQL hot standby, postgres://USER@HOST:PORT/DB", d)
+		case r.DB.Dialect == store.Postgres && d.Hosts()[0] == r.DB.Hosts()[0]:
+			bad("--replica %s is --db itself (%s): give the primary's standbys", d, d.Hosts()[0])
+		case slices.ContainsFunc(r.Replicas[:i], func(e store.DSN) bool { return e.Hosts()[0] == d.Hosts()[0] }):
+			bad("--replica %s is given twice", d)
+		}
+	}
 	return errs
 }
 

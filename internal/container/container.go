@@ -22,6 +22,8 @@ type Container struct {
 	// reads a consistent snapshot and explicit transactions take the
 	// single writer's lock.
 	autocommitReads bool
+	// replicas: the database routes read-only transactions to replicas.
+	replicas bool
 	// waits serialises the deadlock check of exclusive lock waits.
 	waits sync.Mutex
 	// writes numbers the committed transactions that wrote instances
@@ -42,7 +44,7 @@ type Container struct {
 // New makes a container with a fresh (empty) cache and pool for each type,
 // and prepares the types' statements.
 func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]Settings) (*Container, error) {
-	c := &Container{db: db, autocommitReads: db.Isolation() == store.ReadCommitted || db.SingleWriter()}
+	c := &Container{db: db, autocommitReads: db.Isolation() == store.ReadCommitted || db.SingleWriter(), replicas: db.Replicas() > 0}
 	for _, t := range types {
 		if err := t.check(); err != nil {
 			return nil, err
@@ -75,7 +77,7 @@ func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]S
 }
 
 func (c *Container) newTx(sess *store.Session) *Tx {
-	return &Tx{ctr: c, sess: sess, counts: make([]threadCounts, len(c.homes))}
+	return &Tx{ctr: c, sess: sess, primary: sess, counts: make([]threadCounts, len(c.homes))}
 }
 
 func (c *Container) thread(i int) *Tx {

@@ -43,6 +43,10 @@ type Tx struct {
 	ctr  *Container
 	sess *store.Session
 	ctx  context.Context
+	// primary is the thread's session on the primary database; sess is
+	// it, or, for a read-only transaction, the session the store routed
+	// it to (a read replica's: store.DB.ReadOnly).
+	primary *store.Session
 	// readOnly: the transaction only reads (see BeginReadOnly).
 	readOnly bool
 	stx      *store.Tx
@@ -109,8 +113,8 @@ func (c *Container) Begin(ctx context.Context, thread int) (*Tx, error) {
 }
 
 // BeginReadOnly starts a transaction that only reads: it takes no locking
-// reads, and at READ COMMITTED its statements run without BEGIN and
-// COMMIT.
+// reads, at READ COMMITTED its statements run without BEGIN and COMMIT,
+// and the store may run it on a read replica (store.DB.ReadOnly).
 func (c *Container) BeginReadOnly(ctx context.Context, thread int) (*Tx, error) {
 	return c.begin(ctx, thread, true)
 }
@@ -121,6 +125,10 @@ func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, 
 		return nil, fmt.Errorf("container: thread %d began a transaction inside another", thread)
 	}
 	tx.ctx, tx.readOnly, tx.active, tx.seen = ctx, readOnly, true, c.writes.Load()
+	tx.sess = tx.primary
+	if readOnly && c.replicas {
+		tx.sess = c.db.ReadOnly(ctx, thread)
+	}
 	if !readOnly && c.db.SingleWriter() {
 		// Take the database's writer lock before any of the container's:
 		// the other order lets two transactions deadlock across the two.

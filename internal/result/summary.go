@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -187,6 +188,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed\n",
 			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
 	}
+	writeReplicas(w, r.Database.Replicas)
 	if f := r.Summary.Failure; f != nil {
 		at := ""
 		if f.AtS != nil {
@@ -367,4 +369,40 @@ func writeFailures(w io.Writer, r *Result) {
 // oneLine keeps a sample message on its line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// writeReplicas says where the read-only transactions ran, what they may
+// have missed, and how far each standby lagged.
+func writeReplicas(w io.Writer, rs *store.ReplicaSummary) {
+	if rs == nil {
+		return
+	}
+	var reads, missed, waits, fellBack int64
+	var waited float64
+	for _, r := range rs.Replicas {
+		reads += r.Reads
+		missed += r.ReadYourWritesViolations
+		waits += r.CausalWaits
+		waited += r.CausalWaitMs
+		fellBack += r.CausalFallbacks
+	}
+	fmt.Fprintf(w, "replicas (%s reads): %d read-only transactions on %d replicas, %d on the primary; %d read-your-writes violations",
+		rs.Reads, reads, len(rs.Replicas), rs.PrimaryReads, missed)
+	if rs.Reads == store.Causal {
+		mean := 0.0
+		if waits > 0 {
+			mean = waited / float64(waits)
+		}
+		fmt.Fprintf(w, ", %d causal waits (%.2f ms mean), %d gave up for the primary", waits, mean, fellBack)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rs.Replicas {
+		if r.Lost != nil {
+			fmt.Fprintf(w, "replica %s lost at %s: its reads moved to the other replicas and the primary\n", r.Replica, r.Lost.UTC().Format("15:04:05.000"))
+		}
+	}
+	for _, l := range rs.Lag {
+		fmt.Fprintf(w, "standby %s lag: replay p50 %.1f ms, p99 %.1f ms, max %.1f ms; WAL p50 %.0f B, p99 %.0f B, max %.0f B (%d samples)\n",
+			l.Standby, l.ReplayLagMs.P50, l.ReplayLagMs.P99, l.ReplayLagMs.Max, l.Bytes.P50, l.Bytes.P99, l.Bytes.Max, l.Samples)
+	}
 }

@@ -326,6 +326,9 @@ func (s *state) run(ctx context.Context, w workload.Workload, entities map[strin
 		s.loaded = &rep
 		s.reach(func(p *reached) { p.loaded, p.phase = &rep, phaseStart })
 	}
+	if err := db.AwaitReplicas(ctx, ReplicaCatchUp); err != nil {
+		return s.fail(ctx, phaseStart, fmt.Errorf("replicas: %w", err), "nothing was measured")
+	}
 	dir, err := os.MkdirTemp("", "tierbench-run-")
 	if err != nil {
 		return s.fail(ctx, phaseStart, err, "nothing was measured")
@@ -456,9 +459,14 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		watchProcs(s.procs, quitProcs, stopDriving)
 	}
 	meter := s.startCPUMeter(dcfg)
+	stopLag := func() {}
+	if db != nil {
+		stopLag = db.SampleReplication(ctx)
+	}
 	healed := s.partition(driveCtx, &dcfg)
-	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, run, s.rec)
+	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, replicaTerminals(run, db), s.rec)
 	healed()
+	stopLag()
 	s.cpu = meter.stop(s.rep)
 	close(quitProcs)
 	lost := watch.stop() // the tier gone for good
@@ -818,6 +826,12 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 	if err := lock(ctx, db, u, cfg.Workload); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if !checksOnly {
+		if err := r.attachReplicas(ctx, db, cfg); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return db, nil
 }

@@ -18,6 +18,10 @@ type DB struct {
 	threads []*Session
 	// threadStats are the thread sessions' counters (see statements.c).
 	threadStats []counters
+	// replicas are the read replicas of a primary (AttachReplicas);
+	// replicaOf, on a replica's own DB, is the replica it is.
+	replicas  *replicaSet
+	replicaOf *replica
 }
 
 // Dialect of the database.
@@ -33,8 +37,14 @@ func (db *DB) Version() string { return db.version }
 // Isolation the database's transactions run at.
 func (db *DB) Isolation() Isolation { return db.backend.Isolation() }
 
-// Close releases the connections (and removes a temporary SQLite file).
-func (db *DB) Close() error { return db.backend.Close() }
+// Close releases the connections (and removes a temporary SQLite file),
+// the replicas' too.
+func (db *DB) Close() error {
+	if db.replicas != nil {
+		db.replicas.close()
+	}
+	return db.backend.Close()
+}
 
 // Thread is server thread i's session: statements of the transactions that
 // thread runs go through it (on PostgreSQL, over the thread's own
@@ -121,6 +131,9 @@ func (db *DB) classify(err error) error {
 		case ErrInDoubt:
 			db.stats.inDoubt.Add(1)
 		}
+		if db.replicaOf != nil && (se.Class == ErrConnectionLost || se.Class == ErrInDoubt) {
+			return db.replicaOf.lose(err)
+		}
 	}
 	return err
 }
@@ -151,6 +164,10 @@ func (s statements) count() {
 func (s statements) Exec(ctx context.Context, st *Stmt, args ...any) (Result, error) {
 	s.count()
 	r, err := s.q.Exec(ctx, st.p, args)
+	if err == nil && s.began == nil && s.db.replicas != nil {
+		// A statement in its own transaction, committed: a write.
+		s.db.wrote(ctx, s.q)
+	}
 	return r, s.db.classify(err)
 }
 
@@ -252,7 +269,7 @@ func (s *Session) begin(ctx context.Context, tx *Tx) error {
 		return s.db.classify(err)
 	}
 	clear(tx.queued)
-	*tx = Tx{t: t, queued: tx.queued[:0]}
+	*tx = Tx{t: t, queued: tx.queued[:0], x: s.x}
 	tx.statements = statements{q: t, db: s.db, c: s.c, began: &tx.began}
 	return nil
 }
@@ -275,7 +292,10 @@ func (s *Session) InTx(ctx context.Context, fn func(*Tx) error) error {
 // Tx is a transaction; not safe for concurrent use.
 type Tx struct {
 	statements
-	t      BackendTx
+	t BackendTx
+	// x is the executor the transaction began on, which reads the WAL
+	// position after it commits (when the primary has replicas).
+	x      Executor
 	done   bool
 	began  bool
 	queued []Queued
@@ -337,6 +357,9 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		return err
 	}
 	tx.c.commits.Add(1)
+	if tx.db.replicas != nil {
+		tx.db.wrote(ctx, tx.x)
+	}
 	return nil
 }
 

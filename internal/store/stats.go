@@ -24,6 +24,9 @@ type Stats struct {
 	CertificationFailures int64 `json:"certification_failures,omitempty"`
 	// NodesLost are the cluster nodes lost during the run, in order.
 	NodesLost []NodeLoss `json:"nodes_lost,omitempty"`
+	// Replicas are the read replicas' counters, when the primary has any
+	// (--replica).
+	Replicas *ReplicaSummary `json:"replicas,omitempty"`
 }
 
 // NodeLoss is a cluster node found gone (its connections failed and it did
@@ -65,6 +68,7 @@ func (s Stats) Sub(earlier Stats) Stats {
 		// A loss is an event, not a count: those of the later snapshot
 		// stand (a run's baseline is taken before any).
 		NodesLost: s.NodesLost,
+		Replicas:  s.Replicas.sub(earlier.Replicas),
 	}
 }
 
@@ -108,6 +112,9 @@ func (db *DB) Stats() Stats {
 	}
 	if nl, ok := db.backend.(NodeLosses); ok {
 		s.NodesLost = nl.NodesLost()
+	}
+	if db.replicas != nil {
+		s.Replicas = db.replicas.summary()
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,16 +50,25 @@ func Postgres(t testing.TB) *PG {
 	if err != nil {
 		t.Fatalf("testsvc: initdb: %v\n%s", err, out)
 	}
-	pg.server = server{
-		t: t, name: "postgres", dir: dir, logPath: filepath.Join(dir, "postgres.log"), cred: cred,
+	pg.server = pgServer(t, pg, dir, cred, "postgres")
+	pg.startFirst(func() { pg.port = FreePort(t) })
+	return pg
+}
+
+// pgServer is the server of pg's data directory in dir, its settings
+// those Postgres documents plus extra ("-c", "name=value" pairs); its
+// readiness probe a query.
+func pgServer(t testing.TB, pg *PG, dir string, cred *syscall.Credential, name string, extra ...string) server {
+	return server{
+		t: t, name: name, dir: dir, logPath: filepath.Join(dir, name+".log"), cred: cred,
 		command: func() (string, []string) {
-			return filepath.Join(bin, "postgres"), []string{
+			return filepath.Join(pg.bin, "postgres"), append([]string{
 				"-D", pg.data, "-p", strconv.Itoa(pg.port), "-k", dir,
 				"-c", "listen_addresses=127.0.0.1",
 				"-c", "fsync=off", "-c", "full_page_writes=off",
 				"-c", "shared_buffers=32MB", "-c", "max_connections=60",
 				"-c", "logging_collector=off", "-c", "log_min_messages=warning",
-			}
+			}, extra...)
 		},
 		ready: func(ctx context.Context) error {
 			c, err := pgconn.Connect(ctx, pg.DSN())
@@ -70,8 +80,6 @@ func Postgres(t testing.TB) *PG {
 			return err
 		},
 	}
-	pg.startFirst(func() { pg.port = FreePort(t) })
-	return pg
 }
 
 // postgresBin is the newest /usr/lib/postgresql/*/bin holding initdb and
@@ -97,8 +105,11 @@ func versionOf(binDir string) float64 {
 }
 
 // DSN of the server's postgres database as user postgres.
-func (pg *PG) DSN() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
+func (pg *PG) DSN() string { return pg.DSNOf("postgres") }
+
+// DSNOf is the DSN of the server's database db as user postgres.
+func (pg *PG) DSNOf(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", pg.port, db)
 }
 
 // Port the server listens on.

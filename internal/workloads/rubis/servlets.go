@@ -186,6 +186,12 @@ func (d *Servlets) clock() time.Time { return timeBase(d.now()) }
 
 func (d *Servlets) session(thread int) *store.Session { return d.db.Thread(thread) }
 
+// reader is the session of a browsing page's queries, which only read:
+// the store may route them to a read replica (store.DB.ReadOnly).
+func (d *Servlets) reader(ctx context.Context, thread int) *store.Session {
+	return d.db.ReadOnly(ctx, thread)
+}
+
 // write runs fn in a transaction of thread's session, again after a short
 // pause when the database chose it as a victim.
 func (d *Servlets) write(ctx context.Context, thread int, fn func(tx *store.Tx) error) error {
@@ -264,17 +270,17 @@ func (d *Servlets) RegisterUser(ctx context.Context, thread int, r RegisterUserR
 }
 
 func (d *Servlets) BrowseCategories(ctx context.Context, thread int, _ BrowseCategoriesRequest) (BrowseCategoriesResult, error) {
-	cs, err := store.Collect(ctx, d.session(thread), d.st.categories, categoryDest)
+	cs, err := store.Collect(ctx, d.reader(ctx, thread), d.st.categories, categoryDest)
 	return BrowseCategoriesResult{Categories: cs}, err
 }
 
 func (d *Servlets) BrowseRegions(ctx context.Context, thread int, _ BrowseRegionsRequest) (BrowseRegionsResult, error) {
-	rs, err := store.Collect(ctx, d.session(thread), d.st.regions, regionDest)
+	rs, err := store.Collect(ctx, d.reader(ctx, thread), d.st.regions, regionDest)
 	return BrowseRegionsResult{Regions: rs}, err
 }
 
 func (d *Servlets) BrowseCategoriesInRegion(ctx context.Context, thread int, r BrowseCategoriesInRegionRequest) (BrowseCategoriesInRegionResult, error) {
-	s := d.session(thread)
+	s := d.reader(ctx, thread)
 	var reg Region
 	var err error
 	if id, perr := strconv.ParseInt(r.Region, 10, 32); perr == nil {
@@ -294,13 +300,13 @@ func (d *Servlets) BrowseCategoriesInRegion(ctx context.Context, thread int, r B
 
 func (d *Servlets) SearchItemsByCategory(ctx context.Context, thread int, r SearchItemsByCategoryRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
-	items, err := store.Collect(ctx, d.session(thread), d.st.searchCategory, summaryDest, r.Category, d.clock(), n, r.Page*n)
+	items, err := store.Collect(ctx, d.reader(ctx, thread), d.st.searchCategory, summaryDest, r.Category, d.clock(), n, r.Page*n)
 	return SearchItemsResult{Items: items}, err
 }
 
 func (d *Servlets) SearchItemsByRegion(ctx context.Context, thread int, r SearchItemsByRegionRequest) (SearchItemsResult, error) {
 	n := pageSize(r.NbOfItems)
-	items, err := store.Collect(ctx, d.session(thread), d.st.searchRegion, summaryDest, r.Category, r.Region, d.clock(), n, r.Page*n)
+	items, err := store.Collect(ctx, d.reader(ctx, thread), d.st.searchRegion, summaryDest, r.Category, r.Region, d.clock(), n, r.Page*n)
 	return SearchItemsResult{Items: items}, err
 }
 
@@ -360,12 +366,12 @@ func (d *Servlets) itemPrice(ctx context.Context, q querier, title string, id in
 }
 
 func (d *Servlets) ViewItem(ctx context.Context, thread int, r ViewItemRequest) (ViewItemResult, error) {
-	p, err := d.itemPrice(ctx, d.session(thread), "Viewing item", r.ItemID, true)
+	p, err := d.itemPrice(ctx, d.reader(ctx, thread), "Viewing item", r.ItemID, true)
 	return ViewItemResult{ItemPrice: p}, err
 }
 
 func (d *Servlets) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoRequest) (ViewUserInfoResult, error) {
-	s := d.session(thread)
+	s := d.reader(ctx, thread)
 	var res ViewUserInfoResult
 	err := s.QueryRow(ctx, d.st.user, r.UserID).Scan(userDest(&res.User)...)
 	if errors.Is(err, store.ErrNotFound) {
@@ -379,7 +385,7 @@ func (d *Servlets) ViewUserInfo(ctx context.Context, thread int, r ViewUserInfoR
 }
 
 func (d *Servlets) ViewBidHistory(ctx context.Context, thread int, r ViewBidHistoryRequest) (ViewBidHistoryResult, error) {
-	s := d.session(thread)
+	s := d.reader(ctx, thread)
 	it, _, err := d.itemRow(ctx, s, "Bid history", r.ItemID, true)
 	if err != nil {
 		return ViewBidHistoryResult{}, err

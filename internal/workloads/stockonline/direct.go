@@ -49,11 +49,18 @@ type directStmts struct {
 }
 
 // direct is one server thread's instance of the direct-SQL session bean:
-// its statements run on the thread's database session.
+// its statements run on the thread's database session, its queries (each
+// a read-only transaction) on the session the store routes them to (a
+// read replica's, when the run has any).
 type direct struct {
 	*directStmts
-	db *store.Session
+	db     *store.Session
+	all    *store.DB
+	thread int
 }
+
+// reader is the session of a query.
+func (d *direct) reader(ctx context.Context) *store.Session { return d.all.ReadOnly(ctx, d.thread) }
 
 var _ facade = (*direct)(nil)
 
@@ -86,7 +93,7 @@ func newDirect(ctx context.Context, db *store.DB) ([]facade, error) {
 	}
 	beans := make([]facade, db.Threads())
 	for i := range beans {
-		beans[i] = &direct{directStmts: d, db: db.Thread(i)}
+		beans[i] = &direct{directStmts: d, db: db.Thread(i), all: db, thread: i}
 	}
 	return beans, nil
 }
@@ -108,7 +115,7 @@ func (d *direct) updateAccount(ctx context.Context, account, credit int64) error
 
 func (d *direct) queryByID(ctx context.Context, stock int64) (quote, error) {
 	var q quote
-	err := d.db.QueryRow(ctx, d.queryByIDStmt, stock).Scan(&q.current, &q.high, &q.low)
+	err := d.reader(ctx).QueryRow(ctx, d.queryByIDStmt, stock).Scan(&q.current, &q.high, &q.low)
 	if errors.Is(err, store.ErrNotFound) {
 		return q, ErrUnknownStock
 	}
@@ -117,7 +124,7 @@ func (d *direct) queryByID(ctx context.Context, stock int64) (quote, error) {
 
 func (d *direct) queryByCode(ctx context.Context, code string) (quote, error) {
 	var q quote
-	err := d.db.QueryRow(ctx, d.queryByCodeStmt, code).Scan(&q.current, &q.high, &q.low)
+	err := d.reader(ctx).QueryRow(ctx, d.queryByCodeStmt, code).Scan(&q.current, &q.high, &q.low)
 	if errors.Is(err, store.ErrNotFound) {
 		return q, ErrUnknownStock
 	}
@@ -168,7 +175,7 @@ func (d *direct) sell(ctx context.Context, t trade) error {
 }
 
 func (d *direct) holdingStatement(ctx context.Context, account int64, buf []holding) ([]holding, error) {
-	rows, err := d.db.Query(ctx, d.holdingsStmt, account)
+	rows, err := d.reader(ctx).Query(ctx, d.holdingsStmt, account)
 	if err != nil {
 		return buf, err
 	}
