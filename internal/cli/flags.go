@@ -103,6 +103,7 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.IntVar(&v.Retries, "retries", 0, "retries of a deadlock, serialization failure or lock timeout before it counts as an error (default 5)")
 	fs.BoolVar(&v.NoLoad, "no-load", false, "run on the database as it is instead of repopulating it")
 	fs.StringVar(&v.Placement, "placement", "", "run on a private PostgreSQL server started for the run, with tierbench and the server pinned to CPUs: mixed (both on the first half of the CPUs: one machine) or dual (tierbench on the first half, the server on the second: two machines); needs PostgreSQL's server programs and taskset; no --db (default: none, the database --db names)")
+	fs.StringArrayVar(&v.PGSettings, "pg-setting", nil, "a parameter of the private PostgreSQL server of --placement, NAME=VALUE, passed as -c NAME=VALUE at its start, repeatable (e.g. --pg-setting shared_buffers=256MB --pg-setting fsync=off); needs --placement")
 	fs.IntVar(&v.AppServers, "app-servers", 0, fmt.Sprintf("middle-tier processes over the one database, each with its own container; the clients are spread over them (1 to %d; default 1)", config.MaxAppServers))
 	fs.StringVar(&v.Balancer, "balancer", "", "a load balancer in front of the app servers: haproxy (default none: the driver spreads its clients itself)")
 }

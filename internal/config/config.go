@@ -66,6 +66,10 @@ type Run struct {
 	// of the CPUs (one machine); dual, the server on the other half (two
 	// machines of the same size).
 	Placement string `yaml:"placement" json:"placement,omitempty"`
+	// PGSettings are server parameters NAME=VALUE the private server of
+	// --placement starts with (-c NAME=VALUE): the run's own server is the
+	// run's to configure, the shared one is not.
+	PGSettings []string `yaml:"pg-setting" json:"pg-setting,omitempty"`
 
 	// AppServers is how many middle-tier processes, each with its own
 	// container, serve the run over its one database; 0 is one, in the
@@ -414,7 +418,18 @@ func CheckKeys(keys []string) error {
 // CPUs to put the server and tierbench apart.
 func (r *Run) validatePlacement() error {
 	mode := placement.Mode(r.Placement)
+	var errs []error
+	for _, kv := range r.PGSettings {
+		if _, _, err := placement.ParseSetting(kv); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	switch {
+	case mode == placement.None && len(r.PGSettings) > 0:
+		return fmt.Errorf("--pg-setting %s: applies to the private PostgreSQL server of --placement mixed|dual, and --placement is not set (the server --db names is not the run's to configure)", r.PGSettings[0])
 	case mode == placement.None:
 		return nil
 	case !slices.Contains(placement.Modes, mode):

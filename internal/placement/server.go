@@ -46,6 +46,8 @@ type Server struct {
 	pid     int // the postmaster's, kept after it ended
 	version string
 	cpus    CPUSet
+	// settings are the -c NAME=VALUE the postmaster was started with.
+	settings []string
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the server is reaped
@@ -58,9 +60,17 @@ type Server struct {
 // (empty: os.TempDir(); its parents must be searchable by OS user postgres
 // when tierbench runs as root, for the server then runs as postgres),
 // starts PostgreSQL on it under taskset -c cpus, waits until it accepts
-// connections and creates the database tierbench. The binaries are the
-// newest /usr/lib/postgresql/*/bin's, or those of initdb on PATH.
-func Start(ctx context.Context, parent string, cpus CPUSet) (*Server, error) {
+// connections and creates the database tierbench. settings (NAME=VALUE,
+// checked by ParseSetting) are passed as -c NAME=VALUE; a setting the
+// server refuses ends the start with an *ErrSetting quoting its message.
+// The binaries are the newest /usr/lib/postgresql/*/bin's, or those of
+// initdb on PATH.
+func Start(ctx context.Context, parent string, cpus CPUSet, settings ...string) (*Server, error) {
+	for _, kv := range settings {
+		if _, _, err := ParseSetting(kv); err != nil {
+			return nil, err
+		}
+	}
 	bin, taskset, err := programs()
 	if err != nil {
 		return nil, err
@@ -77,7 +87,7 @@ func Start(ctx context.Context, parent string, cpus CPUSet) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("private PostgreSQL server: %w", err)
 	}
-	s := &Server{dir: dir, data: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "postgres.log"), version: version, cpus: cpus}
+	s := &Server{dir: dir, data: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "postgres.log"), version: version, cpus: cpus, settings: settings}
 	if err := s.start(ctx, bin, taskset, cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -131,8 +141,12 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 	}
 	// taskset execs the postmaster in its own place: the PID is the
 	// postmaster's, and every backend it forks inherits the CPUs.
-	cmd := exec.Command(taskset, "-c", s.cpus.String(), filepath.Join(bin, "postgres"),
-		"-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data, "-c", "listen_addresses=127.0.0.1")
+	args := []string{"-c", s.cpus.String(), filepath.Join(bin, "postgres"),
+		"-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data, "-c", "listen_addresses=127.0.0.1"}
+	for _, kv := range s.settings {
+		args = append(args, "-c", kv)
+	}
+	cmd := exec.Command(taskset, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr(cred)
@@ -181,6 +195,9 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 		}
 		if why != "" {
 			s.halt()
+			if refused := refusedSetting(s.logTail()); refused != "" && len(s.settings) > 0 {
+				return &ErrSetting{Settings: s.settings, Message: refused}
+			}
 			return fmt.Errorf("private PostgreSQL server on 127.0.0.1:%d %s; its log ends:\n%s", s.port, why, s.logTail())
 		}
 		select {
@@ -213,6 +230,9 @@ func (s *Server) Major() string {
 	major, _, _ := strings.Cut(s.version, ".")
 	return major
 }
+
+// Settings are the NAME=VALUE the server was started with (-c).
+func (s *Server) Settings() []string { return s.settings }
 
 // CPUs the server and its backends run on.
 func (s *Server) CPUs() CPUSet { return s.cpus }

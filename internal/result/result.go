@@ -105,6 +105,9 @@ type Environment struct {
 	Placement string `json:"placement,omitempty"`
 	AppCPUs   string `json:"app_cpus,omitempty"`
 	DBCPUs    string `json:"db_cpus,omitempty"`
+	// PGSettings are the private server's --pg-setting parameters, each
+	// with the value the server reported for it after its start.
+	PGSettings map[string]string `json:"pg_settings,omitempty"`
 }
 
 // Load says what (re)population wrote before the run.

@@ -220,6 +220,9 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		return nil, err
 	}
 	defer db.Close()
+	if err := place.readSettings(ctx, db); err != nil {
+		return nil, err
+	}
 	if cfg.NoLoad {
 		if _, err := checkMarker(ctx, db, cfg, "--no-load"); err != nil {
 			return nil, err
