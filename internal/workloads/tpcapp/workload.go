@@ -20,6 +20,7 @@
 package tpcapp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -129,8 +130,9 @@ type site struct {
 	stopPartners context.CancelFunc
 	partnersDone sync.WaitGroup
 	runTag       string
-	delay        partner.Delay
-	failRate     float64
+	// delay is the in-process partners' response time, sneDelay SNE's.
+	delay, sneDelay partner.Delay
+	failRate        float64
 
 	// linesCommitted are the order lines of the CreateOrders the service
 	// committed.
@@ -155,6 +157,9 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 	if s.delay, err = partner.ParseDelay(cfg.PartnerDelay); err != nil {
 		return nil, err
 	}
+	if s.sneDelay, err = partner.ParseDelay(cmp.Or(cfg.SNEDelay, "none")); err != nil {
+		return nil, err
+	}
 	var id [4]byte
 	rand.Read(id[:])
 	s.runTag = hex.EncodeToString(id[:])
@@ -163,7 +168,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			s.Close()
 		}
 	}()
-	urls := map[partner.Kind]string{partner.POV: cfg.POV, partner.PGE: cfg.PGE, partner.ICE: cfg.ICE}
+	urls := map[partner.Kind]string{partner.POV: cfg.POV, partner.PGE: cfg.PGE, partner.ICE: cfg.ICE, partner.SNE: cfg.SNE}
 	clients := make(map[partner.Kind]*partner.Client)
 	hc := &http.Client{Timeout: callTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: max(p.Threads, 1) + 2*max(cfg.ShippingAgents, 1)}}
 	for _, k := range partner.Kinds {
@@ -209,7 +214,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			return nil, err
 		}
 	}
-	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], messaging.Config{URL: cfg.Broker, StoreDir: dir, StreamReplicas: cfg.StreamReplicas}, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
+	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], clients[partner.SNE], messaging.Config{URL: cfg.Broker, StoreDir: dir, StreamReplicas: cfg.StreamReplicas}, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
 		max(p.Threads, 1), "tpcapp-"+s.runTag); err != nil {
 		return nil, err
 	}
@@ -245,7 +250,11 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.front.Serve
 
 // startPartner serves one partner on a loopback port.
 func (s *site) startPartner(k partner.Kind) (string, error) {
-	srv, err := partner.New(partner.Config{Kind: k, Delay: s.delay, FailRate: s.failRate})
+	delay := s.delay
+	if k == partner.SNE {
+		delay = s.sneDelay
+	}
+	srv, err := partner.New(partner.Config{Kind: k, Delay: delay, FailRate: s.failRate})
 	if err != nil {
 		return "", err
 	}
