@@ -65,7 +65,7 @@ func (Workload) Info() workload.Info {
 		Reference:  "TPC Benchmark App; Asskildt (2007)",
 		Operations: opNames[:],
 		Mix:        mixOf(specMix),
-		Metric:     workload.Metric{Name: "SIPS", Per: time.Second},
+		Metric:     workload.Metric{Name: "SIPS", Per: time.Second, PerAppServer: true},
 		Defaults: config.Defaults{
 			Clients:       10,
 			ServerThreads: 10,
@@ -124,6 +124,8 @@ type site struct {
 	// beans: the methods run on the entity container; nil under direct.
 	beans  *Beans
 	inProc map[partner.Kind]*partner.Server
+	// clients are the partners' clients, in-process or not.
+	clients map[partner.Kind]*partner.Client
 	// stopPartners ends the in-process partners' Serve; partnersDone
 	// counts them until they have returned.
 	partnersCtx  context.Context
@@ -201,6 +203,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 	} else if data, err = NewDirect(ctx, db); err != nil {
 		return nil, err
 	}
+	s.clients = clients
 	s.methods = committed{Service: NewService(data, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]}), site: s}
 	if s.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
@@ -414,6 +417,46 @@ func (r *run) Stop(ctx context.Context) error {
 		r.stopErr = errors.Join(r.stopErr, r.site.Close())
 	})
 	return r.stopErr
+}
+
+var _ workload.PartnerRun = (*run)(nil)
+
+// Partners are the partners' counters: an in-process partner's read from
+// it, another's asked over HTTP (its counters then span every run it
+// served); beside them what this run's agents counted of their calls.
+func (r *run) Partners(ctx context.Context) []workload.Partner {
+	s := r.site
+	var out []workload.Partner
+	for _, k := range partner.Kinds {
+		c := s.clients[k]
+		if c == nil {
+			continue
+		}
+		p := workload.Partner{Name: string(k), URL: c.URL()}
+		if srv := s.inProc[k]; srv != nil {
+			p.InProcess, p.Counts = true, srv.Stats().Counts()
+		} else {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			st, err := c.Stats(sctx)
+			cancel()
+			p.Counts = map[string]int64{}
+			if err == nil {
+				p.Counts = st.Counts()
+			}
+		}
+		switch {
+		case s.ship == nil:
+		case k == partner.ICE:
+			p.Counts["run_calls_failed"] = s.ship.iceFailures.Load()
+		case k == partner.SNE:
+			p.Counts["run_notices_acknowledged"] = s.ship.noticed.Load()
+			p.Counts["run_notices_resent"] = s.ship.noticeResent.Load()
+			p.Counts["run_calls_failed"] = s.ship.sneFailures.Load()
+			p.Counts["run_label_bytes"] = s.ship.labelBytes.Load()
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // EntityStats of a run are its site's.

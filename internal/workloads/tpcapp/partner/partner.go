@@ -156,6 +156,16 @@ type Stats struct {
 	Rejected int64 `json:"rejected"`
 }
 
+// Counts are the counters by their JSON names, for a result.
+func (st Stats) Counts() map[string]int64 {
+	c := map[string]int64{"requests": st.Requests, "approved": st.Approved, "declined": st.Declined,
+		"duplicates": st.Duplicates, "failed": st.Failed, "rejected": st.Rejected}
+	if st.Kind == SNE {
+		c["label_bytes"] = st.LabelBytes
+	}
+	return c
+}
+
 // Approves says whether a partner with approval ratio approve approves a
 // request whose key is key: the key's hash, as a fraction of 2^64, below
 // approve.
