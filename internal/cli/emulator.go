@@ -225,6 +225,10 @@ gives the counters. Point 'tierbench run tpcapp --` + string(k) + ` http://HOST:
 }
 
 func partnerStatsLine(st partner.Stats) string {
-	return fmt.Sprintf("requests %d (approved %d, declined %d, duplicates %d), failed on purpose %d, rejected %d",
+	line := fmt.Sprintf("requests %d (approved %d, declined %d, duplicates %d), failed on purpose %d, rejected %d",
 		st.Requests, st.Approved, st.Declined, st.Duplicates, st.Failed, st.Rejected)
+	if st.Kind == partner.SNE {
+		line += fmt.Sprintf(", labels %d bytes", st.LabelBytes)
+	}
+	return line
 }
