@@ -78,11 +78,33 @@ func TestPlacementUsage(t *testing.T) {
 		{[]string{"--placement", "both"}, `--placement "both": allowed: mixed, dual`},
 		{[]string{"--placement", "dual", "--db", "postgres://root@127.0.0.1:5432/test"}, "--placement starts its own PostgreSQL server for the run (SQLite, a file inside tierbench's processes, cannot be placed on a CPU or a host of its own); leave --db unset"},
 		{[]string{"--placement", "mixed", "--no-load"}, "--no-load: --placement starts an empty PostgreSQL server"},
+		{[]string{"--pg-setting", "fsync=off"}, "--pg-setting fsync=off: applies to the private PostgreSQL server of --placement mixed|dual, and --placement is not set"},
+		{[]string{"--placement", "mixed", "--pg-setting", "fsync"}, `--pg-setting "fsync": want NAME=VALUE`},
+		{[]string{"--placement", "mixed", "--pg-setting", "work mem=4MB"}, `"work mem" is not a parameter name`},
 	} {
 		run := testsvc.Start(t, bin, append([]string{"run", "stockonline", "--iterations", "1", "--clients", "1", "--out", filepath.Join(t.TempDir(), "r.json")}, tc.args...)...)
 		code, err := run.Wait(time.Minute)
 		if err != nil || code != 2 || !strings.Contains(run.Stderr(), tc.want) {
 			t.Errorf("%v: exit %d (%v), stderr %q; want 2 and %q", tc.args, code, err, run.Stderr(), tc.want)
 		}
+	}
+}
+
+// A setting PostgreSQL refuses ends the run before it loads: exit 3 with
+// PostgreSQL's own message, and no server left behind.
+func TestPlacementRefusedSetting(t *testing.T) {
+	t.Parallel()
+	if err := placement.Check(); err != nil {
+		if testsvc.Require() {
+			t.Fatalf("%v (TIERBENCH_REQUIRE_SERVICES=1)", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	run := testsvc.Start(t, testsvc.Binary(t), "run", "stockonline", "--placement", "mixed", "--pg-setting", "shared_buffers=lots",
+		"--iterations", "1", "--clients", "1", "--out", filepath.Join(t.TempDir(), "r.json"))
+	code, err := run.Wait(3 * time.Minute)
+	want := `invalid value for parameter "shared_buffers": "lots"`
+	if err != nil || code != 3 || !strings.Contains(run.Stderr(), want) || !strings.Contains(run.Stderr(), "--pg-setting") {
+		t.Errorf("exit %d (%v), stderr %q; want 3 and --pg-setting with PostgreSQL's %q", code, err, run.Stderr(), want)
 	}
 }

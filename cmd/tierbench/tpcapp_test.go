@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -200,5 +202,60 @@ func TestTPCAppMixFlag(t *testing.T) {
 	bad := testsvc.Start(t, bin, "run", "tpcapp", "--mix", "bidding")
 	if code, err := bad.Wait(time.Minute); err != nil || code != 2 || !regexp.MustCompile(`methods: NewCustomer`).MatchString(bad.Stderr()) {
 		t.Errorf("--mix bidding exited %d (%v): %s", code, err, bad.Stderr())
+	}
+}
+
+// The shipping notification emulator as its own process: a run told of
+// it (--sne) sends it one notice with a label for every order shipped,
+// the emulator's own count on stopping is the run's, and the result
+// records both sides.
+func TestTPCAppNoticesToSNEAlone(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dir := t.TempDir()
+	sne := testsvc.Start(t, bin, "emulator", "sne", "--listen", "127.0.0.1:0", "--delay", "none", "--quiet")
+	if err := sne.WaitFor("listening on http://", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	url := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(sne.Stdout())[1]
+	out := filepath.Join(dir, "r.json")
+	run := testsvc.Start(t, bin, "run", "tpcapp", "--db", "sqlite:"+filepath.Join(dir, "db.sqlite"), "--sne", url, "--partner-delay", "none",
+		"--item-images", "none", "--clients", "4", "--duration", "3s", "--ramp-up", "1s", "--out", out)
+	// Exit 1 only for the response-time limits, which a 3 s run with one
+	// NewCustomer in a hundred may miss: the checks must pass (below).
+	if code, err := run.Wait(3 * time.Minute); err != nil || (code != 0 && !strings.Contains(run.Stderr(), "INVALID (")) {
+		t.Fatalf("run exited %d (%v): %s\n%s", code, err, run.Stdout(), run.Stderr())
+	}
+	if err := sne.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := sne.Wait(time.Minute); err != nil || code != 0 {
+		t.Fatalf("sne exited %d (%v): %s", code, err, sne.Stderr())
+	}
+	m := regexp.MustCompile(`sne stopped: requests (\d+) \(approved (\d+), declined 0, duplicates 0\), failed on purpose 0, rejected 0, labels (\d+) bytes`).FindStringSubmatch(sne.Stdout())
+	if m == nil {
+		t.Fatalf("no stopped line with the counts: %s", sne.Stdout())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts map[string]int64
+	for _, p := range r.Partners {
+		if p.Name == "sne" && p.URL == url && !p.InProcess {
+			counts = p.Counts
+		}
+	}
+	acked := counts["run_notices_acknowledged"]
+	if acked == 0 || m[1] != strconv.FormatInt(acked, 10) || m[2] != m[1] || m[3] != strconv.FormatInt(counts["run_label_bytes"], 10) || counts["label_bytes"] != counts["run_label_bytes"] {
+		t.Errorf("the emulator received %s notices (%s accepted, %s label bytes); the run's result says %v", m[1], m[2], m[3], counts)
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed: %s", c.Name, c.Detail)
+		}
+	}
+	if r.Summary.SIPSPerAppServer == nil || *r.Summary.SIPSPerAppServer != r.Summary.Metric.Value {
+		t.Errorf("sips_per_app_server %v, want SIPS %v (one app server)", r.Summary.SIPSPerAppServer, r.Summary.Metric.Value)
 	}
 }

@@ -22,11 +22,11 @@ const emulatorStatsEvery = 10 * time.Second
 
 func newEmulatorCmd() *cobra.Command {
 	cmd := newSupplierCmd("emulator")
-	cmd.Short = "Run an external partner service alone, e.g. on another host: ECperf's Supplier Emulator (the default), or TPC-App's pov, pge, ice"
+	cmd.Short = "Run an external partner service alone, e.g. on another host: ECperf's Supplier Emulator (the default), or TPC-App's pov, pge, ice, sne"
 	cmd.Long += `
 
 'tierbench emulator supplier' is the same. TPC-App's partners are subcommands:
-'tierbench emulator pov|pge|ice' (see their help).`
+'tierbench emulator pov|pge|ice|sne' (see their help).`
 	sup := newSupplierCmd("supplier")
 	cmd.AddCommand(sup)
 	for _, k := range partner.Kinds {
@@ -152,8 +152,8 @@ func (n *positiveInt) Set(s string) error {
 }
 
 // partnerPorts are the partners' default ports, one apart so that all
-// three can run on one host.
-var partnerPorts = map[partner.Kind]int{partner.POV: 8201, partner.PGE: 8202, partner.ICE: 8203}
+// four can run on one host.
+var partnerPorts = map[partner.Kind]int{partner.POV: 8201, partner.PGE: 8202, partner.ICE: 8203, partner.SNE: 8204}
 
 // newPartnerCmd serves one of TPC-App's external partners.
 func newPartnerCmd(k partner.Kind) *cobra.Command {
@@ -169,6 +169,9 @@ NewCustomer and ChangePaymentMethod ask it when a business pays by purchase orde
 CreateOrder asks it when the customer pays by credit card.`,
 		partner.ICE: "It answers POST " + partner.PathReorder + ` {"run": …, "reorder_id": …, "item_id": …, "quantity": …} with {"accepted": true, "duplicate": …}:
 the inventory agents ask it to replenish an item's stock, and a reorder sent again is answered as a duplicate.`,
+		partner.SNE: "It answers POST " + partner.PathNotice + ` {"run": …, "order_id": …, "ship_type": …, "lines": …, "label": PNG in base64} with
+{"accepted": true, "duplicate": …}: the shipping agents tell it of every order shipped, with its shipping
+label; a notice sent again is answered as a duplicate, and a label that is not a PNG image refused (422).`,
 	}[k]
 	cmd := &cobra.Command{
 		Use:   string(k),
@@ -212,7 +215,7 @@ gives the counters. Point 'tierbench run tpcapp --` + string(k) + ` http://HOST:
 	fs := cmd.Flags()
 	fs.StringVar(&listen, "listen", listen, "HOST:PORT to listen on (:PORT for every interface)")
 	fs.Var(&delay, "delay", "response time: none, fixed:D, uniform:MIN-MAX, negexp:MEAN (truncated at 5× the mean)")
-	if k != partner.ICE {
+	if k == partner.POV || k == partner.PGE {
 		fs.Float64Var(&approve, "approve", approve, "share of requests approved, in [0, 1]")
 	}
 	fs.Float64Var(&failRate, "fail-rate", 0, "share of requests answered 503 before any effect, in [0, 1]")
@@ -222,6 +225,10 @@ gives the counters. Point 'tierbench run tpcapp --` + string(k) + ` http://HOST:
 }
 
 func partnerStatsLine(st partner.Stats) string {
-	return fmt.Sprintf("requests %d (approved %d, declined %d, duplicates %d), failed on purpose %d, rejected %d",
+	line := fmt.Sprintf("requests %d (approved %d, declined %d, duplicates %d), failed on purpose %d, rejected %d",
 		st.Requests, st.Approved, st.Declined, st.Duplicates, st.Failed, st.Rejected)
+	if st.Kind == partner.SNE {
+		line += fmt.Sprintf(", labels %d bytes", st.LabelBytes)
+	}
+	return line
 }

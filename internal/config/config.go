@@ -76,6 +76,10 @@ type Run struct {
 	// after the measured run begins, for FOR. For the fault tests; not in
 	// --help.
 	Partition string `yaml:"partition" json:"partition,omitempty"`
+	// PGSettings are server parameters NAME=VALUE the private server of
+	// --placement starts with (-c NAME=VALUE): the run's own server is the
+	// run's to configure, the shared one is not.
+	PGSettings []string `yaml:"pg-setting" json:"pg-setting,omitempty"`
 
 	// AppServers is how many middle-tier processes, each with its own
 	// container, serve the run over its one database; 0 is one, in the
@@ -472,12 +476,25 @@ func CheckKeys(keys []string) error {
 // CPUs to put the server and tierbench apart.
 func (r *Run) validatePlacement() error {
 	mode := placement.Mode(r.Placement)
+	var errs []error
+	for _, kv := range r.PGSettings {
+		if _, _, err := placement.ParseSetting(kv); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	if err := r.validateHosts(mode); err != nil {
 		return err
 	}
 	switch {
+	case mode == placement.None && len(r.PGSettings) > 0:
+		return fmt.Errorf("--pg-setting %s: applies to the private PostgreSQL server of --placement mixed|dual, and --placement is not set (the server --db names is not the run's to configure)", r.PGSettings[0])
 	case mode == placement.None:
 		return nil
+	case mode == placement.Hosts && len(r.PGSettings) > 0:
+		return fmt.Errorf("--pg-setting %s: applies to the private PostgreSQL server of --placement mixed|dual; the server of --placement hosts takes no settings yet", r.PGSettings[0])
 	case !slices.Contains(placement.Modes, mode):
 		return fmt.Errorf("--placement %q: allowed: %s (or leave it unset: the run uses the database --db names)", r.Placement, placement.ModeNames())
 	case r.DB != (store.DSN{}) && (r.DB.Dialect != store.SQLite || !r.DB.Temp):

@@ -150,6 +150,9 @@ func same(a, b Run) bool {
 	if len(a.Replicas) == 0 && len(b.Replicas) == 0 {
 		a.Replicas, b.Replicas = nil, nil
 	}
+	if len(a.PGSettings) == 0 && len(b.PGSettings) == 0 {
+		a.PGSettings, b.PGSettings = nil, nil
+	}
 	// Whether the persistence was given says how a value came, not what
 	// it is: a written-out configuration gives every key.
 	a.given, b.given = nil, nil

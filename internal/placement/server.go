@@ -53,6 +53,8 @@ type Server struct {
 	// namespace it runs in (StartOn).
 	host  string
 	netns string
+	// settings are the -c NAME=VALUE the postmaster was started with.
+	settings []string
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the server is reaped
@@ -65,10 +67,13 @@ type Server struct {
 // (empty: os.TempDir(); its parents must be searchable by OS user postgres
 // when tierbench runs as root, for the server then runs as postgres),
 // starts PostgreSQL on it under taskset -c cpus, waits until it accepts
-// connections and creates the database tierbench. The binaries are the
-// newest /usr/lib/postgresql/*/bin's, or those of initdb on PATH.
-func Start(ctx context.Context, parent string, cpus CPUSet) (*Server, error) {
-	return StartOn(ctx, parent, cpus, Network{})
+// connections and creates the database tierbench. settings (NAME=VALUE,
+// checked by ParseSetting) are passed as -c NAME=VALUE; a setting the
+// server refuses ends the start with an *ErrSetting quoting its message.
+// The binaries are the newest /usr/lib/postgresql/*/bin's, or those of
+// initdb on PATH.
+func Start(ctx context.Context, parent string, cpus CPUSet, settings ...string) (*Server, error) {
+	return StartOn(ctx, parent, cpus, Network{}, settings...)
 }
 
 // Network is where a server listens: on Host (default 127.0.0.1), in the
@@ -81,7 +86,12 @@ type Network struct {
 }
 
 // StartOn is Start with the server on net.
-func StartOn(ctx context.Context, parent string, cpus CPUSet, net Network) (*Server, error) {
+func StartOn(ctx context.Context, parent string, cpus CPUSet, net Network, settings ...string) (*Server, error) {
+	for _, kv := range settings {
+		if _, _, err := ParseSetting(kv); err != nil {
+			return nil, err
+		}
+	}
 	bin, taskset, err := programs()
 	if err != nil {
 		return nil, err
@@ -99,7 +109,7 @@ func StartOn(ctx context.Context, parent string, cpus CPUSet, net Network) (*Ser
 		return nil, fmt.Errorf("private PostgreSQL server: %w", err)
 	}
 	s := &Server{dir: dir, data: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "postgres.log"), version: version, cpus: cpus,
-		host: cmp.Or(net.Host, "127.0.0.1"), netns: net.Netns}
+		host: cmp.Or(net.Host, "127.0.0.1"), netns: net.Netns, settings: settings}
 	if err := s.start(ctx, bin, taskset, cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -165,8 +175,12 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 	}
 	// taskset execs the postmaster in its own place: the PID is the
 	// postmaster's, and every backend it forks inherits the CPUs.
-	cmd := exec.Command(taskset, "-c", s.cpus.String(), filepath.Join(bin, "postgres"),
-		"-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data, "-c", "listen_addresses="+s.host)
+	args := []string{"-c", s.cpus.String(), filepath.Join(bin, "postgres"),
+		"-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data, "-c", "listen_addresses=" + s.host}
+	for _, kv := range s.settings {
+		args = append(args, "-c", kv)
+	}
+	cmd := exec.Command(taskset, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr(cred)
@@ -225,6 +239,9 @@ func (s *Server) launch(ctx context.Context, bin, taskset string, cred *syscall.
 		}
 		if why != "" {
 			s.halt()
+			if refused := refusedSetting(s.logTail()); refused != "" && len(s.settings) > 0 {
+				return &ErrSetting{Settings: s.settings, Message: refused}
+			}
 			return fmt.Errorf("private PostgreSQL server on %s:%d %s; its log ends:\n%s", s.host, s.port, why, s.logTail())
 		}
 		select {
@@ -258,6 +275,9 @@ func (s *Server) Major() string {
 	major, _, _ := strings.Cut(s.version, ".")
 	return major
 }
+
+// Settings are the NAME=VALUE the server was started with (-c).
+func (s *Server) Settings() []string { return s.settings }
 
 // CPUs the server and its backends run on.
 func (s *Server) CPUs() CPUSet { return s.cpus }

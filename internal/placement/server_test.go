@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -119,7 +120,7 @@ func threadCPUs(t *testing.T, want string) {
 // placed starts a server for mode's plan and pins this process as a run
 // does; it checks what the server and this process run on, then stops
 // the server and checks that nothing of it is left.
-func placed(t *testing.T, mode Mode) {
+func placed(t *testing.T, mode Mode, settings ...string) {
 	cpus := available(t)
 	plan, err := Split(mode, cpus)
 	if err != nil {
@@ -127,11 +128,14 @@ func placed(t *testing.T, mode Mode) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := Start(ctx, "", plan.DB)
+	srv, err := Start(ctx, "", plan.DB, settings...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Stop() })
+	if !slices.Equal(srv.Settings(), settings) {
+		t.Errorf("server settings %q, want %q", srv.Settings(), settings)
+	}
 	if srv.Major() == "" || srv.Port() == 0 {
 		t.Errorf("server version %q, port %d", srv.Version(), srv.Port())
 	}
@@ -149,6 +153,16 @@ func placed(t *testing.T, mode Mode) {
 	backend, _ := strconv.Atoi(string(row[0]))
 	if db := string(row[1]); db != Database {
 		t.Errorf("connected to database %s, want %s", db, Database)
+	}
+	for _, kv := range settings {
+		name, want, _ := ParseSetting(kv)
+		res, err := conn.Exec(ctx, "SHOW "+name).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(res[0].Rows[0][0]); got != want {
+			t.Errorf("SHOW %s = %q, want %q (--pg-setting %s)", name, got, want, kv)
+		}
 	}
 
 	postmaster := fmt.Sprintf("/proc/%d", srv.PID())
@@ -210,8 +224,9 @@ func placed(t *testing.T, mode Mode) {
 }
 
 // Dual: the server and every process it forks on the second half of the
-// CPUs, tierbench's threads on the first.
-func TestPlacementDualServer(t *testing.T) { placed(t, Dual) }
+// CPUs, tierbench's threads on the first; the settings given, the
+// server's.
+func TestPlacementDualServer(t *testing.T) { placed(t, Dual, "work_mem=8MB", "fsync=off") }
 
 // Mixed: both on the first half.
 func TestPlacementMixedServer(t *testing.T) {
@@ -248,5 +263,58 @@ func TestPlacementServerFailsToStart(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(parent, "*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// A setting PostgreSQL refuses is an *ErrSetting with PostgreSQL's
+// message, and the server leaves nothing behind.
+func TestPlacementRefusedSettings(t *testing.T) {
+	t.Parallel()
+	cpus := available(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// cmd/tierbench's TestPlacementRefusedSetting gives shared_buffers a
+	// bad value in make test; this, a name PostgreSQL does not know.
+	for i, tc := range []struct{ setting, want string }{
+		{"no_such_parameter=1", `unrecognized configuration parameter "no_such_parameter"`},
+		{"shared_buffers=lots", `invalid value for parameter "shared_buffers": "lots"`},
+	} {
+		t.Run(tc.setting, func(t *testing.T) {
+			testsvc.KeepOne(t, i, "a private PostgreSQL refusing a setting, one per case")
+			srv, err := Start(ctx, "", cpus[:1], tc.setting)
+			if err == nil {
+				srv.Stop()
+				t.Fatalf("a server with %s started", tc.setting)
+			}
+			var refused *ErrSetting
+			if !errors.As(err, &refused) || !strings.Contains(refused.Message, tc.want) || !strings.Contains(err.Error(), tc.setting) {
+				t.Errorf("%s: error %v, want an *ErrSetting naming it with %q", tc.setting, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, name, value, err string }{
+		{"shared_buffers=256MB", "shared_buffers", "256MB", ""},
+		{"fsync=off", "fsync", "off", ""},
+		{"search_path=a,b", "search_path", "a,b", ""},
+		{"auto_explain.log_min_duration=0", "auto_explain.log_min_duration", "0", ""},
+		{"fsync", "", "", "want NAME=VALUE"},
+		{"=off", "", "", "is not a parameter name"},
+		{"work mem=1MB", "", "", "is not a parameter name"},
+		{"work_mem=", "", "", "no value"},
+	} {
+		name, value, err := ParseSetting(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--pg-setting") {
+				t.Errorf("ParseSetting(%q) = %q, %q, %v; want an error with %q", tc.in, name, value, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || name != tc.name || value != tc.value {
+			t.Errorf("ParseSetting(%q) = %q, %q, %v; want %q, %q", tc.in, name, value, err, tc.name, tc.value)
+		}
 	}
 }

@@ -39,7 +39,10 @@ type Result struct {
 	Container        map[string]EntityStats `json:"container"`
 	// Tiers: how the middle tier was split and its remote calls (a web
 	// workload's); absent for an in-process middle tier.
-	Tiers    *Tiers           `json:"tiers,omitempty"`
+	Tiers *Tiers `json:"tiers,omitempty"`
+	// Partners are the external partner services' counters (TPC-App's
+	// POV, PGE, ICE, SNE), in the order the workload lists them.
+	Partners []Partner        `json:"partners,omitempty"`
 	Database store.Stats      `json:"database"`
 	Checks   []workload.Check `json:"checks"`
 	// Terminals are the emulated clients by group: one group of
@@ -111,6 +114,9 @@ type Environment struct {
 	Hosts      []Host      `json:"hosts,omitempty"`
 	Link       *Link       `json:"link,omitempty"`
 	Partitions []Partition `json:"partitions,omitempty"`
+	// PGSettings are the private server's --pg-setting parameters, each
+	// with the value the server reported for it after its start.
+	PGSettings map[string]string `json:"pg_settings,omitempty"`
 }
 
 // Host is one host of a run under --placement hosts.
@@ -175,9 +181,10 @@ type Summary struct {
 	RunS           float64 `json:"run_s"`
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	Metric         Metric  `json:"metric"`
-	// SIPSPerAppServer is TPC-App's second primary metric, SIPS over the
-	// app servers of a run over several (--app-servers N).
-	SIPSPerAppServer float64 `json:"sips_per_app_server,omitempty"`
+	// SIPSPerAppServer is TPC-App's second primary metric: SIPS divided by
+	// the run's app servers (--app-servers; one: SIPS itself). Only for a
+	// workload whose reference defines it (workload.Metric.PerAppServer).
+	SIPSPerAppServer *float64 `json:"sips_per_app_server,omitempty"`
 	// Passed: the run finished, its error rate is within the limit, and
 	// every consistency check, validity rule and threshold held.
 	Passed      bool `json:"passed"`
@@ -208,6 +215,14 @@ type Failure struct {
 	Error string   `json:"error"`
 	// Effect is what the failure did to the counts, in words.
 	Effect string `json:"effect"`
+}
+
+// Partner is one external partner service's counters.
+type Partner struct {
+	Name      string           `json:"name"`
+	URL       string           `json:"url"`
+	InProcess bool             `json:"in_process"`
+	Counts    map[string]int64 `json:"counts"`
 }
 
 // Metric is the workload's headline figure.
@@ -383,6 +398,8 @@ type Inputs struct {
 	Entities []workload.EntityStats
 	// Tiers: the middle tier's split and its calls; nil: in-process.
 	Tiers *workload.Tiers
+	// Partners: the partner services' counters (workload.PartnerRun).
+	Partners []workload.Partner
 	// Groups are the run's terminal groups.
 	Groups []workload.Group
 	// Failure, when the run could not finish.
@@ -414,6 +431,9 @@ func Build(in Inputs) *Result {
 		Timeseries:       []Point{},
 		OperationOrder:   in.Info.Operations,
 		Tiers:            buildTiers(in.Tiers),
+	}
+	for _, p := range in.Partners {
+		r.Partners = append(r.Partners, Partner{Name: p.Name, URL: p.URL, InProcess: p.InProcess, Counts: p.Counts})
 	}
 	if r.Checks == nil {
 		r.Checks = []workload.Check{}
@@ -488,10 +508,14 @@ func Build(in Inputs) *Result {
 		per := in.Info.Metric.Per.Seconds()
 		r.Summary.Metric.Value = round(float64(metricCount)/window*per, 1)
 	}
-	if n := len(r.Servers); n > 1 && r.Summary.Metric.Name == "SIPS" {
-		// TPC-App's second primary metric: every app server of the
-		// system under test counts, one that died under the run too.
-		r.Summary.SIPSPerAppServer = round(r.Summary.Metric.Value/float64(n), 1)
+	if in.Info.Metric.PerAppServer {
+		// From the count, not the rounded metric: 3 servers of 100.05 SIPS
+		// each are 100.1, not 100.0.
+		v := 0.0
+		if window > 0 {
+			v = round(float64(metricCount)/window*in.Info.Metric.Per.Seconds()/float64(in.Config.Servers()), 1)
+		}
+		r.Summary.SIPSPerAppServer = &v
 	}
 	r.Summary.Interrupted = in.Interrupted
 	r.Summary.InterruptedDuring = in.InterruptedIn

@@ -105,9 +105,10 @@ func WriteSummary(w io.Writer, r *Result) {
 
 	fmt.Fprintf(w, "%s %.1f   (%d transactions finished in %.3f s of steady state; whole run %.3f s)\n",
 		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Completed, r.Summary.ElapsedS, r.Summary.RunS)
-	if v := r.Summary.SIPSPerAppServer; v > 0 {
-		fmt.Fprintf(w, "SIPS per app server %.1f   (%d app servers)\n", v, len(r.Servers))
+	if v := r.Summary.SIPSPerAppServer; v != nil {
+		fmt.Fprintf(w, "SIPS per app server %.1f   (over %d app servers)\n", *v, r.Config.Servers())
 	}
+	writePartners(w, r.Partners)
 	if s := r.Summary; s.Errors+s.InDoubt > 0 || r.TooManyErrors() {
 		verdict := "within"
 		if r.TooManyErrors() {
@@ -405,4 +406,25 @@ func writeReplicas(w io.Writer, rs *store.ReplicaSummary) {
 		fmt.Fprintf(w, "standby %s lag: replay p50 %.1f ms, p99 %.1f ms, max %.1f ms; WAL p50 %.0f B, p99 %.0f B, max %.0f B (%d samples)\n",
 			l.Standby, l.ReplayLagMs.P50, l.ReplayLagMs.P99, l.ReplayLagMs.Max, l.Bytes.P50, l.Bytes.P99, l.Bytes.Max, l.Samples)
 	}
+}
+
+// writePartners is a line of the partner services' requests: SNE's
+// notices with their labels' bytes, the others' requests and approvals.
+func writePartners(w io.Writer, ps []Partner) {
+	if len(ps) == 0 {
+		return
+	}
+	var parts []string
+	for _, p := range ps {
+		c := p.Counts
+		switch p.Name {
+		case "sne":
+			parts = append(parts, fmt.Sprintf("sne %d notices (%d again), %.1f MiB of labels", c["requests"], c["duplicates"], float64(c["label_bytes"])/(1<<20)))
+		case "ice":
+			parts = append(parts, fmt.Sprintf("ice %d reorders (%d again)", c["requests"], c["duplicates"]))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d (%d approved)", p.Name, c["requests"], c["approved"]))
+		}
+	}
+	fmt.Fprintf(w, "partners: %s\n", strings.Join(parts, ", "))
 }

@@ -19,6 +19,8 @@ type placed struct {
 	restore func() error
 	// hosted: --placement hosts, the run's hosts.
 	hosted *hosted
+	// settings are the --pg-setting parameters as the server reports them.
+	settings map[string]string
 }
 
 // place starts the private PostgreSQL server of --placement on the plan's
@@ -37,7 +39,11 @@ func (r *Runner) place(ctx context.Context, cfg *config.Run) (*placed, error) {
 	if mode == placement.Hosts {
 		return r.placeHosts(ctx, cfg, plan)
 	}
-	srv, err := placement.Start(ctx, "", plan.DB)
+	srv, err := placement.Start(ctx, "", plan.DB, cfg.PGSettings...)
+	var refused *placement.ErrSetting
+	if errors.As(err, &refused) {
+		return nil, err // PostgreSQL's message says it all; an infrastructure failure (exit 3)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--placement %s: %w", mode, err)
 	}
@@ -111,6 +117,29 @@ func (p *placed) environment(env *result.Environment) {
 		return
 	}
 	env.AppCPUs, env.DBCPUs = p.plan.App.String(), p.plan.DB.String()
+	env.PGSettings = p.settings
+}
+
+// readSettings asks the running server for the value of each --pg-setting
+// parameter, as it took it ("256MB", "off"): what the result records.
+func (p *placed) readSettings(ctx context.Context, db *store.DB) error {
+	if p == nil || len(p.server.Settings()) == 0 {
+		return nil
+	}
+	st, err := db.Prepare(ctx, store.Statement{Name: "placement-current-setting", SQL: "SELECT current_setting(?)"})
+	if err != nil {
+		return err
+	}
+	p.settings = make(map[string]string)
+	for _, kv := range p.server.Settings() {
+		name, _, _ := placement.ParseSetting(kv)
+		var v string
+		if err := db.QueryRow(ctx, st, name).Scan(&v); err != nil {
+			return fmt.Errorf("--pg-setting %s: read it back: %w", kv, err)
+		}
+		p.settings[name] = v
+	}
+	return nil
 }
 
 // refusePlacement: --placement belongs to run, whose database lives as

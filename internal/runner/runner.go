@@ -218,6 +218,9 @@ func (r *Runner) Run(ctx context.Context, cfg config.Run) (*result.Result, error
 		return nil, err
 	}
 	defer db.Close()
+	if err := place.readSettings(ctx, db); err != nil {
+		return nil, err
+	}
 	if cfg.NoLoad {
 		if _, err := checkMarker(ctx, db, cfg, "--no-load"); err != nil {
 			return nil, err
@@ -280,6 +283,8 @@ type state struct {
 	tiers  *workload.Tiers
 	// walk: the clients walked a transition table (RUBiS).
 	walk *workload.WalkReport
+	// partners are the run's partner services' counters.
+	partners []workload.Partner
 	// snap is the recorder's content once the driver has returned.
 	snap *metrics.Snapshot
 	// interruptedIn is the phase an interrupt stopped.
@@ -525,6 +530,9 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 	if er, ok := run.(workload.EntityRun); ok {
 		s.ents = er.EntityStats()
 	}
+	if pr, ok := run.(workload.PartnerRun); ok {
+		s.partners = pr.Partners(checkCtx)
+	}
 	if tiered != nil {
 		s.ents, s.servers, s.balancer = tiered.entities(), tiered.serverInputs(), tiered.balanced
 		if d, ok := tiered.database(); ok {
@@ -615,6 +623,7 @@ func (s *state) result(f *result.Failure) *result.Result {
 		Failure:       f,
 		Resources:     s.cpu,
 		Walk:          s.walk,
+		Partners:      s.partners,
 		Servers:       s.servers,
 		Balancer:      s.balancer,
 	})

@@ -84,6 +84,10 @@ type Metric struct {
 	Name string
 	Ops  []string
 	Per  time.Duration
+	// PerAppServer: the reference also reports the metric divided by the
+	// app servers (TPC-App's second primary metric, SIPS per application
+	// server): the result's summary.sips_per_app_server.
+	PerAppServer bool
 }
 
 // LoadParams for Load.
@@ -264,6 +268,25 @@ type RemoteCalls struct {
 	Name  string
 	Pages int64
 	remote.Counts
+}
+
+// PartnerRun is implemented by a Run that calls external partner services
+// (TPC-App's POV, PGE, ICE and SNE): what each counted, for the result.
+// The runner asks after the run's Stop and checks.
+type PartnerRun interface {
+	Partners(ctx context.Context) []Partner
+}
+
+// Partner is one partner service's counters: the calls the run made to
+// it (its own side) and, where the partner could be asked, the partner's.
+type Partner struct {
+	Name string
+	// URL is where it answered; InProcess: the run started it itself.
+	URL       string
+	InProcess bool
+	// Counts by name (requests, approved, …; for SNE also
+	// notices_acknowledged and label_bytes), whole numbers.
+	Counts map[string]int64
 }
 
 // EntityRun is implemented by a Run on the entity container.

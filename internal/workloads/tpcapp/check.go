@@ -14,7 +14,7 @@ import (
 // invariants the background processes keep.
 var checkStatements = struct {
 	stockBalance, totals, unshipped, shipmentsWithoutOrder, shipmentLines, pendingFlags, outboxed, unreceived, received, negative,
-	linesWithoutOrder, orderLineCounts, shipments store.Statement
+	linesWithoutOrder, orderLineCounts, shipments, unnoticed, noticed store.Statement
 }{
 	// An item's stock plus what shipped of it, less what was received for
 	// it, never changes: the shipping agent moves quantity from the stock
@@ -58,6 +58,8 @@ var checkStatements = struct {
 		LEFT JOIN (SELECT ol_o_id, COUNT(*) AS n FROM order_line GROUP BY ol_o_id) l ON l.ol_o_id = o.o_id
 		WHERE COALESCE(l.n, 0) < 1 OR l.n > %d`, maxLines)},
 	shipments: store.Statement{Name: "tpcapp-check-shipments", SQL: "SELECT COUNT(*) FROM shipment"},
+	unnoticed: store.Statement{Name: "tpcapp-check-unnoticed", SQL: "SELECT COUNT(*) FROM shipment WHERE sh_noticed = 0"},
+	noticed:   store.Statement{Name: "tpcapp-check-noticed", SQL: "SELECT COUNT(*) FROM shipment WHERE sh_noticed = 1"},
 }
 
 // checker holds the baseline a run's checks compare with.
@@ -70,8 +72,9 @@ type checker struct {
 	before  map[string]int64
 	balance map[int64]int64
 	// receivedBefore are the reorders received before the run,
-	// shipmentsBefore the shipments.
-	receivedBefore, shipmentsBefore int64
+	// shipmentsBefore the shipments, noticedBefore the shipments whose
+	// notice SNE had acknowledged.
+	receivedBefore, shipmentsBefore, noticedBefore int64
 }
 
 var countedTables = []string{"customer", "orders", "order_line"}
@@ -80,7 +83,7 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 	c := &checker{db: db, st: make(map[string]*store.Stmt), count: make(map[string]*store.Stmt), before: make(map[string]int64)}
 	q := &checkStatements
 	for _, s := range []store.Statement{q.stockBalance, q.totals, q.unshipped, q.shipmentsWithoutOrder, q.shipmentLines, q.pendingFlags,
-		q.outboxed, q.unreceived, q.received, q.negative, q.linesWithoutOrder, q.orderLineCounts, q.shipments} {
+		q.outboxed, q.unreceived, q.received, q.negative, q.linesWithoutOrder, q.orderLineCounts, q.shipments, q.unnoticed, q.noticed} {
 		p, err := db.Prepare(ctx, s)
 		if err != nil {
 			return nil, err
@@ -104,6 +107,9 @@ func newChecker(ctx context.Context, db *store.DB) (*checker, error) {
 		return nil, err
 	}
 	if err := c.scalar(ctx, q.shipments, &c.shipmentsBefore); err != nil {
+		return nil, err
+	}
+	if err := c.scalar(ctx, q.noticed, &c.noticedBefore); err != nil {
 		return nil, err
 	}
 	return c, c.scalar(ctx, q.received, &c.receivedBefore)
@@ -137,7 +143,7 @@ func (c *checker) backlog(ctx context.Context) (backlog, error) {
 	for _, x := range []struct {
 		s   store.Statement
 		dst *int64
-	}{{q.outboxed, &b.outboxed}, {q.unshipped, &b.unshipped}, {q.unreceived, &b.unreceived}} {
+	}{{q.outboxed, &b.outboxed}, {q.unshipped, &b.unshipped}, {q.unreceived, &b.unreceived}, {q.unnoticed, &b.unnoticed}} {
 		if err := c.scalar(ctx, x.s, x.dst); err != nil {
 			return b, err
 		}
@@ -160,6 +166,17 @@ type runFacts struct {
 	// iceKnown is false when ICE runs elsewhere and serves other runs too.
 	iceAccepted, iceResent int64
 	iceKnown               bool
+	// noticed are the notices the shipping agents had acknowledged,
+	// sneFailures their calls to SNE that failed (whose notice SNE may
+	// have received all the same).
+	noticed, sneFailures int64
+	// sneAccepted, sneResent: the in-process SNE's count of orders
+	// noticed the first time and of notices received again; sneOrders,
+	// the orders it received notices of, each with how many; sneKnown is
+	// false when SNE runs elsewhere.
+	sneAccepted, sneResent int64
+	sneOrders              map[int64]int
+	sneKnown               bool
 }
 
 // Check verifies the database against what the businesses saw (done)
@@ -170,6 +187,11 @@ func (s *site) Check(ctx context.Context, done workload.Outcomes) ([]workload.Ch
 	if ice := s.inProc[partner.ICE]; ice != nil {
 		st := ice.Stats()
 		f.iceAccepted, f.iceResent, f.iceKnown = st.Approved, st.Duplicates, true
+	}
+	f.noticed, f.sneFailures = s.ship.noticed.Load(), s.ship.sneFailures.Load()
+	if sne := s.inProc[partner.SNE]; sne != nil {
+		st := sne.Stats()
+		f.sneAccepted, f.sneResent, f.sneOrders, f.sneKnown = st.Approved, st.Duplicates, sne.Notices(s.ship.runName), true
 	}
 	return s.checker.check(ctx, done, f)
 }
@@ -223,12 +245,13 @@ func (c *checker) check(ctx context.Context, done workload.Outcomes, f runFacts)
 			now["order_line"], c.before["order_line"], lines, c.before["order_line"]+lines)
 	}
 
-	var unshipped, orphans, badLines, badPending, outboxed, unreceived, received, negative int64
+	var unshipped, orphans, badLines, badPending, outboxed, unreceived, received, negative, unnoticed, noticed int64
 	for _, x := range []struct {
 		s   store.Statement
 		dst *int64
 	}{{q.unshipped, &unshipped}, {q.shipmentsWithoutOrder, &orphans}, {q.shipmentLines, &badLines}, {q.pendingFlags, &badPending},
-		{q.outboxed, &outboxed}, {q.unreceived, &unreceived}, {q.received, &received}, {q.negative, &negative}} {
+		{q.outboxed, &outboxed}, {q.unreceived, &unreceived}, {q.received, &received}, {q.negative, &negative},
+		{q.unnoticed, &unnoticed}, {q.noticed, &noticed}} {
 		if err := c.scalar(ctx, x.s, x.dst); err != nil {
 			return nil, err
 		}
@@ -244,6 +267,7 @@ func (c *checker) check(ctx context.Context, done workload.Outcomes, f runFacts)
 	add("orders-shipped-once", unshipped == 0 && orphans == 0 && outboxed == 0,
 		"%d orders without their one shipment, %d shipments of no order, %d outbox rows not relayed (want 0, 0, 0); %s",
 		unshipped, orphans, outboxed, shippedNote)
+	checks = append(checks, noticeCheck(unnoticed, noticed-c.noticedBefore, f))
 	add("shipments-match-lines", badLines == 0, "%d shipments whose line count or order status disagree with the order's shipped lines (want 0)", badLines)
 	add("no-negative-stock", negative == 0, "%d items with negative stock (want 0)", negative)
 
@@ -295,4 +319,36 @@ func (c *checker) check(ctx context.Context, done workload.Outcomes, f runFacts)
 	}
 	add("totals-recompute", wrong == 0, "%d orders whose sub-total, discount, tax, shipping or total differ from their lines, customer and address (want 0)", wrong)
 	return checks, nil
+}
+
+// noticeCheck: every shipment's notice acknowledged by SNE, and, with the
+// in-process SNE, every order the run noticed received by SNE exactly
+// once. A notice SNE received twice is allowed only where a call to SNE
+// failed (SNE may have received the notice before the failure, and the
+// agent, not knowing, sent it again); the run's notices this run are the
+// shipments the database says were noticed since the start.
+func noticeCheck(unnoticed, noticedNow int64, f runFacts) workload.Check {
+	if f.outside {
+		// Several app servers: their agents' counts and their SNEs stay
+		// in their processes; the database still says what is unnoticed.
+		return workload.Check{Name: "orders-noticed-once", Passed: unnoticed == 0,
+			Detail: fmt.Sprintf("%d shipments whose notice SNE did not acknowledge (want 0); %d noticed this run, by the app servers' agents", unnoticed, noticedNow)}
+	}
+	ok := unnoticed == 0 && f.noticed == noticedNow
+	detail := fmt.Sprintf("%d shipments whose notice SNE did not acknowledge (want 0); %d noticed this run, %d acknowledged to the shipping agents (want equal), %d calls to SNE failed and were retried",
+		unnoticed, noticedNow, f.noticed, f.sneFailures)
+	if f.sneKnown {
+		var once, more int64
+		for _, n := range f.sneOrders {
+			if n == 1 {
+				once++
+			} else {
+				more++
+			}
+		}
+		ok = ok && f.sneAccepted == noticedNow && int64(len(f.sneOrders)) == noticedNow && f.sneResent <= f.sneFailures
+		detail += fmt.Sprintf("; SNE received notices of %d orders (want %d): %d once, %d more than once (%d notices again, want at most the %d failed calls)",
+			len(f.sneOrders), noticedNow, once, more, f.sneResent, f.sneFailures)
+	}
+	return workload.Check{Name: "orders-noticed-once", Passed: ok, Detail: detail}
 }

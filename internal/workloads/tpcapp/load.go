@@ -344,11 +344,12 @@ func loadOrders(ctx context.Context, db *store.DB, g gen, pop population) (map[s
 	} else {
 		counts["order_line"] = n
 	}
-	ships := idRows(3, pop.Orders, func(id int64, row []any) {
+	// The past orders were shipped and noticed to SNE before the run.
+	ships := idRows(4, pop.Orders, func(id int64, row []any) {
 		_, _, ls := g.pastOrder(pop, id)
-		row[0], row[1], row[2] = id, g.now.Add(-time.Duration(24*(1+id%365))*time.Hour+24*time.Hour), int64(len(ls))
+		row[0], row[1], row[2], row[3] = id, g.now.Add(-time.Duration(24*(1+id%365))*time.Hour+24*time.Hour), int64(len(ls)), int64(1)
 	})
-	if n, err := db.BulkInsert(ctx, "shipment", []string{"sh_o_id", "sh_date", "sh_lines"}, ships); err != nil {
+	if n, err := db.BulkInsert(ctx, "shipment", []string{"sh_o_id", "sh_date", "sh_lines", "sh_noticed"}, ships); err != nil {
 		return counts, fmt.Errorf("load shipment: %w", err)
 	} else {
 		counts["shipment"] = n

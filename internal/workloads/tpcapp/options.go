@@ -25,13 +25,15 @@ type Options struct {
 	ImageKB    int    `yaml:"image-kb" json:"image-kb,omitempty" help:"size of each item's image in KiB (the seed's: 100)"`
 	ImageDir   string `yaml:"image-dir" json:"image-dir,omitempty" help:"directory of the image files under --item-images file (default: one per database under the system's temporary directory)"`
 	Indexes    string `yaml:"indexes" json:"indexes,omitempty" help:"spec (primary keys and the address lookup) or tuned (also the seed's four: item(subject, pub_date), orders(customer), order_line(order), order_line(item))"`
-	// POV, PGE and ICE are the external partners' URLs; empty: one
+	// POV, PGE, ICE and SNE are the external partners' URLs; empty: one
 	// in-process each, answering after PartnerDelay, failing
 	// PartnerFailRate of their calls.
 	POV             string  `yaml:"pov" json:"pov,omitempty" help:"URL of a purchase order verification service started with 'tierbench emulator pov' (default: one in-process)"`
 	PGE             string  `yaml:"pge" json:"pge,omitempty" help:"URL of a payment gateway started with 'tierbench emulator pge' (default: one in-process)"`
 	ICE             string  `yaml:"ice" json:"ice,omitempty" help:"URL of an inventory control service started with 'tierbench emulator ice' (default: one in-process)"`
+	SNE             string  `yaml:"sne" json:"sne,omitempty" help:"URL of a shipping notification service started with 'tierbench emulator sne' (default: one in-process)"`
 	PartnerDelay    string  `yaml:"partner-delay" json:"partner-delay,omitempty" help:"response time of the in-process partners: none, fixed:D, uniform:MIN-MAX, negexp:MEAN (the seed's: fixed:500ms)"`
+	SNEDelay        string  `yaml:"sne-delay" json:"sne-delay,omitempty" help:"response time of the in-process shipping notification emulator, as --partner-delay (default none: a shipping agent waits for each order's notice, and the seed's 500 ms would cap shipping at 2 orders a second per agent)"`
 	PartnerFailRate float64 `yaml:"partner-fail-rate" json:"partner-fail-rate,omitempty" help:"share of calls the in-process partners answer 503, in [0, 1]"`
 	SessionLength   string  `yaml:"session-length" json:"session-length,omitempty" help:"requests per business session: negexp:MEAN (truncated to 1..120), uniform:MIN-MAX, fixed:N, or a file of the cumulative distribution (length and cumulative probability per line)"`
 	Front           string  `yaml:"front" json:"front,omitempty" help:"how the businesses call the web service: soap (SOAP 1.1, the specification's) or json"`
@@ -39,7 +41,7 @@ type Options struct {
 }
 
 // DefaultOptions are the specification's and the seed's.
-var DefaultOptions = Options{Mix: MixSpec, ItemImages: ImagesInRow, ImageKB: 100, Indexes: "spec", PartnerDelay: "fixed:500ms",
+var DefaultOptions = Options{Mix: MixSpec, ItemImages: ImagesInRow, ImageKB: 100, Indexes: "spec", PartnerDelay: "fixed:500ms", SNEDelay: "none",
 	SessionLength: "negexp:20", Front: "soap", ShippingAgents: 2}
 
 func (Options) Resolve(*config.Run) {}
@@ -65,6 +67,9 @@ func (o Options) Validate(c config.Run) []error {
 	if _, err := partner.ParseDelay(o.PartnerDelay); err != nil {
 		errs = append(errs, fmt.Errorf("--partner-delay: %w", err))
 	}
+	if _, err := partner.ParseDelay(o.SNEDelay); err != nil {
+		errs = append(errs, fmt.Errorf("--sne-delay: %w", err))
+	}
 	if !(o.PartnerFailRate >= 0 && o.PartnerFailRate <= 1) {
 		errs = append(errs, fmt.Errorf("--partner-fail-rate %g: want a share in [0, 1]", o.PartnerFailRate))
 	}
@@ -80,7 +85,7 @@ func (o Options) Validate(c config.Run) []error {
 	if o.ShippingAgents < 1 {
 		errs = append(errs, fmt.Errorf("--shipping-agents %d: must be at least 1", o.ShippingAgents))
 	}
-	for _, u := range []struct{ flag, v string }{{"pov", o.POV}, {"pge", o.PGE}, {"ice", o.ICE}} {
+	for _, u := range []struct{ flag, v string }{{"pov", o.POV}, {"pge", o.PGE}, {"ice", o.ICE}, {"sne", o.SNE}} {
 		if u.v != "" {
 			if _, err := partner.NewClient(partner.Kind(u.flag), u.v, nil); err != nil {
 				errs = append(errs, fmt.Errorf("--%s: %w", u.flag, err))
@@ -96,7 +101,7 @@ func (o Options) Setup(config.Run) string {
 }
 
 func (o Options) partnerSetup() string {
-	if o.POV != "" || o.PGE != "" || o.ICE != "" {
+	if o.POV != "" || o.PGE != "" || o.ICE != "" || o.SNE != "" {
 		return "remote"
 	}
 	s := "in-process, " + o.PartnerDelay

@@ -26,6 +26,13 @@ import (
 // guarded by the reorder's status. An order is queued iff its transaction
 // committed, shipped exactly once, and a reorder received exactly once,
 // whatever is redelivered or restarted.
+//
+// Once an order has shipped, the same agent sends SNE the shipping notice
+// with a label image (label.go), outside the transaction, then marks the
+// shipment noticed; the queue's message is acknowledged only then. A
+// notice that fails leaves the message to be redelivered: the shipment is
+// found made, and the notice sent again. SNE answers a notice it has seen
+// as a duplicate, so each shipped order is noticed exactly once.
 
 // relayInterval is how often the outboxes' relays look for rows besides
 // the kicks of the commits that write them.
@@ -35,7 +42,8 @@ type shipping struct {
 	db      *store.DB
 	broker  *messaging.Broker
 	ice     *partner.Client
-	runName string // ICE's name for this run's reorders
+	sne     *partner.Client
+	runName string // ICE's and SNE's name for this run's reorders and notices
 
 	shipQ, reorderQ     *messaging.Queue
 	shipOut, reorderOut *messaging.Outbox
@@ -46,11 +54,15 @@ type shipping struct {
 	st shipStmts
 
 	shipped, shipDuplicates, reordered, received, receiveDuplicates, iceFailures atomic.Int64
+	// noticed: notices SNE acknowledged and the shipment then marked;
+	// noticeResent: those SNE answered as duplicates; sneFailures: calls
+	// to SNE that failed (each retried); labelBytes: the labels sent.
+	noticed, noticeResent, sneFailures, labelBytes atomic.Int64
 }
 
 type shipStmts struct {
 	insertShipment, lines, takeStock, lineStatus, markPending, insertReorder, insertReorderOutbox,
-	orderShipped, shipmentLines, reorder, receive, restock *store.Stmt
+	orderShipped, shipmentLines, reorder, receive, restock, notice, noticed *store.Stmt
 }
 
 func shipStatements(s *shipStmts) []stmtEntry {
@@ -70,6 +82,8 @@ func shipStatements(s *shipStmts) []stmtEntry {
 		{&s.reorder, store.Statement{Name: "tpcapp-reorder", SQL: "SELECT r_i_id, r_qty, r_status FROM reorder WHERE r_id = ?"}},
 		{&s.receive, store.Statement{Name: "tpcapp-receive", SQL: "UPDATE reorder SET r_status = 'RECEIVED', r_received = ? WHERE r_id = ? AND r_status = 'PENDING'"}},
 		{&s.restock, store.Statement{Name: "tpcapp-restock", SQL: "UPDATE stock SET s_qty = s_qty + ?, s_pending = 0 WHERE s_i_id = ?"}},
+		{&s.notice, store.Statement{Name: "tpcapp-notice", SQL: "SELECT s.sh_noticed, s.sh_date, s.sh_lines, o.o_ship_type FROM shipment s JOIN orders o ON o.o_id = s.sh_o_id WHERE s.sh_o_id = ?"}},
+		{&s.noticed, store.Statement{Name: "tpcapp-noticed", SQL: "UPDATE shipment SET sh_noticed = 1 WHERE sh_o_id = ? AND sh_noticed = 0"}},
 	}
 }
 
@@ -83,8 +97,8 @@ func queueNames(dsn string) (ship, reorder string) {
 // startShipping opens the broker, the queues and the outboxes, and starts
 // agents shipping agents and as many inventory agents, agent i on server
 // thread firstThread+i.
-func startShipping(ctx context.Context, db *store.DB, ice *partner.Client, broker messaging.Config, fresh bool, agents, firstThread int, runName string) (_ *shipping, err error) {
-	s := &shipping{db: db, ice: ice, runName: runName}
+func startShipping(ctx context.Context, db *store.DB, ice, sne *partner.Client, broker messaging.Config, fresh bool, agents, firstThread int, runName string) (_ *shipping, err error) {
+	s := &shipping{db: db, ice: ice, sne: sne, runName: runName}
 	if err := prepareAll(ctx, db, shipStatements(&s.st)); err != nil {
 		return nil, err
 	}
@@ -135,7 +149,10 @@ func startShipping(ctx context.Context, db *store.DB, ice *partner.Client, broke
 			if err != nil {
 				return nil // not ours; acknowledged so that it does not loop
 			}
-			return s.ship(ctx, shipper, id)
+			if err := s.ship(ctx, shipper, id); err != nil {
+				return err
+			}
+			return s.notify(ctx, shipper, id)
 		})
 		if err != nil {
 			return nil, err
@@ -236,6 +253,43 @@ func (s *shipping) ship(ctx context.Context, sess *store.Session, id int64) erro
 	return nil
 }
 
+// notify sends SNE the notice of order id's shipment, unless it was
+// acknowledged before, and marks the shipment noticed.
+func (s *shipping) notify(ctx context.Context, sess *store.Session, id int64) error {
+	var noticed, lines int64
+	var date time.Time
+	var shipType string
+	err := sess.QueryRow(ctx, s.st.notice, id).Scan(&noticed, &date, &lines, &shipType)
+	if errors.Is(err, store.ErrNotFound) || noticed == 1 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	label, err := shippingLabel(id, shipType, int(lines))
+	if err != nil {
+		return err
+	}
+	res, err := s.sne.Notify(ctx, partner.NoticeRequest{Run: s.runName, OrderID: id, ShipDate: date.UTC().Format(time.RFC3339),
+		ShipType: shipType, Lines: int(lines), Label: label})
+	if err != nil {
+		s.sneFailures.Add(1)
+		return err // redelivered after the consumer's back-off
+	}
+	s.labelBytes.Add(int64(len(label)))
+	if res.Duplicate {
+		s.noticeResent.Add(1)
+	}
+	r, err := sess.Exec(ctx, s.st.noticed, id)
+	if err != nil {
+		return err
+	}
+	if r.RowsAffected == 1 {
+		s.noticed.Add(1)
+	}
+	return nil
+}
+
 // receive asks ICE for reorder id's stock and adds it, once.
 func (s *shipping) receive(ctx context.Context, sess *store.Session, id int64) error {
 	var item, qty int64
@@ -280,13 +334,13 @@ func (s *shipping) receive(ctx context.Context, sess *store.Session, id int64) e
 // backlog is what the background processes still have to do: rows in the
 // outboxes, orders without a shipment, reorders not received.
 type backlog struct {
-	outboxed, unshipped, unreceived int64
+	outboxed, unshipped, unreceived, unnoticed int64
 }
 
 func (b backlog) empty() bool { return b == backlog{} }
 
 func (b backlog) String() string {
-	return fmt.Sprintf("%d orders to ship, %d reorders to receive, %d rows to relay", b.unshipped, b.unreceived, b.outboxed)
+	return fmt.Sprintf("%d orders to ship, %d shipping notices to send, %d reorders to receive, %d rows to relay", b.unshipped, b.unnoticed, b.unreceived, b.outboxed)
 }
 
 // close stops the agents and the relays, then the broker.

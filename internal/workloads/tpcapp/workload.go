@@ -20,6 +20,7 @@
 package tpcapp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -64,7 +65,7 @@ func (Workload) Info() workload.Info {
 		Reference:  "TPC Benchmark App; Asskildt (2007)",
 		Operations: opNames[:],
 		Mix:        mixOf(specMix),
-		Metric:     workload.Metric{Name: "SIPS", Per: time.Second},
+		Metric:     workload.Metric{Name: "SIPS", Per: time.Second, PerAppServer: true},
 		Defaults: config.Defaults{
 			Clients:       10,
 			ServerThreads: 10,
@@ -123,14 +124,17 @@ type site struct {
 	// beans: the methods run on the entity container; nil under direct.
 	beans  *Beans
 	inProc map[partner.Kind]*partner.Server
+	// clients are the partners' clients, in-process or not.
+	clients map[partner.Kind]*partner.Client
 	// stopPartners ends the in-process partners' Serve; partnersDone
 	// counts them until they have returned.
 	partnersCtx  context.Context
 	stopPartners context.CancelFunc
 	partnersDone sync.WaitGroup
 	runTag       string
-	delay        partner.Delay
-	failRate     float64
+	// delay is the in-process partners' response time, sneDelay SNE's.
+	delay, sneDelay partner.Delay
+	failRate        float64
 
 	// linesCommitted are the order lines of the CreateOrders the service
 	// committed.
@@ -155,6 +159,9 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 	if s.delay, err = partner.ParseDelay(cfg.PartnerDelay); err != nil {
 		return nil, err
 	}
+	if s.sneDelay, err = partner.ParseDelay(cmp.Or(cfg.SNEDelay, "none")); err != nil {
+		return nil, err
+	}
 	var id [4]byte
 	rand.Read(id[:])
 	s.runTag = hex.EncodeToString(id[:])
@@ -163,7 +170,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			s.Close()
 		}
 	}()
-	urls := map[partner.Kind]string{partner.POV: cfg.POV, partner.PGE: cfg.PGE, partner.ICE: cfg.ICE}
+	urls := map[partner.Kind]string{partner.POV: cfg.POV, partner.PGE: cfg.PGE, partner.ICE: cfg.ICE, partner.SNE: cfg.SNE}
 	clients := make(map[partner.Kind]*partner.Client)
 	hc := &http.Client{Timeout: callTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: max(p.Threads, 1) + 2*max(cfg.ShippingAgents, 1)}}
 	for _, k := range partner.Kinds {
@@ -196,6 +203,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 	} else if data, err = NewDirect(ctx, db); err != nil {
 		return nil, err
 	}
+	s.clients = clients
 	s.methods = committed{Service: NewService(data, Partners{POV: clients[partner.POV], PGE: clients[partner.PGE]}), site: s}
 	if s.checker, err = newChecker(ctx, db); err != nil {
 		return nil, err
@@ -209,7 +217,7 @@ func newSite(ctx context.Context, db *store.DB, p workload.RunParams) (_ *site, 
 			return nil, err
 		}
 	}
-	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], messaging.Config{URL: cfg.Broker, StoreDir: dir, StreamReplicas: cfg.StreamReplicas}, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
+	if s.ship, err = startShipping(ctx, db, clients[partner.ICE], clients[partner.SNE], messaging.Config{URL: cfg.Broker, StoreDir: dir, StreamReplicas: cfg.StreamReplicas}, !p.Common.NoLoad && p.Dir != "", max(cfg.ShippingAgents, 1),
 		max(p.Threads, 1), "tpcapp-"+s.runTag); err != nil {
 		return nil, err
 	}
@@ -245,7 +253,11 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.front.Serve
 
 // startPartner serves one partner on a loopback port.
 func (s *site) startPartner(k partner.Kind) (string, error) {
-	srv, err := partner.New(partner.Config{Kind: k, Delay: s.delay, FailRate: s.failRate})
+	delay := s.delay
+	if k == partner.SNE {
+		delay = s.sneDelay
+	}
+	srv, err := partner.New(partner.Config{Kind: k, Delay: delay, FailRate: s.failRate})
 	if err != nil {
 		return "", err
 	}
@@ -416,6 +428,46 @@ func (r *run) Stop(ctx context.Context) error {
 		r.stopErr = errors.Join(r.stopErr, r.site.Close())
 	})
 	return r.stopErr
+}
+
+var _ workload.PartnerRun = (*run)(nil)
+
+// Partners are the partners' counters: an in-process partner's read from
+// it, another's asked over HTTP (its counters then span every run it
+// served); beside them what this run's agents counted of their calls.
+func (r *run) Partners(ctx context.Context) []workload.Partner {
+	s := r.site
+	var out []workload.Partner
+	for _, k := range partner.Kinds {
+		c := s.clients[k]
+		if c == nil {
+			continue
+		}
+		p := workload.Partner{Name: string(k), URL: c.URL()}
+		if srv := s.inProc[k]; srv != nil {
+			p.InProcess, p.Counts = true, srv.Stats().Counts()
+		} else {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			st, err := c.Stats(sctx)
+			cancel()
+			p.Counts = map[string]int64{}
+			if err == nil {
+				p.Counts = st.Counts()
+			}
+		}
+		switch {
+		case s.ship == nil:
+		case k == partner.ICE:
+			p.Counts["run_calls_failed"] = s.ship.iceFailures.Load()
+		case k == partner.SNE:
+			p.Counts["run_notices_acknowledged"] = s.ship.noticed.Load()
+			p.Counts["run_notices_resent"] = s.ship.noticeResent.Load()
+			p.Counts["run_calls_failed"] = s.ship.sneFailures.Load()
+			p.Counts["run_label_bytes"] = s.ship.labelBytes.Load()
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // EntityStats of a run are its site's.

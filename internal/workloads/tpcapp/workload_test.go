@@ -379,61 +379,73 @@ func TestChecksCatchCorruption(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		now := time.Now().UTC().Truncate(time.Second)
+		// Order 5's shipment not yet noticed when the run starts, noticed
+		// by its end: the notice cases' one notice of the run.
+		unnoticed5 := func(q storetest.Querier) { q.Exec("UPDATE shipment SET sh_noticed = 0 WHERE sh_o_id = 5") }
+		noticed5 := func(q storetest.Querier) { q.Exec("UPDATE shipment SET sh_noticed = 1 WHERE sh_o_id = 5") }
 		for _, tt := range []struct {
 			name    string
+			before  func(q storetest.Querier)
 			corrupt func(q storetest.Querier)
 			facts   runFacts
 			want    []string
 		}{
-			{"nothing", func(storetest.Querier) {}, runFacts{}, nil},
-			{"a customer lost", func(q storetest.Querier) {
+			{"nothing", nil, func(storetest.Querier) {}, runFacts{}, nil},
+			{"a customer lost", nil, func(q storetest.Querier) {
 				q.Exec("DELETE FROM customer WHERE c_id = ?", q.Int("SELECT MAX(c_id) FROM customer WHERE c_id NOT IN (SELECT o_c_id FROM orders)"))
 			}, runFacts{}, []string{"customers-match-NewCustomer"}},
-			{"an order nobody placed", func(q storetest.Querier) {
+			{"an order nobody placed", nil, func(q storetest.Querier) {
 				q.Exec("INSERT INTO orders (o_c_id, o_date, o_sub_total, o_discount, o_tax, o_ship_cost, o_total, o_ship_type, o_ship_addr_id, o_status, o_payment_method, o_auth_code) "+
 					"VALUES (1, ?, 0, 0, 0, 0, 0, 'AIR', 1, 'PENDING', 'PO', '')", now)
 			}, runFacts{}, []string{"orders-match-CreateOrder", "orders-shipped-once", "totals-recompute"}},
-			{"an order line lost", func(q storetest.Querier) {
+			{"an order line lost", nil, func(q storetest.Querier) {
 				q.Exec("DELETE FROM order_line WHERE ol_id = ?", q.Int("SELECT MIN(ol_id) FROM order_line"))
 			}, runFacts{}, []string{"lines-match-CreateOrder", "shipments-match-lines", "stock-balances", "totals-recompute"}},
-			{"an order never shipped", func(q storetest.Querier) {
+			{"an order never shipped", nil, func(q storetest.Querier) {
 				q.Exec("DELETE FROM shipment WHERE sh_o_id = 5")
-			}, runFacts{}, []string{"orders-shipped-once"}},
-			{"a shipment of no order", func(q storetest.Querier) {
+			}, runFacts{}, []string{"orders-shipped-once", "orders-noticed-once"}},
+			{"a shipment of no order", nil, func(q storetest.Querier) {
 				q.Exec("INSERT INTO shipment (sh_o_id, sh_date, sh_lines) VALUES (999999, ?, 0)", now)
-			}, runFacts{}, []string{"orders-shipped-once"}},
-			{"an order left in the outbox", func(q storetest.Querier) {
+			}, runFacts{}, []string{"orders-shipped-once", "orders-noticed-once"}},
+			{"an order left in the outbox", nil, func(q storetest.Querier) {
 				q.Exec("INSERT INTO ship_outbox (so_o_id, so_created) VALUES (5, ?)", now)
 			}, runFacts{}, []string{"orders-shipped-once"}},
-			{"a shipment counting a line that did not ship", func(q storetest.Querier) {
+			{"a shipment counting a line that did not ship", nil, func(q storetest.Querier) {
 				q.Exec("UPDATE shipment SET sh_lines = sh_lines + 1 WHERE sh_o_id = 5")
 			}, runFacts{}, []string{"shipments-match-lines"}},
-			{"negative stock", func(q storetest.Querier) {
+			{"negative stock", nil, func(q storetest.Querier) {
 				q.Exec("UPDATE stock SET s_qty = -1 WHERE s_i_id = 1")
 			}, runFacts{}, []string{"no-negative-stock", "stock-balances"}},
-			{"stock taken without a shipment", func(q storetest.Querier) {
+			{"stock taken without a shipment", nil, func(q storetest.Querier) {
 				q.Exec("UPDATE stock SET s_qty = s_qty - 1 WHERE s_i_id = 2")
 			}, runFacts{}, []string{"stock-balances"}},
-			{"a total that does not add up", func(q storetest.Querier) {
+			{"a total that does not add up", nil, func(q storetest.Querier) {
 				q.Exec("UPDATE orders SET o_total = o_total + 1 WHERE o_id = 7")
 			}, runFacts{}, []string{"totals-recompute"}},
-			{"a reorder never received", func(q storetest.Querier) {
+			{"a reorder never received", nil, func(q storetest.Querier) {
 				q.Exec("INSERT INTO reorder (r_i_id, r_qty, r_status, r_requested) VALUES (1, 100, 'PENDING', ?)", now)
 			}, runFacts{}, []string{"reorders-received-once"}},
-			{"a reorder received without its stock", func(q storetest.Querier) {
+			{"a reorder received without its stock", nil, func(q storetest.Querier) {
 				q.Exec("INSERT INTO reorder (r_i_id, r_qty, r_status, r_requested, r_received) VALUES (1, 100, 'RECEIVED', ?, ?)", now, now)
 			}, runFacts{iceKnown: true}, []string{"stock-balances", "reorders-received-once"}},
-			{"lines the run did not commit", func(storetest.Querier) {}, runFacts{lines: 3}, []string{"lines-match-CreateOrder"}},
+			{"lines the run did not commit", nil, func(storetest.Querier) {}, runFacts{lines: 3}, []string{"lines-match-CreateOrder"}},
+			{"a shipment never noticed", nil, unnoticed5, runFacts{}, []string{"orders-noticed-once"}},
+			{"a notice SNE dropped", unnoticed5, noticed5,
+				runFacts{noticed: 1, sneKnown: true}, []string{"orders-noticed-once"}},
+			{"a notice SNE received twice", unnoticed5, noticed5,
+				runFacts{noticed: 1, sneKnown: true, sneAccepted: 1, sneResent: 1, sneOrders: map[int64]int{5: 2}}, []string{"orders-noticed-once"}},
+			{"a notice sent again after a failed call", unnoticed5, noticed5,
+				runFacts{noticed: 1, sneFailures: 1, sneKnown: true, sneAccepted: 1, sneResent: 1, sneOrders: map[int64]int{5: 2}}, nil},
 			// Read from outside the sites (--app-servers N): no count of
 			// the lines committed, the lines' orders instead.
-			{"nothing, from outside", func(storetest.Querier) {}, runFacts{outside: true}, nil},
-			{"a line of no order, from outside", func(q storetest.Querier) {
+			{"nothing, from outside", nil, func(storetest.Querier) {}, runFacts{outside: true}, nil},
+			{"a line of no order, from outside", nil, func(q storetest.Querier) {
 				q.Exec("INSERT INTO order_line (ol_o_id, ol_i_id, ol_qty, ol_price, ol_status) VALUES (999999, 1, 1, 100, 'PENDING')")
 			}, runFacts{outside: true}, []string{"lines-belong-to-orders"}},
-			{"an order without its lines, from outside", func(q storetest.Querier) {
+			{"an order without its lines, from outside", nil, func(q storetest.Querier) {
 				q.Exec("DELETE FROM order_line WHERE ol_o_id = 5")
 			}, runFacts{outside: true}, []string{"lines-belong-to-orders", "shipments-match-lines", "stock-balances", "totals-recompute"}},
-			{"an order of too many lines, from outside", func(q storetest.Querier) {
+			{"an order of too many lines, from outside", nil, func(q storetest.Querier) {
 				for range maxLines {
 					q.Exec("INSERT INTO order_line (ol_o_id, ol_i_id, ol_qty, ol_price, ol_status) VALUES (5, 1, 1, 0, 'BACKORDERED')")
 				}
@@ -442,6 +454,9 @@ func TestChecksCatchCorruption(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				db, _ := loadTest(t, storetest.Fresh(t, dsn), 1, LoadOptions{Images: ImagesNone})
+				if tt.before != nil {
+					tt.before(storetest.Querier{T: t, DB: db})
+				}
 				c, err := newChecker(ctx, db)
 				if err != nil {
 					t.Fatal(err)
@@ -581,6 +596,14 @@ func TestRunShipsEveryOrderOnce(t *testing.T) {
 		if a.ship.received.Load() == 0 {
 			t.Error("no reorder was received: the run did not exercise inventory control")
 		}
+		// Every shipped order noticed once to the in-process SNE, with its
+		// label: nothing failed, so nothing was sent twice.
+		sne, shipped := a.inProc[partner.SNE].Stats(), a.ship.shipped.Load()
+		if sne.Requests != shipped || sne.Approved != shipped || sne.Duplicates != 0 || a.ship.noticed.Load() != shipped ||
+			sne.LabelBytes != a.ship.labelBytes.Load() || sne.LabelBytes < shipped*5000 {
+			t.Errorf("SNE %+v, agents noticed %d with %d label bytes; want %d notices received and accepted once, labels of at least 5,000 bytes",
+				sne, a.ship.noticed.Load(), a.ship.labelBytes.Load(), shipped)
+		}
 	})
 }
 
@@ -600,8 +623,11 @@ func TestPartnersFailingPartOfTheTime(t *testing.T) {
 				t.Errorf("check %s failed: %s", c.Name, c.Detail)
 			}
 		}
-		if a.ship.iceFailures.Load() == 0 || a.inProc[partner.PGE].Stats().Failed == 0 {
-			t.Errorf("ICE failed %d calls, PGE %d: the fail rate did not bite", a.ship.iceFailures.Load(), a.inProc[partner.PGE].Stats().Failed)
+		if a.ship.iceFailures.Load() == 0 || a.inProc[partner.PGE].Stats().Failed == 0 || a.ship.sneFailures.Load() == 0 {
+			t.Errorf("ICE failed %d calls, PGE %d, SNE %d: the fail rate did not bite", a.ship.iceFailures.Load(), a.inProc[partner.PGE].Stats().Failed, a.ship.sneFailures.Load())
+		}
+		if sne := a.inProc[partner.SNE].Stats(); sne.Approved != o.Succeeded[CreateOrder] {
+			t.Errorf("SNE accepted %d notices, want one for each of the %d orders", sne.Approved, o.Succeeded[CreateOrder])
 		}
 		if got, want := a.ship.shipped.Load(), o.Succeeded[CreateOrder]; got != want {
 			t.Errorf("shipped %d orders, want %d", got, want)

@@ -70,6 +70,17 @@ func (c *Client) Reorder(ctx context.Context, req ReorderRequest) (ReorderRespon
 	return res, err
 }
 
+// Notify tells SNE that an order shipped; sending the same notice again is
+// safe.
+func (c *Client) Notify(ctx context.Context, req NoticeRequest) (NoticeResponse, error) {
+	var res NoticeResponse
+	err := c.do(ctx, http.MethodPost, PathNotice, req, &res)
+	if err == nil && !res.Accepted {
+		err = fmt.Errorf("%s did not accept the notice of order %d", c.kind, req.OrderID)
+	}
+	return res, err
+}
+
 // Stats reads the partner's counters.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	var st Stats

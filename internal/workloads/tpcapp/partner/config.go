@@ -14,6 +14,9 @@ const (
 	// exercises the decline path in every run. docs/tpcapp.md.
 	DefaultApprove = 0.98
 	DefaultMaxBody = 64 << 10
+	// DefaultNoticeMaxBody bounds an SNE notice, whose label image is
+	// tens of KiB (base64 adds a third).
+	DefaultNoticeMaxBody = 1 << 20
 )
 
 // Config of a partner server.
@@ -26,7 +29,7 @@ type Config struct {
 	// FailRate is the share of requests answered 503 before any effect, in
 	// [0, 1]: a partner that is down for part of the time.
 	FailRate float64
-	// MaxBody bounds a request body (default 64 KiB).
+	// MaxBody bounds a request body (default 64 KiB, 1 MiB for SNE).
 	MaxBody int64
 }
 
@@ -38,6 +41,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Delay.Kind == "" {
 		c.Delay = DefaultDelay
+	}
+	if c.Kind == SNE {
+		c.MaxBody = cmp.Or(c.MaxBody, DefaultNoticeMaxBody)
 	}
 	c.MaxBody = cmp.Or(c.MaxBody, DefaultMaxBody)
 	return c

@@ -1,6 +1,8 @@
 // Package partner is TPC-App's external partners as real HTTP services:
-// Purchase Order Verification (POV), the Payment Gateway Emulator (PGE)
-// and the Inventory Control Emulator (ICE). The application server calls
+// Purchase Order Verification (POV), the Payment Gateway Emulator (PGE),
+// the Inventory Control Emulator (ICE) and the Shipping Notification
+// Emulator (SNE), which receives a notice with a label image for every
+// order shipped. The application server calls
 // them over the network and waits through their response time, which
 // follows a configurable distribution (the seed replaced all three with a
 // fixed 500 ms sleep in the server's own process). `tierbench emulator
@@ -10,8 +12,9 @@
 // Approval is decided by a hash of the request's key against the approval
 // ratio, so the same request always gets the same answer (a retried
 // transaction is not approved once and declined the next time) and a test
-// can predict it (Approves). ICE remembers every reorder it accepted, so
-// that a reorder sent twice is answered as a duplicate and counted once.
+// can predict it (Approves). ICE remembers every reorder it accepted, and
+// SNE every order it was told of, so that a reorder or a notice sent twice
+// is answered as a duplicate and counted once.
 //
 // partner depends on nothing of tierbench's but jsonhttp and its own wire
 // types.
@@ -32,10 +35,11 @@ const (
 	POV Kind = "pov"
 	PGE Kind = "pge"
 	ICE Kind = "ice"
+	SNE Kind = "sne"
 )
 
 // Kinds are the partners in the order the CLI lists them.
-var Kinds = []Kind{POV, PGE, ICE}
+var Kinds = []Kind{POV, PGE, ICE, SNE}
 
 // ParseKind checks a partner's name.
 func ParseKind(s string) (Kind, error) {
@@ -44,7 +48,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("partner %q: want pov (purchase order verification), pge (payment gateway) or ice (inventory control)", s)
+	return "", fmt.Errorf("partner %q: want pov (purchase order verification), pge (payment gateway), ice (inventory control) or sne (shipping notification)", s)
 }
 
 // Title names a partner in messages.
@@ -56,6 +60,8 @@ func (k Kind) Title() string {
 		return "payment gateway emulator (PGE)"
 	case ICE:
 		return "inventory control emulator (ICE)"
+	case SNE:
+		return "shipping notification emulator (SNE)"
 	}
 	return string(k)
 }
@@ -65,6 +71,7 @@ const (
 	PathVerify    = "/v1/pov/verifications"
 	PathAuthorize = "/v1/pge/authorizations"
 	PathReorder   = "/v1/ice/reorders"
+	PathNotice    = "/v1/sne/notices"
 	PathStats     = "/v1/stats"
 )
 
@@ -95,6 +102,25 @@ type ReorderRequest struct {
 	Quantity  int64  `json:"quantity"`
 }
 
+// NoticeRequest tells SNE that an order shipped, with its shipping label.
+// Run and OrderID identify the notice: SNE accepts each once.
+type NoticeRequest struct {
+	Run      string `json:"run"`
+	OrderID  int64  `json:"order_id"`
+	ShipDate string `json:"ship_date"`
+	ShipType string `json:"ship_type"`
+	// Lines are the order's lines that shipped.
+	Lines int `json:"lines"`
+	// Label is the shipping label, a PNG image (base64 in the JSON).
+	Label []byte `json:"label"`
+}
+
+// NoticeResponse is SNE's answer: accepted, the first time or again.
+type NoticeResponse struct {
+	Accepted  bool `json:"accepted"`
+	Duplicate bool `json:"duplicate"`
+}
+
 // Decision is POV's and PGE's answer. A decline is the partner's business
 // answer (200), not a failure.
 type Decision struct {
@@ -119,13 +145,25 @@ type Stats struct {
 	Requests int64 `json:"requests"`
 	Approved int64 `json:"approved"`
 	Declined int64 `json:"declined"`
-	// Duplicates are ICE reorders received again (counted in Requests,
-	// not in Approved).
+	// Duplicates are ICE reorders and SNE notices received again
+	// (counted in Requests, not in Approved).
 	Duplicates int64 `json:"duplicates"`
+	// LabelBytes are the bytes of the label images SNE received.
+	LabelBytes int64 `json:"label_bytes,omitempty"`
 	// Failed are requests answered 503 by --fail-rate, before any effect.
 	Failed int64 `json:"failed"`
 	// Rejected are malformed requests answered 4xx.
 	Rejected int64 `json:"rejected"`
+}
+
+// Counts are the counters by their JSON names, for a result.
+func (st Stats) Counts() map[string]int64 {
+	c := map[string]int64{"requests": st.Requests, "approved": st.Approved, "declined": st.Declined,
+		"duplicates": st.Duplicates, "failed": st.Failed, "rejected": st.Rejected}
+	if st.Kind == SNE {
+		c["label_bytes"] = st.LabelBytes
+	}
+	return c
 }
 
 // Approves says whether a partner with approval ratio approve approves a

@@ -1,9 +1,13 @@
 package partner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -232,6 +236,7 @@ func FuzzPartnersSurviveAnyBody(f *testing.F) {
 	f.Add("pge", `{"card_number":"1","reference":"x","amount_cents":1}`)
 	f.Add("ice", `{"run":"r","reorder_id":1,"item_id":1,"quantity":1}`)
 	f.Add("ice", `{"run":"r","reorder_id":-1}`)
+	f.Add("sne", `{"run":"r","order_id":1,"label":"iVBORw0KGgo="}`)
 	f.Add("pge", "\x00\xff{")
 	servers := map[Kind]http.Handler{}
 	for _, k := range Kinds {
@@ -241,7 +246,7 @@ func FuzzPartnersSurviveAnyBody(f *testing.F) {
 		}
 		servers[k] = srv.Handler()
 	}
-	paths := map[Kind]string{POV: PathVerify, PGE: PathAuthorize, ICE: PathReorder}
+	paths := map[Kind]string{POV: PathVerify, PGE: PathAuthorize, ICE: PathReorder, SNE: PathNotice}
 	f.Fuzz(func(t *testing.T, kind, body string) {
 		k, err := ParseKind(kind)
 		if err != nil {
@@ -255,4 +260,51 @@ func FuzzPartnersSurviveAnyBody(f *testing.F) {
 			t.Fatalf("%s %q: status %d", k, body, rec.Code)
 		}
 	})
+}
+
+// tinyPNG is a 2 × 1 PNG, the smallest label SNE takes.
+func tinyPNG(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 2, 1))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// SNE accepts each order's notice once per run, answers a notice sent
+// again as a duplicate, keeps how many it received of each order, counts
+// the labels' bytes, and refuses a label that is not a PNG image.
+func TestSNEAcceptsEachNoticeOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, c := serve(t, Config{Kind: SNE, Delay: Delay{Kind: NoDelay}})
+	label := tinyPNG(t)
+	for i, id := range []int64{1, 2, 1, 3, 1} {
+		res, err := c.Notify(ctx, NoticeRequest{Run: "r", OrderID: id, ShipType: "AIR", Lines: 2, Label: label})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := id == 1 && i > 0; res.Duplicate != want {
+			t.Errorf("notice of order %d (call %d): duplicate %v, want %v", id, i, res.Duplicate, want)
+		}
+	}
+	if res, err := c.Notify(ctx, NoticeRequest{Run: "other", OrderID: 1, Label: label}); err != nil || res.Duplicate {
+		t.Errorf("another run's order 1: %+v, %v", res, err)
+	}
+	_, err := c.Notify(ctx, NoticeRequest{Run: "r", OrderID: 4, Label: []byte("GIF89a not a png")})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusUnprocessableEntity || !strings.Contains(se.Message, "not a PNG") {
+		t.Errorf("a GIF label: %v, want 422 saying it is not a PNG", err)
+	}
+	if got := srv.Notices("r"); !maps.Equal(got, map[int64]int{1: 3, 2: 1, 3: 1}) {
+		t.Errorf("notices of run r: %v", got)
+	}
+	st := srv.Stats()
+	if st.Requests != 6 || st.Approved != 4 || st.Duplicates != 2 || st.Rejected != 1 || st.LabelBytes != 6*int64(len(label)) {
+		t.Errorf("stats %+v, want 6 notices: 4 first times, 2 again, 1 rejected, %d label bytes", st, 6*len(label))
+	}
+	if remote, err := c.Stats(ctx); err != nil || remote != st || remote.Counts()["label_bytes"] != st.LabelBytes {
+		t.Errorf("stats over HTTP %+v, %v; want %+v", remote, err, st)
+	}
 }

@@ -1,9 +1,12 @@
 package partner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image/png"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -23,9 +26,11 @@ type Server struct {
 
 	requests, approved, declined, duplicates, failed, rejected atomic.Int64
 
-	mu       sync.Mutex
-	rng      *rand.Rand
-	reorders map[string]map[int64]struct{} // ICE: accepted reorder ids by run
+	mu         sync.Mutex
+	rng        *rand.Rand
+	reorders   map[string]map[int64]struct{} // ICE: accepted reorder ids by run
+	notices    map[string]map[int64]int      // SNE: notices received per order, by run
+	labelBytes atomic.Int64
 }
 
 // New validates cfg and makes the server.
@@ -34,7 +39,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return &Server{cfg: cfg.WithDefaults(), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		reorders: make(map[string]map[int64]struct{})}, nil
+		reorders: make(map[string]map[int64]struct{}), notices: make(map[string]map[int64]int)}, nil
 }
 
 // Config is the server's configuration, defaults applied.
@@ -43,7 +48,15 @@ func (s *Server) Config() Config { return s.cfg }
 // Stats is a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	return Stats{Kind: s.cfg.Kind, Requests: s.requests.Load(), Approved: s.approved.Load(), Declined: s.declined.Load(),
-		Duplicates: s.duplicates.Load(), Failed: s.failed.Load(), Rejected: s.rejected.Load()}
+		Duplicates: s.duplicates.Load(), Failed: s.failed.Load(), Rejected: s.rejected.Load(), LabelBytes: s.labelBytes.Load()}
+}
+
+// Notices are SNE's notices of run: how many it received for each order,
+// resends included.
+func (s *Server) Notices(run string) map[int64]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.notices[run])
 }
 
 // Handler is the partner's HTTP API: its own kind's path and PathStats.
@@ -56,6 +69,8 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(PathAuthorize, jsonhttp.Allow(http.MethodPost, s.handleAuthorize, s.refused))
 	case ICE:
 		mux.HandleFunc(PathReorder, jsonhttp.Allow(http.MethodPost, s.handleReorder, s.refused))
+	case SNE:
+		mux.HandleFunc(PathNotice, jsonhttp.Allow(http.MethodPost, s.handleNotice, s.refused))
 	}
 	mux.HandleFunc(PathStats, jsonhttp.Allow(http.MethodGet, func(w http.ResponseWriter, _ *http.Request) { jsonhttp.Write(w, http.StatusOK, s.Stats()) }, s.refused))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -192,4 +207,43 @@ func (s *Server) handleReorder(w http.ResponseWriter, r *http.Request) {
 		s.approved.Add(1)
 	}
 	jsonhttp.Write(w, http.StatusOK, ReorderResponse{Accepted: true, Duplicate: dup})
+}
+
+// pngSignature starts every PNG file.
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+func (s *Server) handleNotice(w http.ResponseWriter, r *http.Request) {
+	var req NoticeRequest
+	if !s.admit(w, r, &req, func() error {
+		if req.Run == "" || req.OrderID <= 0 || req.Lines < 0 {
+			return fmt.Errorf("run and order_id are required, order_id > 0 and lines >= 0 (got run %q, order %d, lines %d)", req.Run, req.OrderID, req.Lines)
+		}
+		if !bytes.HasPrefix(req.Label, pngSignature) {
+			return fmt.Errorf("order %d: label is not a PNG image (%d bytes)", req.OrderID, len(req.Label))
+		}
+		cfg, err := png.DecodeConfig(bytes.NewReader(req.Label))
+		if err != nil || cfg.Width == 0 || cfg.Height == 0 {
+			return fmt.Errorf("order %d: label is not a readable PNG image: %v", req.OrderID, err)
+		}
+		return nil
+	}) {
+		return
+	}
+	s.requests.Add(1)
+	s.labelBytes.Add(int64(len(req.Label)))
+	s.mu.Lock()
+	seen := s.notices[req.Run]
+	if seen == nil {
+		seen = make(map[int64]int)
+		s.notices[req.Run] = seen
+	}
+	seen[req.OrderID]++
+	dup := seen[req.OrderID] > 1
+	s.mu.Unlock()
+	if dup {
+		s.duplicates.Add(1)
+	} else {
+		s.approved.Add(1)
+	}
+	jsonhttp.Write(w, http.StatusOK, NoticeResponse{Accepted: true, Duplicate: dup})
 }

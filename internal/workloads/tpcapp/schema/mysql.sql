@@ -111,7 +111,9 @@ CREATE TABLE order_line (
 CREATE TABLE shipment (
     sh_o_id  BIGINT PRIMARY KEY,
     sh_date  DATETIME NOT NULL,
-    sh_lines INTEGER NOT NULL
+    sh_lines INTEGER NOT NULL,
+    -- 1 once SNE acknowledged the shipping notice
+    sh_noticed SMALLINT NOT NULL DEFAULT 0
 ) ENGINE=InnoDB;
 
 CREATE TABLE reorder (
