@@ -1,7 +1,6 @@
 package coherence
 
 import (
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 // send publishes m on the server's subject, with the reply subject when
 // it waits for replies. Called with b.pub held.
 func (b *Bus) send(m *message, replies bool) error {
-	data, err := json.Marshal(m)
+	data, err := encode(m)
 	if err != nil {
 		return err
 	}
@@ -51,7 +50,7 @@ func (b *Bus) forget(seq uint64) {
 // replied takes a peer's reply.
 func (b *Bus) replied(msg *nats.Msg) {
 	var r reply
-	if json.Unmarshal(msg.Data, &r) != nil {
+	if decodeReply(msg.Data, &r) != nil {
 		return
 	}
 	b.mu.Lock()
@@ -110,7 +109,7 @@ func (b *Bus) fence(seq uint64, w *container.Writes) {
 // back too: they prove the connection works and are otherwise ignored).
 func (b *Bus) receive(msg *nats.Msg) {
 	var m message
-	if json.Unmarshal(msg.Data, &m) != nil || m.From == b.opts.Name {
+	if decode(msg.Data, &m) != nil || m.From == b.opts.Name {
 		return
 	}
 	now := time.Now()
@@ -177,7 +176,7 @@ func (b *Bus) receive(msg *nats.Msg) {
 	b.updateSyncLocked(now)
 	b.mu.Unlock()
 	if msg.Reply != "" {
-		data, _ := json.Marshal(reply{From: b.opts.Name, Seq: m.Seq})
+		data, _ := encodeReply(&reply{From: b.opts.Name, Seq: m.Seq})
 		_ = msg.Respond(data)
 	}
 }
