@@ -125,6 +125,8 @@ type Bus struct {
 	dropping atomic.Bool
 	// Counts of the protocol's events.
 	selfFences, peersFenced, gaps atomic.Int64
+	// announceMessages carried announcedCommits (group commit).
+	announceMessages, announcedCommits atomic.Int64
 }
 
 // peer is what this server knows of another.
@@ -416,6 +418,8 @@ func (b *Bus) sendQueuedLocked() {
 	b.seq++
 	m := message{Kind: kindAnnounce, From: b.opts.Name, Seq: b.seq, Sent: time.Now().UnixNano(), Writes: bt.writes}
 	bt.wt = b.expect(m.Seq, bt.writes)
+	b.announceMessages.Add(1)
+	b.announcedCommits.Add(int64(len(bt.writes)))
 	if bt.err = b.send(&m, true); bt.err != nil {
 		b.complete(bt.wt, false)
 	} else {

@@ -330,13 +330,18 @@ type Counts struct {
 	PeersFenced int64
 	// Members are the peers it waits for now.
 	Members []string
+	// AnnounceMessages carried AnnouncedCommits synchronous commits'
+	// announcements: fewer messages than commits when commits came
+	// while one waited for its replies (group commit).
+	AnnounceMessages, AnnouncedCommits int64
 }
 
 // Counts of the bus so far.
 func (b *Bus) Counts() Counts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load()}
+	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load(),
+		AnnounceMessages: b.announceMessages.Load(), AnnouncedCommits: b.announcedCommits.Load()}
 	for name, p := range b.peers {
 		if p.member && !p.gone {
 			c.Members = append(c.Members, name)
