@@ -112,18 +112,12 @@ func (r *reader) byte() byte {
 	return c
 }
 
-func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.data)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.data = r.data[n:]
-	return v
-}
+func (r *reader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
+func (r *reader) varint() int64   { return readVarint(r, binary.Varint) }
 
-func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.data)
+// readVarint reads a varint with read (binary.Uvarint or Varint).
+func readVarint[T uint64 | int64](r *reader, read func([]byte) (T, int)) T {
+	v, n := read(r.data)
 	if n <= 0 {
 		r.fail()
 		return 0
