@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,14 +93,30 @@ type Bus struct {
 	done               sync.WaitGroup
 
 	// pub serialises numbering and publishing, so that the numbers go
-	// out in order.
-	pub sync.Mutex
-	seq uint64
+	// out in order; sendBuf is the encoding's, reused.
+	pub       sync.Mutex
+	seq       uint64
+	announces uint64
+	sendBuf   []byte
+	// Group commit of the announcements (see Publish), guarded by pub:
+	// whether one is waiting for its replies, and the commits that came
+	// meanwhile, to go out together once it has them.
+	inFlight bool
+	queued   *batch
+
+	// wmu guards waits, apart from mu, so that a reply is taken while
+	// the receiving goroutine applies a peer's writes.
+	wmu   sync.Mutex
+	waits map[uint64]*wait
+
+	// dec and replyBuf belong to the goroutine receiving the peers'
+	// messages.
+	dec      decoder
+	replyBuf []byte
 
 	mu         sync.Mutex
 	containers []*container.Container
 	peers      map[string]*peer
-	waits      map[uint64]*wait
 	latency    map[string]*latencyOf
 	inSync     bool
 
@@ -108,6 +125,8 @@ type Bus struct {
 	dropping atomic.Bool
 	// Counts of the protocol's events.
 	selfFences, peersFenced, gaps atomic.Int64
+	// announceMessages carried announcedCommits (group commit).
+	announceMessages, announcedCommits atomic.Int64
 }
 
 // peer is what this server knows of another.
@@ -128,30 +147,54 @@ type peer struct {
 	fencedAt uint64
 }
 
-// wait is a synchronous publication waiting for its replies.
+// wait is a synchronous publication (a batch of announcements) waiting
+// for its replies; it is done when every member replied, when the
+// deadline fenced those that did not (fenced), or when every commit of
+// the batch gave up waiting.
 type wait struct {
-	need map[string]bool
-	done chan struct{}
+	seq   uint64
+	need  map[string]bool
+	done  chan struct{}
+	timer *time.Timer
+	// types of the writes waited for, whose counts of fenced peers a
+	// fence adds to.
+	types  []string
+	fenced bool
 }
 
-// message is what travels on a server's subject.
+// batch is announcements going out together in one message: the
+// commits that came while the previous one waited for its replies.
+type batch struct {
+	writes []*container.Writes
+	// sent is closed once the batch's message is sent (wt its wait) or
+	// could not be (err).
+	sent chan struct{}
+	wt   *wait
+	err  error
+	// waiting: the commits still waiting for its replies (guarded by
+	// the bus's pub); when none is left, nobody waits for them.
+	waiting int
+}
+
+// message is what travels on a server's subject (see codec.go for its
+// encoding).
 type message struct {
-	Kind byte   `json:"k"` // see the kinds below
-	From string `json:"f"`
-	// Seq numbers the server's invalidations and notices; a heartbeat
-	// carries the last one sent.
-	Seq  uint64 `json:"s"`
-	Sent int64  `json:"t"` // unix nanoseconds
-	// Writes of an announce, settle or async invalidation; Announce is
-	// the number of the announcement a settle settles.
-	Writes   *container.Writes `json:"w,omitempty"`
-	Announce uint64            `json:"a,omitempty"`
+	Kind byte // see the kinds below
+	From string
+	// Seq numbers the server's messages other than heartbeats; a
+	// heartbeat carries the last one sent.
+	Seq  uint64
+	Sent int64 // unix nanoseconds
+	// Writes of an announce (several commits' when they came together,
+	// see Publish), or of a settle (one commit's); each one's Announced
+	// is the number of its commit's announcement, 0 for none.
+	Writes []*container.Writes
 	// Members (heartbeat): the peers the sender waits for; Applied: the
 	// last number it applied of each peer.
-	Members []string          `json:"m,omitempty"`
-	Applied map[string]uint64 `json:"p,omitempty"`
+	Members []string
+	Applied map[string]uint64
 	// Fenced (fence notice): the peer the sender gave up on.
-	Fenced string `json:"x,omitempty"`
+	Fenced string
 }
 
 const (
@@ -160,12 +203,6 @@ const (
 	kindSettle    = 's'
 	kindFence     = 'x'
 )
-
-// reply acknowledges message Seq of a publisher.
-type reply struct {
-	From string `json:"f"`
-	Seq  uint64 `json:"s"`
-}
 
 var _ container.Peers = (*Bus)(nil)
 
@@ -284,8 +321,15 @@ func (b *Bus) shutdownServer() {
 }
 
 // Publish sends one commit's writes (container.Peers). An announcement
-// of synchronous items waits for every member's reply, fencing those
-// that do not reply within the deadline.
+// of synchronous items waits for every member's reply; the members that
+// do not reply within the deadline are fenced.
+//
+// Announcements go out one message at a time (group commit): while one
+// waits for its replies, the commits that come meanwhile queue, and go
+// out together, in one message answered by one reply a peer, as soon as
+// it has them. Under load a commit thus waits for at most its
+// predecessor's round trip and its own, and the peers handle one
+// message, not one a commit.
 func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
 	// Only an announcement waits: the peers have then stopped serving
 	// the identities from memory, and the settle that lifts that is
@@ -294,46 +338,98 @@ func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
 	for _, it := range w.Items {
 		sync = sync || (it.Sync && w.Phase == container.Announce)
 	}
-	m := message{From: b.opts.Name, Writes: w, Kind: kindSettle}
-	if w.Phase == container.Announce {
-		m.Kind = kindAnnounce
+	if !sync {
+		m := message{Kind: kindSettle, From: b.opts.Name, Writes: []*container.Writes{w}}
+		b.pub.Lock()
+		if w.Phase == container.Announce {
+			m.Kind = kindAnnounce
+			b.announces++
+			w.Announced = b.announces
+		}
+		b.seq++
+		m.Seq, m.Sent = b.seq, time.Now().UnixNano()
+		err := b.send(&m, false)
+		b.pub.Unlock()
+		return err
 	}
 	start := time.Now()
 	b.pub.Lock()
-	b.seq++
-	m.Seq, m.Sent = b.seq, start.UnixNano()
-	if m.Kind == kindAnnounce {
-		w.Announced = m.Seq
-	} else {
-		m.Announce = w.Announced
+	b.announces++
+	w.Announced = b.announces
+	bt := b.queued
+	if bt == nil {
+		bt = &batch{sent: make(chan struct{})}
+		b.queued = bt
 	}
-	var wt *wait
-	if sync {
-		wt = b.expect(m.Seq)
+	bt.writes = append(bt.writes, w)
+	bt.waiting++
+	if !b.inFlight {
+		b.sendQueuedLocked()
 	}
-	err := b.send(&m, sync)
 	b.pub.Unlock()
-	if err != nil {
-		if wt != nil {
-			b.forget(m.Seq)
-		}
-		return err
-	}
-	if wt == nil {
-		return nil
-	}
-	timer := time.NewTimer(b.opts.Deadline)
-	defer timer.Stop()
 	select {
-	case <-wt.done:
-		b.record(w, time.Since(start))
-	case <-timer.C:
-		b.fence(m.Seq, w)
+	case <-bt.sent:
 	case <-ctx.Done():
 		// The caller gave up (the run is ending), not the peers: nobody
-		// is fenced, and the commit, not made, settles what it announced.
-		b.forget(m.Seq)
+		// is fenced, and the commit, not made, settles what it announced
+		// (nothing, when it had not gone out yet).
+		b.pub.Lock()
+		if b.queued == bt {
+			bt.writes = slices.DeleteFunc(bt.writes, func(q *container.Writes) bool { return q == w })
+			bt.waiting--
+			w.Announced = 0
+			b.pub.Unlock()
+			return ctx.Err()
+		}
+		b.pub.Unlock()
+		<-bt.sent // it went out: closed by now
+	}
+	if bt.err != nil {
+		return bt.err
+	}
+	select {
+	case <-bt.wt.done:
+		if !bt.wt.fenced {
+			b.record(w, time.Since(start))
+		}
+		return nil
+	case <-ctx.Done():
+		b.pub.Lock()
+		bt.waiting--
+		last := bt.waiting == 0
+		b.pub.Unlock()
+		if last {
+			if _, ok := b.complete(bt.wt, false); ok {
+				b.next()
+			}
+		}
 		return ctx.Err()
 	}
-	return nil
+}
+
+// sendQueuedLocked sends the queued announcements in one message, which
+// is then in flight until its wait is done. Called with b.pub held.
+func (b *Bus) sendQueuedLocked() {
+	bt := b.queued
+	b.queued = nil
+	if bt == nil || len(bt.writes) == 0 {
+		return
+	}
+	b.seq++
+	m := message{Kind: kindAnnounce, From: b.opts.Name, Seq: b.seq, Sent: time.Now().UnixNano(), Writes: bt.writes}
+	bt.wt = b.expect(m.Seq, bt.writes)
+	b.announceMessages.Add(1)
+	b.announcedCommits.Add(int64(len(bt.writes)))
+	if bt.err = b.send(&m, true); bt.err != nil {
+		b.complete(bt.wt, false)
+	} else {
+		select {
+		case <-bt.wt.done:
+		default:
+			b.inFlight = true
+		}
+	}
+	// The writes are encoded: the commits own them again.
+	bt.writes = nil
+	close(bt.sent)
 }

@@ -2,6 +2,7 @@ package coherence
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,16 +26,17 @@ func BenchmarkBusRoundTrip(b *testing.B) {
 	b.Run("in-process-broker", func(b *testing.B) { roundTrips(b, "") })
 }
 
-// roundTrips measures a publisher's synchronous invalidations to one
-// peer (the announce's round trip; each followed by its settle, as a
-// commit sends them) over the broker at url ("": the publisher starts one, which the
-// peer joins).
-func roundTrips(b *testing.B, url string) {
+// benchPair is a publisher and a peer, each a container over one SQLite
+// database attached to its bus, on the broker at url ("": the
+// publisher starts one, which the peer joins), once they have heard
+// each other.
+func benchPair(b *testing.B, url string) ([]*container.Container, []*Bus) {
 	ctx := context.Background()
 	dsn := storetest.SQLite(b)
 	run := "bench-" + time.Now().Format("150405.000000")
 	s := container.Settings{CommitOption: container.OptionA, Cache: container.Size{N: 100}, Pool: container.Size{N: 100}, Persistence: container.CMP,
 		Concurrency: container.Exclusive, Refresh: time.Hour, LockTimeout: time.Second, Coherence: container.Invalidate}
+	var ctrs []*container.Container
 	var buses []*Bus
 	for n, name := range []string{"publisher", "peer"} {
 		db := storetest.Open(b, dsn, store.Options{Threads: 1})
@@ -53,7 +55,7 @@ func roundTrips(b *testing.B, url string) {
 		}
 		b.Cleanup(func() { bus.Close() })
 		bus.Attach(ctr)
-		buses = append(buses, bus)
+		ctrs, buses = append(ctrs, ctr), append(buses, bus)
 		url = bus.URL()
 	}
 	for end := time.Now().Add(10 * time.Second); !buses[0].synced() || !buses[1].synced(); time.Sleep(time.Millisecond) {
@@ -61,8 +63,23 @@ func roundTrips(b *testing.B, url string) {
 			b.Fatal("the two servers did not hear each other within 10s")
 		}
 	}
-	items := []container.Written{{Type: "Account", Sync: true, Keys: []container.Key{{A: 1}},
+	return ctrs, buses
+}
+
+// benchItems are one commit's writes: an account and the range finder's
+// entries.
+func benchItems() []container.Written {
+	return []container.Written{{Type: "Account", Sync: true, Keys: []container.Key{{A: 1}},
 		Finders: []container.FinderEntry{{Finder: "richerThan", All: true}}}}
+}
+
+// roundTrips measures a publisher's synchronous invalidations to one
+// peer (the announce's round trip; each followed by its settle, as a
+// commit sends them) over the broker at url.
+func roundTrips(b *testing.B, url string) {
+	ctx := context.Background()
+	_, buses := benchPair(b, url)
+	items := benchItems()
 	h := hdrhistogram.New(1, int64(time.Second), 3)
 	b.ResetTimer()
 	for b.Loop() {
@@ -86,4 +103,73 @@ func roundTrips(b *testing.B, url string) {
 	b.ReportMetric(float64(h.ValueAtQuantile(50))/1e3, "p50-µs")
 	b.ReportMetric(float64(h.ValueAtQuantile(99))/1e3, "p99-µs")
 	b.ReportMetric(float64(h.Max())/1e3, "max-µs")
+}
+
+// Concurrent commits' coherence, as an app server's threads make them:
+// 16 goroutines each announcing and settling one commit after another,
+// over the broker in the publisher's process. ns/op is the time a
+// commit's coherence takes of the pair's throughput; the percentiles
+// are an announcement's wait.
+//
+//	go test -run '^$' -bench BusConcurrent -benchtime 20000x ./internal/coherence/
+func BenchmarkBusConcurrentCommits(b *testing.B) {
+	ctx := context.Background()
+	_, buses := benchPair(b, "")
+	items := benchItems()
+	var mu sync.Mutex
+	h := hdrhistogram.New(1, int64(time.Second), 3)
+	b.SetParallelism(8) // 16 goroutines on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := &container.Writes{}
+		for pb.Next() {
+			w.Phase, w.Items = container.Announce, items
+			start := time.Now()
+			if err := buses[0].Publish(ctx, w); err != nil {
+				b.Error(err)
+				return
+			}
+			d := time.Since(start)
+			w.Phase = container.Settle
+			if err := buses[0].Publish(ctx, w); err != nil {
+				b.Error(err)
+				return
+			}
+			mu.Lock()
+			_ = h.RecordValue(int64(d))
+			mu.Unlock()
+		}
+	})
+	b.StopTimer()
+	if c := buses[0].Counts(); c.PeersFenced > 0 {
+		b.Fatalf("the peer was fenced %d times: a round trip passed the deadline", c.PeersFenced)
+	}
+	b.ReportMetric(float64(h.ValueAtQuantile(50))/1e3, "p50-µs")
+	b.ReportMetric(float64(h.ValueAtQuantile(99))/1e3, "p99-µs")
+}
+
+// A read-write transaction that changes one cached account and commits,
+// its writes announced to one peer and settled: the allocations a
+// coherent commit costs, the container's and the bus's.
+//
+//	go test -run '^$' -bench CoherentCommit -benchmem ./internal/coherence/
+func BenchmarkCoherentCommit(b *testing.B) {
+	ctx := context.Background()
+	ctrs, _ := benchPair(b, "")
+	h := ctrs[0].Home("Account")
+	b.ReportAllocs()
+	for b.Loop() {
+		tx, err := ctrs[0].Begin(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := tx.Find(h, container.Key{A: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.SetInt(fCredit, a.Int(fCredit)+1)
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -16,7 +16,11 @@
 //     coherent types (it fences itself) before it serves from them
 //     again.
 //   - A synchronous publication carries a reply subject (…ack.NAME); the
-//     receiver applies the writes before it replies. A peer that does not
+//     receiver applies the writes before it replies. Announcements are
+//     group-committed: one message is in flight at a time, and the
+//     commits that come while it waits for its replies go out together
+//     in the next, each commit's writes under a number of its own that
+//     its settle names. A peer that does not
 //     reply within the deadline is fenced: the publisher stops waiting
 //     for it and publishes a fence notice naming it, and takes it back
 //     once the peer's heartbeat shows it has applied that notice.
@@ -33,6 +37,9 @@
 //   - A peer silent for longer than the expiry is taken as gone: nobody
 //     waits for it or requires its lease, and the marks of its announced
 //     writes are settled.
+//
+// Messages are encoded in a compact binary form (codec.go), not JSON: a
+// message is handled on every writing commit, several times.
 //
 // It depends on container and nats.go (and nats-server for an embedded
 // broker), never on the runner or the workloads.

@@ -1,7 +1,7 @@
 package coherence
 
 import (
-	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
@@ -13,81 +13,116 @@ import (
 // send publishes m on the server's subject, with the reply subject when
 // it waits for replies. Called with b.pub held.
 func (b *Bus) send(m *message, replies bool) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	msg := &nats.Msg{Subject: b.own, Data: data}
+	b.sendBuf = appendMessage(b.sendBuf[:0], m)
+	msg := nats.Msg{Subject: b.own, Data: b.sendBuf}
 	if replies {
 		msg.Reply = b.ack
 	}
-	return b.nc.PublishMsg(msg)
+	// nats.go has copied the data into its buffer when PublishMsg
+	// returns: sendBuf is free again.
+	return b.nc.PublishMsg(&msg)
 }
 
-// expect registers publication seq's wait for the members' replies.
-func (b *Bus) expect(seq uint64) *wait {
+// expect registers publication seq's wait for the members' replies, and
+// the deadline that fences the silent ones. Called with b.pub held.
+func (b *Bus) expect(seq uint64, writes []*container.Writes) *wait {
+	w := &wait{seq: seq, need: map[string]bool{}, done: make(chan struct{})}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	w := &wait{need: map[string]bool{}, done: make(chan struct{})}
 	for name, p := range b.peers {
 		if p.member && !p.gone {
 			w.need[name] = true
 		}
 	}
+	b.mu.Unlock()
 	if len(w.need) == 0 {
 		close(w.done)
 		return w
 	}
+	for _, ws := range writes {
+		for _, it := range ws.Items {
+			if !slices.Contains(w.types, it.Type) {
+				w.types = append(w.types, it.Type)
+			}
+		}
+	}
+	b.wmu.Lock()
 	b.waits[seq] = w
+	w.timer = time.AfterFunc(b.opts.Deadline, func() { b.fence(w) })
+	b.wmu.Unlock()
 	return w
 }
 
-func (b *Bus) forget(seq uint64) {
-	b.mu.Lock()
-	delete(b.waits, seq)
-	b.mu.Unlock()
+// complete ends wait w, fenced or not, unless it has ended already;
+// true when this call ended it (the caller then sends what queued
+// meanwhile: b.next), with the members that had not replied.
+func (b *Bus) complete(w *wait, fenced bool) (silent []string, ok bool) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if b.waits[w.seq] != w {
+		return nil, false
+	}
+	delete(b.waits, w.seq)
+	w.timer.Stop()
+	w.fenced = fenced
+	close(w.done)
+	return slices.Collect(maps.Keys(w.need)), true
 }
 
-// replied takes a peer's reply.
+// next sends the announcements that queued while the one in flight
+// waited (see Publish).
+func (b *Bus) next() {
+	b.pub.Lock()
+	b.inFlight = false
+	b.sendQueuedLocked()
+	b.pub.Unlock()
+}
+
+// replied takes a peer's reply. It runs on nats.go's goroutine of the
+// replies' subscription, as every reply does: no goroutine, and no
+// allocation, a reply.
 func (b *Bus) replied(msg *nats.Msg) {
-	var r reply
-	if json.Unmarshal(msg.Data, &r) != nil {
+	seq, from, err := decodeReply(msg.Data)
+	if err != nil {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	w := b.waits[r.Seq]
-	if w == nil || !w.need[r.From] {
+	b.wmu.Lock()
+	w := b.waits[seq]
+	if w == nil || !w.need[string(from)] {
+		b.wmu.Unlock()
 		return
 	}
-	delete(w.need, r.From)
-	if len(w.need) == 0 {
-		delete(b.waits, r.Seq)
-		close(w.done)
+	delete(w.need, string(from))
+	last := len(w.need) == 0
+	b.wmu.Unlock()
+	if !last {
+		return
+	}
+	if _, ok := b.complete(w, false); ok {
+		b.next()
 	}
 }
 
-// fence gives up on the members that did not reply to publication seq
+// fence gives up on the members that did not reply to publication w
 // within the deadline: they are no longer waited for, and a notice names
 // each, numbered so that it learns it was fenced even if it missed the
 // publication. By now their leases have lapsed: the lease is shorter
 // than the deadline, and a peer that missed a message renews it no
 // more.
-func (b *Bus) fence(seq uint64, w *container.Writes) {
-	b.mu.Lock()
-	wt := b.waits[seq]
-	delete(b.waits, seq)
+func (b *Bus) fence(w *wait) {
+	need, ok := b.complete(w, true)
+	if !ok {
+		return // its last reply came meanwhile
+	}
 	var silent []string
-	if wt != nil {
-		for name := range wt.need {
-			if p := b.peers[name]; p != nil && p.member {
-				p.member = false
-				silent = append(silent, name)
-			}
+	b.mu.Lock()
+	for _, name := range need {
+		if p := b.peers[name]; p != nil && p.member {
+			p.member = false
+			silent = append(silent, name)
 		}
 	}
-	for _, it := range w.Items {
-		b.latencyOf(it.Type).fenced += int64(len(silent))
+	for _, typ := range w.types {
+		b.latencyOf(typ).fenced += int64(len(silent))
 	}
 	b.mu.Unlock()
 	for _, name := range silent {
@@ -104,13 +139,14 @@ func (b *Bus) fence(seq uint64, w *container.Writes) {
 		b.mu.Unlock()
 		b.pub.Unlock()
 	}
+	b.next()
 }
 
 // receive applies a message of a peer's subject (this server's own come
 // back too: they prove the connection works and are otherwise ignored).
 func (b *Bus) receive(msg *nats.Msg) {
 	var m message
-	if json.Unmarshal(msg.Data, &m) != nil || m.From == b.opts.Name {
+	if b.dec.decode(msg.Data, &m) != nil || m.From == b.opts.Name {
 		return
 	}
 	now := time.Now()
@@ -151,19 +187,24 @@ func (b *Bus) receive(msg *nats.Msg) {
 	apply := !b.dropping.Load()
 	switch m.Kind {
 	case kindAnnounce:
-		if apply {
-			p.announced[m.Seq] = m.Writes
-			b.invalidateLocked(m.Writes, nil)
+		for _, w := range m.Writes {
+			if apply {
+				p.announced[w.Announced] = w
+				b.invalidateLocked(w, nil)
+			}
 		}
 	case kindSettle:
-		announced := p.announced[m.Announce] != nil
-		delete(p.announced, m.Announce)
-		if apply {
-			b.invalidateLocked(m.Writes, func(int) bool { return announced })
+		for _, w := range m.Writes {
+			announced := w.Announced != 0 && p.announced[w.Announced] != nil
+			delete(p.announced, w.Announced)
+			if !apply {
+				continue
+			}
+			b.invalidateLocked(w, func(int) bool { return announced })
 			// An asynchronous item's latency is its delivery; a
 			// synchronous one's, its announcement's round trip (on the
 			// publisher).
-			for _, it := range m.Writes.Items {
+			for _, it := range w.Items {
 				if !it.Sync {
 					b.latencyOf(it.Type).record(now.Sub(time.Unix(0, m.Sent)))
 				}
@@ -177,8 +218,9 @@ func (b *Bus) receive(msg *nats.Msg) {
 	b.updateSyncLocked(now)
 	b.mu.Unlock()
 	if msg.Reply != "" {
-		data, _ := json.Marshal(reply{From: b.opts.Name, Seq: m.Seq})
-		_ = msg.Respond(data)
+		// nats.go copies the data before Publish returns.
+		b.replyBuf = appendReply(b.replyBuf[:0], b.opts.Name, m.Seq)
+		_ = b.nc.Publish(msg.Reply, b.replyBuf)
 	}
 }
 
@@ -288,13 +330,18 @@ type Counts struct {
 	PeersFenced int64
 	// Members are the peers it waits for now.
 	Members []string
+	// AnnounceMessages carried AnnouncedCommits synchronous commits'
+	// announcements: fewer messages than commits when commits came
+	// while one waited for its replies (group commit).
+	AnnounceMessages, AnnouncedCommits int64
 }
 
 // Counts of the bus so far.
 func (b *Bus) Counts() Counts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load()}
+	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load(),
+		AnnounceMessages: b.announceMessages.Load(), AnnouncedCommits: b.announcedCommits.Load()}
 	for name, p := range b.peers {
 		if p.member && !p.gone {
 			c.Members = append(c.Members, name)

@@ -41,7 +41,8 @@ type Peers interface {
 	// synchronous items (Written.Sync) returns once every live peer has
 	// applied it, fencing a peer that does not answer within the bus's
 	// deadline; an error means the bus could not send at all, or ctx
-	// ended first (then nobody is fenced).
+	// ended first (then nobody is fenced). The bus keeps no reference to
+	// w or its lists once it returns: the transaction reuses them.
 	Publish(ctx context.Context, w *Writes) error
 	// Latency is the type's invalidation latency as the bus measures it
 	// (a synchronous round trip, or an asynchronous message's delivery).
@@ -217,8 +218,16 @@ func (tx *Tx) collectWrites(w *Writes, sync bool) {
 		}
 		n := slices.IndexFunc(w.Items, func(it Written) bool { return it.Type == h.t.Name })
 		if n < 0 {
-			w.Items = append(w.Items, Written{Type: h.t.Name, Sync: isSync})
-			n = len(w.Items) - 1
+			// The transaction's Writes are reused, their items' lists
+			// too: the bus has encoded them by the time Publish returns.
+			n = len(w.Items)
+			if n < cap(w.Items) {
+				w.Items = w.Items[:n+1]
+				it := &w.Items[n]
+				it.Type, it.Sync, it.Keys, it.Finders = h.t.Name, isSync, it.Keys[:0], it.Finders[:0]
+			} else {
+				w.Items = append(w.Items, Written{Type: h.t.Name, Sync: isSync})
+			}
 		}
 		it := &w.Items[n]
 		it.Keys = append(it.Keys, i.key)
