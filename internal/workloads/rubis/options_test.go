@@ -20,7 +20,7 @@ func TestOptionsValidateNamesFlagAndAllowedValues(t *testing.T) {
 		change      func(*Options)
 		want        string
 	}{
-		{"style", "ejb3", container.Direct, nil, `--style "ejb3": allowed: servlets, session, facade, local, entity`},
+		{"style", "ejb3", container.Direct, nil, `--style "ejb3": allowed: servlets, session, facade, facade-remote, local, entity`},
 		{"style entity on direct SQL", "entity", container.Direct, nil, "--style entity runs on --persistence cmp or bmp, not direct"},
 		{"style on the wrong persistence", "session", container.CMP, nil, "--style session runs on --persistence direct, not cmp"},
 		{"style facade on direct SQL", "facade", container.Direct, nil, "--style facade runs on --persistence cmp or bmp, not direct"},
