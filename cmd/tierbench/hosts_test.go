@@ -107,7 +107,7 @@ func TestHostsRun(t *testing.T) {
 	links := rootLinks(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	run := testsvc.Start(t, bin, "run", "stockonline", "--placement", "hosts", "--link", "100mbit,1ms", "--tiers", "2",
-		"--persistence", "direct", "--clients", "4", "--iterations", "2", "--out", out)
+		"--persistence", "direct", "--clients", "4", "--iterations", "2", "--pg-setting", "work_mem=8MB", "--out", out)
 	code, err := run.Wait(4 * time.Minute)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v): %s", code, err, run.Stderr())
@@ -135,6 +135,9 @@ func TestHostsRun(t *testing.T) {
 	}
 	if l := env.Link; l == nil || l.RateBitS != 100e6 || l.DelayMS != 1 || !strings.Contains(l.How, "tbf") || !strings.Contains(l.How, "delaying TCP proxy") {
 		t.Errorf("link %+v", l)
+	}
+	if got := env.PGSettings["work_mem"]; got != "8MB" {
+		t.Errorf("the db host's server reports work_mem %q, want the --pg-setting's 8MB", got)
 	}
 	if res.Config.Link != "100mbit,1ms" || res.Config.DB.String() != "" {
 		t.Errorf("config link %q, db %q", res.Config.Link, res.Config.DB)

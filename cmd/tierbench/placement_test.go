@@ -78,7 +78,7 @@ func TestPlacementUsage(t *testing.T) {
 		{[]string{"--placement", "both"}, `--placement "both": allowed: mixed, dual`},
 		{[]string{"--placement", "dual", "--db", "postgres://root@127.0.0.1:5432/test"}, "--placement starts its own PostgreSQL server for the run (SQLite, a file inside tierbench's processes, cannot be placed on a CPU or a host of its own); leave --db unset"},
 		{[]string{"--placement", "mixed", "--no-load"}, "--no-load: --placement starts an empty PostgreSQL server"},
-		{[]string{"--pg-setting", "fsync=off"}, "--pg-setting fsync=off: applies to the private PostgreSQL server of --placement mixed|dual, and --placement is not set"},
+		{[]string{"--pg-setting", "fsync=off"}, "--pg-setting fsync=off: applies to the private PostgreSQL server of --placement mixed|dual|hosts, and --placement is not set"},
 		{[]string{"--placement", "mixed", "--pg-setting", "fsync"}, `--pg-setting "fsync": want NAME=VALUE`},
 		{[]string{"--placement", "mixed", "--pg-setting", "work mem=4MB"}, `"work mem" is not a parameter name`},
 	} {

@@ -490,11 +490,9 @@ func (r *Run) validatePlacement() error {
 	}
 	switch {
 	case mode == placement.None && len(r.PGSettings) > 0:
-		return fmt.Errorf("--pg-setting %s: applies to the private PostgreSQL server of --placement mixed|dual, and --placement is not set (the server --db names is not the run's to configure)", r.PGSettings[0])
+		return fmt.Errorf("--pg-setting %s: applies to the private PostgreSQL server of --placement mixed|dual|hosts, and --placement is not set (the server --db names is not the run's to configure)", r.PGSettings[0])
 	case mode == placement.None:
 		return nil
-	case mode == placement.Hosts && len(r.PGSettings) > 0:
-		return fmt.Errorf("--pg-setting %s: applies to the private PostgreSQL server of --placement mixed|dual; the server of --placement hosts takes no settings yet", r.PGSettings[0])
 	case !slices.Contains(placement.Modes, mode):
 		return fmt.Errorf("--placement %q: allowed: %s (or leave it unset: the run uses the database --db names)", r.Placement, placement.ModeNames())
 	case r.DB != (store.DSN{}) && (r.DB.Dialect != store.SQLite || !r.DB.Temp):

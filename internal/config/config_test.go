@@ -183,7 +183,7 @@ func TestConfigPlacement(t *testing.T) {
 		{"a result's config", func(r *Run) { r.Placement, r.DB = "dual", store.DSN{} }, ""},
 		{"unknown mode", func(r *Run) { r.Placement = "both" }, `--placement "both": allowed: mixed, dual, hosts`},
 		{"settings", func(r *Run) { r.Placement, r.PGSettings = "mixed", []string{"shared_buffers=256MB", "fsync=off"} }, ""},
-		{"settings without a placement", func(r *Run) { r.PGSettings = []string{"fsync=off"} }, "--pg-setting fsync=off: applies to the private PostgreSQL server of --placement mixed|dual"},
+		{"settings without a placement", func(r *Run) { r.PGSettings = []string{"fsync=off"} }, "--pg-setting fsync=off: applies to the private PostgreSQL server of --placement mixed|dual|hosts"},
 		{"a setting without a value", func(r *Run) { r.Placement, r.PGSettings = "mixed", []string{"fsync"} }, `--pg-setting "fsync": want NAME=VALUE`},
 		{"with --db", func(r *Run) {
 			r.Placement, r.DB = "dual", store.MustParseDSN("postgres://root@127.0.0.1:5432/test")

@@ -133,10 +133,11 @@ func (h *hosted) close() error {
 	return errors.Join(errs...)
 }
 
-// startDB starts the placement's server on the database's host.
-func (h *hosted) startDB(ctx context.Context, cpus placement.CPUSet) (*placement.Server, string, error) {
+// startDB starts the placement's server on the database's host, with
+// the --pg-setting parameters settings.
+func (h *hosted) startDB(ctx context.Context, cpus placement.CPUSet, settings []string) (*placement.Server, string, error) {
 	db := h.plan.Host(hosts.DB)
-	srv, err := placement.StartOn(ctx, "", cpus, placement.Network{Host: db.Address, Netns: h.plan.Path(hosts.DB)})
+	srv, err := placement.StartOn(ctx, "", cpus, placement.Network{Host: db.Address, Netns: h.plan.Path(hosts.DB)}, settings...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -40,12 +40,8 @@ func (r *Runner) place(ctx context.Context, cfg *config.Run) (*placed, error) {
 		return r.placeHosts(ctx, cfg, plan)
 	}
 	srv, err := placement.Start(ctx, "", plan.DB, cfg.PGSettings...)
-	var refused *placement.ErrSetting
-	if errors.As(err, &refused) {
-		return nil, err // PostgreSQL's message says it all; an infrastructure failure (exit 3)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("--placement %s: %w", mode, err)
+		return nil, placementError(mode, err)
 	}
 	p := &placed{plan: plan, server: srv}
 	if cfg.DB, err = store.ParseDSN(srv.URL()); err != nil {
@@ -70,10 +66,10 @@ func (r *Runner) placeHosts(ctx context.Context, cfg *config.Run, plan placement
 		return nil, config.Usage(errors.New("--placement hosts belongs to tierbench run, which makes the hosts and runs again on the driver's; a sweep cannot place its points on hosts yet: run each point with tierbench run"))
 	}
 	h := newHosted(r.Hosts)
-	srv, dsn, err := h.startDB(ctx, plan.DB)
+	srv, dsn, err := h.startDB(ctx, plan.DB, cfg.PGSettings)
 	if err != nil {
 		h.close()
-		return nil, fmt.Errorf("--placement hosts: %w", err)
+		return nil, placementError(placement.Hosts, err)
 	}
 	p := &placed{plan: plan, server: srv, hosted: h}
 	if cfg.DB, err = store.ParseDSN(dsn); err != nil {
@@ -90,6 +86,16 @@ func (r *Runner) placeHosts(ctx context.Context, cfg *config.Run, plan placement
 			srv.Major(), db.Address, srv.Port(), db.Namespace, link)
 	}
 	return p, nil
+}
+
+// placementError is a failed start of the private server: a setting it
+// refused as PostgreSQL's own message says it (an infrastructure failure,
+// exit 3), anything else under the placement's name.
+func placementError(mode placement.Mode, err error) error {
+	if refused := (*placement.ErrSetting)(nil); errors.As(err, &refused) {
+		return err
+	}
+	return fmt.Errorf("--placement %s: %w", mode, err)
 }
 
 // stop gives this process its CPUs back, stops the server, removing its
@@ -112,12 +118,12 @@ func (p *placed) environment(env *result.Environment) {
 		return
 	}
 	env.Placement = string(p.plan.Mode)
+	env.PGSettings = p.settings
 	if p.hosted != nil {
 		p.hosted.environment(env)
 		return
 	}
 	env.AppCPUs, env.DBCPUs = p.plan.App.String(), p.plan.DB.String()
-	env.PGSettings = p.settings
 }
 
 // readSettings asks the running server for the value of each --pg-setting
