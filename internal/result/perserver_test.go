@@ -51,6 +51,11 @@ func TestMetricPerAppServerAndPartners(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", line, out.String())
 		}
 	}
+	out.Reset()
+	WriteSummary(&out, build(1, true))
+	if want := "SIPS per app server 300.5   (one app server)"; !strings.Contains(out.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, out.String())
+	}
 	if len(r.Partners) != 1 || r.Partners[0].Counts["label_bytes"] != 3<<20 || !r.Partners[0].InProcess {
 		t.Errorf("partners %+v", r.Partners)
 	}

@@ -106,7 +106,11 @@ func WriteSummary(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "%s %.1f   (%d transactions finished in %.3f s of steady state; whole run %.3f s)\n",
 		r.Summary.Metric.Name, r.Summary.Metric.Value, r.Summary.Completed, r.Summary.ElapsedS, r.Summary.RunS)
 	if v := r.Summary.SIPSPerAppServer; v != nil {
-		fmt.Fprintf(w, "SIPS per app server %.1f   (over %d app servers)\n", *v, r.Config.Servers())
+		over := "one app server"
+		if n := r.Config.Servers(); n > 1 {
+			over = fmt.Sprintf("over %d app servers", n)
+		}
+		fmt.Fprintf(w, "SIPS per app server %.1f   (%s)\n", *v, over)
 	}
 	writePartners(w, r.Partners)
 	if s := r.Summary; s.Errors+s.InDoubt > 0 || r.TooManyErrors() {
