@@ -62,7 +62,7 @@ func FitServers(paths []string, runs []*result.Result) (Network, Explanation, *S
 	}
 	fit := &ServerFit{Slopes: make([]float64, len(base.Stations))}
 	fit.Runs = append(fit.Runs, ServerRun{Path: paths[0], Servers: 1, Clients: ex.Clients, Demands: demands(base), MeasuredX: ex.MeasuredX})
-	var num = make([]float64, len(base.Stations))
+	num := make([]float64, len(base.Stations))
 	den := 0.0
 	for i, r := range runs[1:] {
 		path := paths[i+1]

@@ -26,10 +26,11 @@ type Server struct {
 
 	requests, approved, declined, duplicates, failed, rejected atomic.Int64
 
-	mu         sync.Mutex
-	rng        *rand.Rand
-	reorders   map[string]map[int64]struct{} // ICE: accepted reorder ids by run
-	notices    map[string]map[int64]int      // SNE: notices received per order, by run
+	mu  sync.Mutex
+	rng *rand.Rand
+	// received counts, by run, the requests an ICE (reorder ids) or an
+	// SNE (order ids) took for each id: more than one is a duplicate.
+	received   map[string]map[int64]int
 	labelBytes atomic.Int64
 }
 
@@ -39,7 +40,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return &Server{cfg: cfg.WithDefaults(), rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		reorders: make(map[string]map[int64]struct{}), notices: make(map[string]map[int64]int)}, nil
+		received: make(map[string]map[int64]int)}, nil
 }
 
 // Config is the server's configuration, defaults applied.
@@ -56,7 +57,7 @@ func (s *Server) Stats() Stats {
 func (s *Server) Notices(run string) map[int64]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return maps.Clone(s.notices[run])
+	return maps.Clone(s.received[run])
 }
 
 // Handler is the partner's HTTP API: its own kind's path and PathStats.
@@ -192,21 +193,7 @@ func (s *Server) handleReorder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.requests.Add(1)
-	s.mu.Lock()
-	seen := s.reorders[req.Run]
-	if seen == nil {
-		seen = make(map[int64]struct{})
-		s.reorders[req.Run] = seen
-	}
-	_, dup := seen[req.ReorderID]
-	seen[req.ReorderID] = struct{}{}
-	s.mu.Unlock()
-	if dup {
-		s.duplicates.Add(1)
-	} else {
-		s.approved.Add(1)
-	}
-	jsonhttp.Write(w, http.StatusOK, ReorderResponse{Accepted: true, Duplicate: dup})
+	jsonhttp.Write(w, http.StatusOK, ReorderResponse{Accepted: true, Duplicate: s.receive(req.Run, req.ReorderID)})
 }
 
 // pngSignature starts every PNG file.
@@ -231,19 +218,25 @@ func (s *Server) handleNotice(w http.ResponseWriter, r *http.Request) {
 	}
 	s.requests.Add(1)
 	s.labelBytes.Add(int64(len(req.Label)))
+	jsonhttp.Write(w, http.StatusOK, NoticeResponse{Accepted: true, Duplicate: s.receive(req.Run, req.OrderID)})
+}
+
+// receive counts a request of run for id, accepted the first time, a
+// duplicate after (a redelivery the partner answers again).
+func (s *Server) receive(run string, id int64) (dup bool) {
 	s.mu.Lock()
-	seen := s.notices[req.Run]
+	seen := s.received[run]
 	if seen == nil {
 		seen = make(map[int64]int)
-		s.notices[req.Run] = seen
+		s.received[run] = seen
 	}
-	seen[req.OrderID]++
-	dup := seen[req.OrderID] > 1
+	seen[id]++
+	dup = seen[id] > 1
 	s.mu.Unlock()
 	if dup {
 		s.duplicates.Add(1)
 	} else {
 		s.approved.Add(1)
 	}
-	jsonhttp.Write(w, http.StatusOK, NoticeResponse{Accepted: true, Duplicate: dup})
+	return dup
 }
