@@ -69,6 +69,11 @@ func TestListenBeyondTheHostNeedsATokenOrInsecure(t *testing.T) {
 
 	refused("--metrics-listen 0.0.0.0:0 reaches other hosts", append(so, "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0")...)
 	p := serves(false, append(so, "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0", "--metrics-token-file", token)...)
+	// The metrics line goes to stderr, the serving line to stdout: either
+	// may come first.
+	if err := p.WaitFor("/metrics", time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	m := regexp.MustCompile(`metrics: http://\[::\]:(\d+)/metrics`).FindStringSubmatch(p.Stderr())
 	if m == nil {
 		t.Fatalf("no metrics URL: %q", p.Stderr())

@@ -83,7 +83,9 @@ defaults
 	retries 2
 
 frontend app
-	bind 127.0.0.1:{{.Port}}{{if .H2}} proto h2{{end}}
+	# fd@3: the listening socket the run opened and handed down, so that
+	# no other process can take the port between choosing it and binding.
+	bind fd@3{{if .H2}} proto h2{{end}}
 	default_backend servers
 
 backend servers
@@ -103,24 +105,35 @@ func Start(ctx context.Context, o Options) (*HAProxy, error) {
 	if _, err := os.Stat(Executable); err != nil {
 		return nil, fmt.Errorf("--balancer haproxy needs HAProxy at %s (Debian: apt-get install haproxy): %w", Executable, err)
 	}
-	port, err := freePort()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--balancer haproxy: listen on loopback: %w", err)
 	}
+	// haproxy gets its own copy of the socket; this one is closed once it
+	// has started (or failed to).
+	defer ln.Close()
+	lnFile, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return nil, fmt.Errorf("--balancer haproxy: %w", err)
+	}
+	defer lnFile.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
 	h := &HAProxy{URL: fmt.Sprintf("http://127.0.0.1:%d", port), socket: filepath.Join(o.Dir, "haproxy.sock"), done: make(chan struct{})}
 	path := filepath.Join(o.Dir, "haproxy.cfg")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	err = configTemplate.Execute(f, map[string]any{"Socket": h.socket, "Port": port, "H2": o.H2, "HealthPath": o.HealthPath, "Servers": o.Servers})
+	err = configTemplate.Execute(f, map[string]any{"Socket": h.socket, "H2": o.H2, "HealthPath": o.HealthPath, "Servers": o.Servers})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	if out, err := exec.CommandContext(ctx, Executable, "-c", "-f", path).CombinedOutput(); err != nil {
+	check := exec.CommandContext(ctx, Executable, "-c", "-f", path)
+	check.ExtraFiles = []*os.File{lnFile} // fd 3, as the configuration binds
+	if out, err := check.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("haproxy refuses the configuration %s: %v: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	if out, err := exec.CommandContext(ctx, Executable, "-v").Output(); err == nil {
@@ -129,6 +142,7 @@ func Start(ctx context.Context, o Options) (*HAProxy, error) {
 	// -db: in the foreground, so that it is this process's child to stop.
 	h.cmd = exec.Command(Executable, "-db", "-f", path)
 	h.cmd.Dir = o.Dir
+	h.cmd.ExtraFiles = []*os.File{lnFile}
 	if o.Log != nil {
 		w := &prefixed{w: o.Log, prefix: "[haproxy] ", quiet: &h.stopping}
 		h.cmd.Stdout, h.cmd.Stderr = w, w
@@ -259,16 +273,6 @@ func (h *HAProxy) Stop() error {
 
 // Done is closed when haproxy has exited.
 func (h *HAProxy) Done() <-chan struct{} { return h.done }
-
-// freePort is a loopback port free now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
 
 // prefixed writes each whole line to w behind prefix, as the run's tiers'
 // lines are; exec.Cmd writes to it from one goroutine per stream, so it
