@@ -269,7 +269,9 @@ func TestSummaryClusterLines(t *testing.T) {
 // had since; one still out, with its loss alone.
 func TestSummaryReplicaOutages(t *testing.T) {
 	r := fixture()
-	at := func(s float64) time.Time { return time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second))) }
+	at := func(s float64) time.Time {
+		return time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second)))
+	}
 	lost, back, lost2 := at(1.5), at(4.25), at(7)
 	r.Database.Replicas = &store.ReplicaSummary{Reads: store.Eventual, Replicas: []store.ReplicaStats{
 		{Replica: "postgres://postgres@127.0.0.1:5643/test", Reads: 90, Lost: &lost, Outages: []store.ReplicaOutage{
