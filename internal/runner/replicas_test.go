@@ -30,19 +30,7 @@ func TestReplicaKilledMidRun(t *testing.T) {
 	}
 	cfg.Clients, cfg.ServerThreads, cfg.Iterations = 8, 4, 8
 	var killed sync.WaitGroup
-	killed.Add(1)
-	r.Started = func(p Progress) {
-		go func() {
-			defer killed.Done()
-			for {
-				if ops, _ := p.Completed(); ops >= 500 {
-					c.Standbys[0].Kill()
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}()
-	}
+	r.Started = atOperations(500, &killed, c.Standbys[0].Kill)
 	res, err := r.Run(context.Background(), cfg)
 	killed.Wait()
 	if err != nil {
@@ -162,22 +150,12 @@ func TestReplicaBackMidRun(t *testing.T) {
 	}
 	cfg.Clients, cfg.ServerThreads, cfg.Duration, cfg.RampUp, cfg.RampDown = 8, 4, config.Duration(12*time.Second), 0, 0
 	var restarted sync.WaitGroup
-	restarted.Add(1)
 	var back time.Time
-	r.Started = func(p Progress) {
-		go func() {
-			defer restarted.Done()
-			for {
-				if ops, _ := p.Completed(); ops >= 300 {
-					c.Standbys[0].Kill()
-					c.Standbys[0].Start() // returns once it streams again
-					back = time.Now()
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}()
-	}
+	r.Started = atOperations(300, &restarted, func() {
+		c.Standbys[0].Kill()
+		c.Standbys[0].Start() // returns once it streams again
+		back = time.Now()
+	})
 	res, err := r.Run(context.Background(), cfg)
 	restarted.Wait()
 	if err != nil {
@@ -197,5 +175,23 @@ func TestReplicaBackMidRun(t *testing.T) {
 	}
 	if rs.Replicas[1].Outages != nil {
 		t.Errorf("second replica's outages %+v; want none", rs.Replicas[1].Outages)
+	}
+}
+
+// atOperations is a Runner.Started that runs fn once n operations have
+// finished, done held until fn returns.
+func atOperations(n int64, done *sync.WaitGroup, fn func()) func(Progress) {
+	done.Add(1)
+	return func(p Progress) {
+		go func() {
+			defer done.Done()
+			for {
+				if ops, _ := p.Completed(); ops >= n {
+					fn()
+					return
+				}
+				time.Sleep(5 * time.Millisecond) // polling the run's progress
+			}
+		}()
 	}
 }
