@@ -22,12 +22,7 @@ import (
 // result records the replica lost.
 func TestReplicaKilledMidRun(t *testing.T) {
 	testsvc.SkipUnlessLong(t, "a fault test on a private three-server PostgreSQL cluster")
-	c := testsvc.PGReplicas(t, 2)
-	r := newRunner(t)
-	cfg := stockOnlineConfig(t, r, c.Primary.DSNOf("test"))
-	for _, s := range c.Standbys {
-		cfg.Replicas = append(cfg.Replicas, store.MustParseDSN(s.DSNOf("test")))
-	}
+	c, r, cfg := stockOnlineOnReplicas(t)
 	cfg.Clients, cfg.ServerThreads, cfg.Iterations = 8, 4, 8
 	var killed sync.WaitGroup
 	r.Started = atOperations(500, &killed, c.Standbys[0].Kill)
@@ -142,12 +137,7 @@ func TestRubisReplicaReads(t *testing.T) {
 // operation fails, the checks pass.
 func TestReplicaBackMidRun(t *testing.T) {
 	testsvc.SkipUnlessLong(t, "a fault test on a private three-server PostgreSQL cluster")
-	c := testsvc.PGReplicas(t, 2)
-	r := newRunner(t)
-	cfg := stockOnlineConfig(t, r, c.Primary.DSNOf("test"))
-	for _, s := range c.Standbys {
-		cfg.Replicas = append(cfg.Replicas, store.MustParseDSN(s.DSNOf("test")))
-	}
+	c, r, cfg := stockOnlineOnReplicas(t)
 	cfg.Clients, cfg.ServerThreads, cfg.Duration, cfg.RampUp, cfg.RampDown = 8, 4, config.Duration(12*time.Second), 0, 0
 	var restarted sync.WaitGroup
 	var back time.Time
@@ -194,4 +184,17 @@ func atOperations(n int64, done *sync.WaitGroup, fn func()) func(Progress) {
 			}
 		}()
 	}
+}
+
+// stockOnlineOnReplicas is a private primary with two standbys and a
+// Stock-Online run on it, reading on the standbys.
+func stockOnlineOnReplicas(t *testing.T) (*testsvc.PGCluster, *Runner, config.Run) {
+	t.Helper()
+	c := testsvc.PGReplicas(t, 2)
+	r := newRunner(t)
+	cfg := stockOnlineConfig(t, r, c.Primary.DSNOf("test"))
+	for _, s := range c.Standbys {
+		cfg.Replicas = append(cfg.Replicas, store.MustParseDSN(s.DSNOf("test")))
+	}
+	return c, r, cfg
 }
