@@ -402,8 +402,16 @@ func writeReplicas(w io.Writer, rs *store.ReplicaSummary) {
 	}
 	fmt.Fprintln(w)
 	for _, r := range rs.Replicas {
-		if r.Lost != nil {
-			fmt.Fprintf(w, "replica %s lost at %s: its reads moved to the other replicas and the primary\n", r.Replica, r.Lost.UTC().Format("15:04:05.000"))
+		outages := r.Outages
+		if len(outages) == 0 && r.Lost != nil { // a result written before outages were
+			outages = []store.ReplicaOutage{{Lost: *r.Lost}}
+		}
+		for _, o := range outages {
+			fmt.Fprintf(w, "replica %s lost at %s: its reads moved to the other replicas and the primary", r.Replica, o.Lost.UTC().Format("15:04:05.000"))
+			if o.Back != nil {
+				fmt.Fprintf(w, "; back at %s, %d reads since", o.Back.UTC().Format("15:04:05.000"), o.ReadsAfter)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	for _, l := range rs.Lag {

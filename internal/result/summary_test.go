@@ -264,3 +264,35 @@ func TestSummaryClusterLines(t *testing.T) {
 		t.Errorf("result file lacks the certification aborts or the lost node (%v)", err)
 	}
 }
+
+// A replica lost and taken back is said with both times and the reads it
+// had since; one still out, with its loss alone.
+func TestSummaryReplicaOutages(t *testing.T) {
+	r := fixture()
+	at := func(s float64) time.Time {
+		return time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second)))
+	}
+	lost, back, lost2 := at(1.5), at(4.25), at(7)
+	r.Database.Replicas = &store.ReplicaSummary{Reads: store.Eventual, Replicas: []store.ReplicaStats{
+		{Replica: "postgres://postgres@127.0.0.1:5643/test", Reads: 90, Lost: &lost, Outages: []store.ReplicaOutage{
+			{Lost: lost, Back: &back, ReadsAfter: 40}, {Lost: lost2}}},
+		{Replica: "postgres://postgres@127.0.0.1:5644/test", Reads: 120},
+	}}
+	var buf bytes.Buffer
+	WriteSummary(&buf, r)
+	for _, want := range []string{
+		"replica postgres://postgres@127.0.0.1:5643/test lost at 06:00:01.500: its reads moved to the other replicas and the primary; back at 06:00:04.250, 40 reads since\n",
+		"replica postgres://postgres@127.0.0.1:5643/test lost at 06:00:07.000: its reads moved to the other replicas and the primary\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "5644/test lost") {
+		t.Errorf("the replica never lost is said lost:\n%s", buf.String())
+	}
+	b, err := r.MarshalFile()
+	if err != nil || !strings.Contains(string(b), `"reads_after_back": 40`) {
+		t.Errorf("result file lacks the outage (%v)", err)
+	}
+}

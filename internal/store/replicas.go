@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type ReplicaOptions struct {
 	Reads ReplicaReads
 	// CausalWait: zero is the package's CausalWait.
 	CausalWait time.Duration
+	// Rejoin is how often the replicas found lost are probed to be taken
+	// back (see RejoinInterval): zero is RejoinInterval, negative never.
+	Rejoin time.Duration
 }
 
 // Terminal is one client's position for read-your-writes: where the WAL
@@ -56,6 +60,41 @@ func WithTerminal(ctx context.Context, t *Terminal) context.Context {
 func terminalOf(ctx context.Context) *Terminal {
 	t, _ := ctx.Value(terminalKey{}).(*Terminal)
 	return t
+}
+
+// Position is where the WAL stood after the terminal's last committed
+// write, in bytes from 0/0; 0 when it has written nothing.
+func (t *Terminal) Position() uint64 { return t.lsn.Load() }
+
+// Advance moves the terminal's position to at, unless it is past it
+// already: a position the client carried from an earlier request (RUBiS's
+// browsers carry theirs in a cookie, see FormatLSN).
+func (t *Terminal) Advance(at uint64) {
+	for {
+		old := t.lsn.Load()
+		if at <= old || t.lsn.CompareAndSwap(old, at) {
+			return
+		}
+	}
+}
+
+// FormatLSN writes a position as PostgreSQL writes an LSN: the high and
+// low 32 bits in hexadecimal, 16/B374D848.
+func FormatLSN(at uint64) string {
+	return strconv.FormatUint(at>>32, 16) + "/" + strconv.FormatUint(at&0xFFFFFFFF, 16)
+}
+
+// ParseLSN reads a position FormatLSN wrote (or PostgreSQL printed).
+func ParseLSN(s string) (uint64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	if ok {
+		h, err1 := strconv.ParseUint(hi, 16, 32)
+		l, err2 := strconv.ParseUint(lo, 16, 32)
+		if err1 == nil && err2 == nil {
+			return h<<32 | l, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a WAL position (want HI/LO in hexadecimal, as 16/B374D848)", s)
 }
 
 // ReplicaStats are what one replica did for a run.
@@ -78,9 +117,23 @@ type ReplicaStats struct {
 	CausalWaits     int64   `json:"causal_waits"`
 	CausalWaitMs    float64 `json:"causal_wait_ms"`
 	CausalFallbacks int64   `json:"causal_fallbacks"`
-	// Lost is when it was found gone (a connection to it failed); its
-	// reads moved to the other replicas and the primary.
+	// Lost is when it was first found gone (a connection to it failed);
+	// its reads moved to the other replicas and the primary.
 	Lost *time.Time `json:"lost,omitempty"`
+	// Outages are each time it was lost, and whether and when it was
+	// taken back (see RejoinInterval).
+	Outages []ReplicaOutage `json:"outages,omitempty"`
+}
+
+// ReplicaOutage is one time a replica was lost.
+type ReplicaOutage struct {
+	Lost time.Time `json:"lost"`
+	// Back is when it was taken back: a standby again, and replaying
+	// within a probe interval of the primary. Nil: not during the run.
+	Back *time.Time `json:"back,omitempty"`
+	// ReadsAfter are the read-only transactions routed to it from Back
+	// until it was lost again or the run ended.
+	ReadsAfter int64 `json:"reads_after_back"`
 }
 
 // ReplicaSummary is the replicas' part of a run's database counters.
@@ -110,6 +163,8 @@ type replicaSet struct {
 	primaryReads atomic.Int64
 	positions    atomic.Int64
 	lag          lagSampler
+	// rejoin probes the lost replicas (nil when Rejoin is negative).
+	rejoin *rejoiner
 }
 
 // replica is one standby: its own connections and counters (a DB of its
@@ -126,8 +181,23 @@ type replica struct {
 	waitNs   atomic.Int64
 	fellBack atomic.Int64
 
-	mu     sync.Mutex
-	lostAt time.Time
+	mu sync.Mutex
+	// lostAt is when it was lost, zero while it is live; outages are its
+	// losses in order, the last one open while it is lost.
+	lostAt  time.Time
+	outages []outage
+	// mark is the primary's WAL position at the last probe of it while
+	// lost (0: not probed since it was lost): it is back once it replays
+	// up to there.
+	mark uint64
+}
+
+// outage is one loss of a replica: when, when it came back, and its reads
+// counter then and at its next loss (ended).
+type outage struct {
+	lost, back        time.Time
+	readsAt, readsEnd int64
+	ended             bool
 }
 
 var (
@@ -173,6 +243,11 @@ func (b *Backends) AttachReplicas(ctx context.Context, db *DB, dsns []DSN, opts 
 	}
 	if rs.replay, err = rs.list[0].db.Prepare(ctx, replayPosition); err != nil {
 		return err
+	}
+	if opts.Rejoin >= 0 {
+		if rs.rejoin, err = newRejoiner(ctx, db, rs, cmp.Or(opts.Rejoin, RejoinInterval)); err != nil {
+			return err
+		}
 	}
 	db.replicas = rs
 	return nil
@@ -326,7 +401,12 @@ func (r *replica) isLost() bool {
 func (r *replica) lose(err error) error {
 	r.mu.Lock()
 	if r.lostAt.IsZero() {
-		r.lostAt = time.Now().UTC()
+		now := time.Now().UTC()
+		r.lostAt, r.mark = now, 0
+		if n := len(r.outages); n > 0 {
+			r.outages[n-1].readsEnd, r.outages[n-1].ended = r.reads.Load(), true
+		}
+		r.outages = append(r.outages, outage{lost: now})
 	}
 	r.mu.Unlock()
 	return Classified(ErrNodeLost, fmt.Errorf("replica %s: %w", r.name, err))
@@ -350,9 +430,7 @@ func (db *DB) wrote(ctx context.Context, x Querier) {
 		// its previous write only.
 		return
 	}
-	if uint64(at) > t.lsn.Load() {
-		t.lsn.Store(uint64(at))
-	}
+	t.Advance(uint64(at))
 }
 
 // replicaSummary is the replicas' counters now.
@@ -365,12 +443,7 @@ func (rs *replicaSet) summary() *ReplicaSummary {
 			ReadYourWritesViolations: r.missed.Load(), CausalWaits: r.waits.Load(),
 			CausalWaitMs: float64(r.waitNs.Load()) / 1e6, CausalFallbacks: r.fellBack.Load(),
 		}
-		r.mu.Lock()
-		if !r.lostAt.IsZero() {
-			at := r.lostAt
-			rst.Lost = &at
-		}
-		r.mu.Unlock()
+		rst.Lost, rst.Outages = r.outageStats()
 		out.Replicas = append(out.Replicas, rst)
 	}
 	return out
@@ -403,6 +476,9 @@ func (s *ReplicaSummary) sub(e *ReplicaSummary) *ReplicaSummary {
 
 func (rs *replicaSet) close() {
 	rs.lag.stop()
+	if rs.rejoin != nil {
+		rs.rejoin.stop()
+	}
 	for _, r := range rs.list {
 		r.db.Close()
 	}

@@ -274,6 +274,64 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("a read on a dead replica: %v; want ErrNodeLost, retryable", err)
 		}
 	})
+
+	// A standby killed by PID and started again on its port is taken
+	// back by the primary's probes, and gets its share of the reads
+	// again; the outage is recorded with both times.
+	t.Run("replica-back", func(t *testing.T) {
+		for _, s := range r.c.Standbys {
+			if s.PID() == 0 {
+				s.Start() // killed above
+			}
+		}
+		db := openPrimary(t, r.c, r.c.Standbys, store.ReplicaOptions{Rejoin: 20 * time.Millisecond})
+		q := storetest.Querier{T: t, DB: db}
+		r.read, r.bump = q.Stmt("SELECT v FROM t WHERE id = 1"), q.Stmt("UPDATE t SET v = v + 1 WHERE id = 1")
+		was, _ := r.readOnlyPrimary(t, db)
+		r.c.Standbys[0].Kill()
+		for range 4 {
+			if _, err := r.readOnly(ctx, db); err != nil {
+				t.Fatalf("a read with one replica killed: %v", err)
+			}
+		}
+		rs := replicaStats(db)
+		if rs.Replicas[0].Lost == nil || len(rs.Replicas[0].Outages) != 1 || rs.Replicas[0].Outages[0].Back != nil {
+			t.Fatalf("first replica: lost %v, outages %+v; want lost, not back", rs.Replicas[0].Lost, rs.Replicas[0].Outages)
+		}
+		// Writes while it is down, which it must replay to be taken back.
+		for range 3 {
+			r.write(t, ctx, db)
+		}
+		r.c.Standbys[0].Start() // returns once it streams again
+		deadline := time.Now().Add(time.Minute)
+		for replicaStats(db).Replicas[0].Outages[0].Back == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("the restarted standby was not taken back within a minute: %+v", replicaStats(db).Replicas[0])
+			}
+			time.Sleep(5 * time.Millisecond) // the probes run every 20 ms
+		}
+		if err := db.AwaitReplicas(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		before := replicaStats(db)
+		for range 10 {
+			v, err := r.readOnly(ctx, db)
+			if err != nil || v != was+3 {
+				t.Fatalf("a read after the standby came back: %d, %v; want %d", v, err, was+3)
+			}
+		}
+		rs = replicaStats(db)
+		if d0, d1 := rs.Replicas[0].Reads-before.Replicas[0].Reads, rs.Replicas[1].Reads-before.Replicas[1].Reads; d0 != 5 || d1 != 5 || rs.PrimaryReads != 0 {
+			t.Errorf("reads after it came back: %d and %d, %d on the primary; want 5, 5, 0", d0, d1, rs.PrimaryReads)
+		}
+		o := rs.Replicas[0].Outages
+		if len(o) != 1 || o[0].Back == nil || !o[0].Back.After(o[0].Lost) || o[0].ReadsAfter != 5 {
+			t.Errorf("outages %+v; want one, back after lost, 5 reads after", o)
+		}
+		if rs.Replicas[1].Outages != nil {
+			t.Errorf("second replica's outages %+v; want none", rs.Replicas[1].Outages)
+		}
+	})
 }
 
 // readOnlyPrimary reads the row on the primary.

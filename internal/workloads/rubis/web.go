@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/remote"
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -69,6 +70,8 @@ type Site struct {
 	calls map[string]*scriptCalls
 	// remote: the Auction is a business tier's client (SiteOptions).
 	remote bool
+	// positions: pages carry the browser's commit position (SiteOptions).
+	positions bool
 }
 
 // scriptCalls are one script's pages and their remote calls.
@@ -100,7 +103,21 @@ type SiteOptions struct {
 	// Log (nil: none) receives the failures of the business tier and
 	// recovered panics.
 	Log *slog.Logger
+	// Positions: the database has read replicas, and each page's
+	// transactions carry the browser's commit position, from and to its
+	// PositionCookie, so that the store checks its reads for
+	// read-your-writes (or, under causal reads, waits for them). The
+	// Auction must run in this process: a remote call carries no position.
+	Positions bool
 }
+
+// PositionCookie is the cookie in which a browser carries the WAL position
+// of its last committed write (PostgreSQL's LSN text, 16/B374D848) from
+// one page to the next: a page whose transactions commit a write sets it,
+// and the pages after it read the browser's own writes on a replica that
+// has replayed that far. Only a site over read replicas sets it; the
+// emulated browsers return it as a real browser does.
+const PositionCookie = "tierbench_lsn"
 
 // NewSite serves a's pages.
 func NewSite(a Auction, o SiteOptions) *Site {
@@ -109,7 +126,7 @@ func NewSite(a Auction, o SiteOptions) *Site {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Site{auction: a, threads: remote.NewThreads(o.Threads), pages: mustParsePages(), log: logger, mux: http.NewServeMux(),
-		calls: map[string]*scriptCalls{}, remote: o.Remote}
+		calls: map[string]*scriptCalls{}, remote: o.Remote, positions: o.Positions && !o.Remote}
 	s.routes()
 	return s
 }
@@ -256,13 +273,41 @@ func (s *Site) page(script string, h func(*http.Request) (view, error)) http.Han
 			// styles make none and skip the request's copy.
 			r = r.WithContext(remote.WithMeter(r.Context(), &calls.Meter))
 		}
+		var t *store.Terminal
+		var from uint64
+		if s.positions {
+			t, from = carriedPosition(r)
+			r = r.WithContext(store.WithTerminal(r.Context(), t))
+		}
 		v, err := h(r)
+		if t != nil {
+			if at := t.Position(); at > from {
+				http.SetCookie(w, &http.Cookie{Name: PositionCookie, Value: store.FormatLSN(at), Path: "/",
+					HttpOnly: true, SameSite: http.SameSiteLaxMode})
+			}
+		}
 		if err != nil {
 			s.fail(w, r, script, err)
 			return
 		}
 		s.render(w, script, http.StatusOK, v)
 	}
+}
+
+// carriedPosition is a terminal at the position r's PositionCookie
+// carries (none, or one that does not parse: 0), and that position.
+func carriedPosition(r *http.Request) (*store.Terminal, uint64) {
+	t := new(store.Terminal)
+	c, err := r.Cookie(PositionCookie)
+	if err != nil {
+		return t, 0
+	}
+	at, err := store.ParseLSN(c.Value)
+	if err != nil {
+		return t, 0
+	}
+	t.Advance(at)
+	return t, at
 }
 
 func (s *Site) fail(w http.ResponseWriter, r *http.Request, script string, err error) {

@@ -155,7 +155,7 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	if err != nil {
 		return nil, err
 	}
-	s := site{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: t.business != nil}), checker: c, tiering: t}
+	s := site{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: t.business != nil, Positions: db.Replicas() > 0}), checker: c, tiering: t}
 	if beans != nil {
 		return entitySite{site: s, beans: beans}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -330,6 +331,12 @@ type Browser struct {
 	// whose images are still to be fetched.
 	pending context.Context
 
+	// cookies the site set in this session, sent back with each page
+	// request as a browser does (the RUBiS site sets one over read
+	// replicas: the position of the session's last write). A new session
+	// starts without.
+	cookies []*http.Cookie
+
 	url   []byte // scratch for the request URL
 	query bool   // url has its '?'
 	// prepared is the state whose request Prepare built, -1 when none.
@@ -381,6 +388,7 @@ func (b *Browser) Next() workload.MarkovMove {
 	m := b.walk.Next(b.rng)
 	if m.NewSession {
 		b.user = b.rng.IntN(b.cfg.Users)
+		b.cookies = b.cookies[:0]
 	}
 	if m.EmptyBack {
 		b.stats.Resets++
@@ -494,9 +502,15 @@ func (b *Browser) get(ctx context.Context, buf *bytes.Buffer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	for _, c := range b.cookies {
+		req.AddCookie(c)
+	}
 	resp, err := b.client.Do(req)
 	if err != nil {
 		return 0, err
+	}
+	if len(resp.Header["Set-Cookie"]) > 0 {
+		b.keep(resp.Cookies())
 	}
 	buf.Reset()
 	_, err = buf.ReadFrom(resp.Body)
@@ -509,6 +523,28 @@ func (b *Browser) get(ctx context.Context, buf *bytes.Buffer) (int, error) {
 	}
 	return resp.StatusCode, nil
 }
+
+// keep stores the cookies a response set, each replacing the one of its
+// name; one that expires at once removes it. Paths and domains are not
+// kept apart: the browser talks to one site.
+func (b *Browser) keep(set []*http.Cookie) {
+	for _, c := range set {
+		i := slices.IndexFunc(b.cookies, func(k *http.Cookie) bool { return k.Name == c.Name })
+		switch {
+		case c.MaxAge < 0 && i >= 0:
+			b.cookies = slices.Delete(b.cookies, i, i+1)
+		case c.MaxAge < 0:
+		case i >= 0:
+			b.cookies[i] = &http.Cookie{Name: c.Name, Value: c.Value}
+		default:
+			b.cookies = append(b.cookies, &http.Cookie{Name: c.Name, Value: c.Value})
+		}
+	}
+}
+
+// Cookies are the cookies the browser returns to the site with its next
+// page request: those the site set in its session.
+func (b *Browser) Cookies() []*http.Cookie { return slices.Clone(b.cookies) }
 
 // sleep waits d unless ctx ends first; false when it did.
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"reflect"
 	"slices"
 	"strconv"
@@ -613,4 +614,62 @@ func TestDoSendsWhatPrepareResolved(t *testing.T) {
 	if out, u := bu.do(t, ViewItem); out.State != ViewItem || u.Path != "/PHP/ViewItem.php" {
 		t.Errorf("Do(ViewItem) after Prepare: %+v %s", out, u)
 	}
+}
+
+// TestCookies: a browser returns the cookies its site set in the session
+// (the RUBiS site's commit position over replicas), the latest value of
+// each, and starts each session without them.
+func TestCookies(t *testing.T) {
+	t.Parallel()
+	site := &fakeSite{descLen: 100}
+	type exchange struct{ sent, set string }
+	var mu sync.Mutex
+	var log []exchange // each page request's Cookie, and the value it set
+	writes := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, ".jpg") {
+			e := exchange{sent: r.Header.Get("Cookie")}
+			switch path.Base(r.URL.Path) {
+			case "StoreBid.php", "StoreComment.php", "StoreBuyNow.php", "RegisterUser.php", "RegisterItem.php":
+				writes++
+				e.set = "0/" + strconv.Itoa(writes)
+				http.SetCookie(w, &http.Cookie{Name: "tierbench_lsn", Value: e.set, Path: "/", HttpOnly: true})
+			}
+			mu.Lock()
+			log = append(log, e)
+			mu.Unlock()
+		}
+		site.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cfg := testConfig(t, tables.Bidding, srv.URL)
+	b := New(cfg, 0, rand.New(rand.NewPCG(5, 8)))
+	defer b.Close()
+	want, sessions, carried := "", 0, 0
+	for i := range 600 {
+		m := b.Next()
+		if m.NewSession {
+			want = ""
+			sessions++
+		}
+		if _, err := b.Do(context.Background(), m.State); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		e := log[len(log)-1]
+		mu.Unlock()
+		if e.sent != want {
+			t.Fatalf("request %d: Cookie %q, want %q", i, e.sent, want)
+		}
+		if e.sent != "" {
+			carried++
+		}
+		if e.set != "" {
+			want = "tierbench_lsn=" + e.set
+		}
+	}
+	if sessions < 2 || carried == 0 || writes < 2 {
+		t.Fatalf("%d sessions, %d writes, %d requests carried a cookie: the walk did not test it", sessions, writes, carried)
+	}
+	t.Logf("%d sessions, %d writes, %d of 600 requests carried the cookie", sessions, writes, carried)
 }
