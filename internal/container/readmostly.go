@@ -22,8 +22,9 @@ import (
 // refresh interval runs out; the sampled read-backs count such reads.
 
 // readMostlyDefaults gives a read-mostly type the pattern's settings
-// where the user gave none of its own: option D and readonly
-// concurrency (safeReadMostly refuses others).
+// where the user gave none of its own: option D, readonly concurrency
+// (safeReadMostly refuses others) and, when the run's cache is empty
+// (option C's usual 0), a cache of all its rows.
 func readMostlyDefaults(s *Settings, t *Type, user []Setting) {
 	if s.ReadMostly == "" {
 		return
@@ -36,6 +37,9 @@ func readMostlyDefaults(s *Settings, t *Type, user []Setting) {
 	}
 	if !given("concurrency") {
 		s.Concurrency = ReadOnly
+	}
+	if !given("cache") && s.Cache == (Size{}) {
+		s.Cache = Size{Percent: 100, Relative: true}
 	}
 }
 
