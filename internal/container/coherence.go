@@ -203,40 +203,59 @@ func (c *Container) Clear(types []string) {
 }
 
 // collectWrites gathers, into tx.published, the writes of the coherent
-// types this commit makes; sync: only those of invalidate types (the
-// announcement).
+// types this commit makes, its writes of writer types as writes of
+// their coherent read-mostly types too; sync: only those of invalidate
+// types (the announcement).
 func (tx *Tx) collectWrites(w *Writes, sync bool) {
 	w.Items = w.Items[:0]
 	for _, i := range tx.enlisted {
 		h := i.home
-		if !h.coherent || !(i.stored || i.created || i.removed) || (i.created && i.removed) {
+		if !(i.stored || i.created || i.removed) || (i.created && i.removed) {
 			continue
 		}
-		isSync := h.s.Coherence == Invalidate
-		if sync && !isSync {
-			continue
-		}
-		n := slices.IndexFunc(w.Items, func(it Written) bool { return it.Type == h.t.Name })
-		if n < 0 {
-			// The transaction's Writes are reused, their items' lists
-			// too: the bus has encoded them by the time Publish returns.
-			n = len(w.Items)
-			if n < cap(w.Items) {
-				w.Items = w.Items[:n+1]
-				it := &w.Items[n]
-				it.Type, it.Sync, it.Keys, it.Finders = h.t.Name, isSync, it.Keys[:0], it.Finders[:0]
-			} else {
-				w.Items = append(w.Items, Written{Type: h.t.Name, Sync: isSync})
+		if h.coherent && (!sync || h.s.Coherence == Invalidate) {
+			it, _ := w.item(h)
+			it.Keys = append(it.Keys, i.key)
+			if h.finders != nil {
+				h.finders.touched(i, func(f *finderEntries, args string, all bool) {
+					it.Finders = append(it.Finders, FinderEntry{Finder: f.plan.name, Args: args, All: all})
+				})
 			}
 		}
-		it := &w.Items[n]
-		it.Keys = append(it.Keys, i.key)
-		if h.finders != nil {
-			h.finders.touched(i, func(f *finderEntries, args string, all bool) {
-				it.Finders = append(it.Finders, FinderEntry{Finder: f.plan.name, Args: args, All: all})
-			})
+		if tx.ctr.skipMirrors {
+			continue
+		}
+		for _, m := range h.mirrors {
+			if !m.coherent || (sync && m.s.Coherence != Invalidate) {
+				continue
+			}
+			it, added := w.item(m)
+			it.Keys = append(it.Keys, i.key)
+			if added {
+				it.Finders = append(it.Finders, m.mirrorFinders...)
+			}
 		}
 	}
+}
+
+// item is the item of h's writes in w, added (empty) if w has none yet.
+func (w *Writes) item(h *Home) (it *Written, added bool) {
+	n := slices.IndexFunc(w.Items, func(it Written) bool { return it.Type == h.t.Name })
+	if n >= 0 {
+		return &w.Items[n], false
+	}
+	isSync := h.s.Coherence == Invalidate
+	// The transaction's Writes are reused, their items' lists too: the
+	// bus has encoded them by the time Publish returns.
+	n = len(w.Items)
+	if n < cap(w.Items) {
+		w.Items = w.Items[:n+1]
+		it := &w.Items[n]
+		it.Type, it.Sync, it.Keys, it.Finders = h.t.Name, isSync, it.Keys[:0], it.Finders[:0]
+	} else {
+		w.Items = append(w.Items, Written{Type: h.t.Name, Sync: isSync})
+	}
+	return &w.Items[n], true
 }
 
 // announceToPeers publishes the commit's synchronous writes before the

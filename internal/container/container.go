@@ -39,12 +39,18 @@ type Container struct {
 	// off, for tests that show the checks fail without it.
 	sharedCache            SharedCache
 	skipSharedInvalidation bool
+	// skipMirrors switches the read-mostly invalidation off, for tests
+	// that show the checks fail without it.
+	skipMirrors bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,
 // and prepares the types' statements.
 func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]Settings) (*Container, error) {
 	c := &Container{db: db, autocommitReads: db.Isolation() == store.ReadCommitted || db.SingleWriter(), replicas: db.Replicas() > 0}
+	if err := CheckReadMostly(types, settings); err != nil {
+		return nil, fmt.Errorf("container: %w", err)
+	}
 	for _, t := range types {
 		if err := t.check(); err != nil {
 			return nil, err
@@ -69,6 +75,7 @@ func New(ctx context.Context, db *store.DB, types []*Type, settings map[string]S
 		h.newShards(shardCount(h.cacheCap))
 		c.homes = append(c.homes, h)
 	}
+	c.linkReadMostly()
 	for i := range db.Threads() {
 		c.threads = append(c.threads, c.newTx(db.Thread(i)))
 	}

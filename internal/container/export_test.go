@@ -40,3 +40,8 @@ func CheckLockPins(h *Home) error {
 // SkipSharedInvalidation switches c's commits' shared-cache invalidation
 // off (off true) or on, to show the checks fail without it.
 func SkipSharedInvalidation(c *Container, off bool) { c.skipSharedInvalidation = off }
+
+// SkipReadMostlyInvalidation switches c's read-mostly invalidation (a
+// writer's commits dropping its read-mostly types' cached data, in this
+// process and across servers) off, to show the checks fail without it.
+func SkipReadMostlyInvalidation(c *Container, off bool) { c.skipMirrors = off }

@@ -36,6 +36,12 @@ type Home struct {
 	// shared: the type's coherence is shared (a flag, not a string
 	// comparison, on the find's path).
 	shared bool
+	// mirrors are the read-mostly types this type writes for (their
+	// Settings.ReadMostly names it), and mirrorFinders, on a read-mostly
+	// type, every one of its finders' entries, which its writer's commits
+	// invalidate (see readmostly.go).
+	mirrors       []*Home
+	mirrorFinders []FinderEntry
 	// reflect: fields are reached by reflection (Settings.Dispatch).
 	reflect bool
 	// ctr and index find the type's counts in each thread's transaction
@@ -451,6 +457,7 @@ func (h *Home) Stats() Stats {
 		InvalidationsReceived: h.received.Load(), Fences: h.fences.Load(), ReadBacks: t[readBacks], StaleReads: t[staleReads],
 		SharedHits: t[sharedHits], SharedMisses: t[sharedMisses], SharedPuts: t[sharedPuts],
 		SharedInvalidations: t[sharedInvalidations], NearHits: t[nearHits],
+		Refreshes: t[refreshes], WriterInvalidations: t[writerInvalidations],
 	}
 	if h.coherent && h.ctr.peers != nil {
 		st.InvalidationP50Micros, st.InvalidationP99Micros, st.InvalidationMaxMicros = l.P50.Microseconds(), l.P99.Microseconds(), l.Max.Microseconds()

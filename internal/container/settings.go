@@ -110,6 +110,11 @@ type Settings struct {
 	// Dispatch is how the container and the beans reach the type's
 	// fields; the run's, for every type (empty is generated).
 	Dispatch Dispatch
+	// ReadMostly names the read-write type whose commits invalidate this
+	// one, a read-only type over the same rows cached under option D:
+	// the read-mostly pattern (--entity Item.read-mostly=ItemRW; see
+	// readmostly.go). Empty: none.
+	ReadMostly string
 }
 
 // Allowed values, for messages.
@@ -119,7 +124,7 @@ const (
 	Concurrencies = "database, exclusive, optimistic, readonly"
 	// SettingKeys are the keys of --entity NAME.key=value.
 	Coherences  = "none, invalidate, invalidate-async, shared"
-	SettingKeys = "commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout, coherence"
+	SettingKeys = "commit-option, cache, pool, persistence, concurrency, refresh-interval, lock-timeout, coherence, read-mostly"
 )
 
 // Coherence is how a type's cached data stays right across app servers.
@@ -386,6 +391,8 @@ func ParseSetting(s string) (Setting, error) {
 		v.Refresh, v.LockTimeout = d, d
 	case "coherence":
 		v.Coherence, err = ParseCoherence(text)
+	case "read-mostly":
+		v.ReadMostly = text
 	default:
 		return Setting{}, fmt.Errorf("%q: no setting %s; keys: %s", s, key, SettingKeys)
 	}
@@ -423,6 +430,8 @@ func (s Setting) apply(to *Settings) {
 		to.LockTimeout = s.value.LockTimeout
 	case "coherence":
 		to.Coherence = s.value.Coherence
+	case "read-mostly":
+		to.ReadMostly = s.value.ReadMostly
 	}
 }
 
@@ -441,6 +450,7 @@ func Resolve(run Settings, t *Type, user []Setting) (Settings, error) {
 			u.apply(&s)
 		}
 	}
+	readMostlyDefaults(&s, t, user)
 	if s.Concurrency == "" { // none given: the type's commit option decides
 		s.Concurrency = s.CommitOption.DefaultConcurrency()
 		if s.Coherence == Shared && t.Updated {
@@ -454,6 +464,9 @@ func Resolve(run Settings, t *Type, user []Setting) (Settings, error) {
 // app server's stale data (Servers > 1) or cannot work,
 // saying why and what to use instead.
 func (s Settings) safe(t *Type) error {
+	if err := s.safeReadMostly(t); err != nil {
+		return err
+	}
 	switch {
 	case !s.Persistence.Container():
 		return fmt.Errorf("%s: persistence %s has no entity container; allowed: %s", t.Name, s.Persistence, Persistences)

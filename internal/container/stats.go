@@ -85,6 +85,13 @@ type Stats struct {
 	SharedMisses        int64 `json:"shared_misses,omitempty"`
 	SharedPuts          int64 `json:"shared_puts,omitempty"`
 	SharedInvalidations int64 `json:"shared_invalidations,omitempty"`
+	// Refreshes are the loads (under option D) of cached instances whose
+	// data was valid but older than the refresh interval. A read-mostly
+	// type's WriterInvalidations are the identities its writer's commits
+	// in this process invalidated in its cache (the other servers' arrive
+	// as InvalidationsReceived); see readmostly.go.
+	Refreshes           int64 `json:"refreshes,omitempty"`
+	WriterInvalidations int64 `json:"writer_invalidations,omitempty"`
 	// CacheSize and PoolSize are the sizes at the end: a percentage
 	// resolved against Rows, the type's rows as the container counted
 	// them (counted only when a size is a percentage, 0 otherwise).
@@ -130,6 +137,8 @@ const (
 	sharedPuts
 	sharedInvalidations
 	nearHits
+	refreshes
+	writerInvalidations
 	numCounters
 )
 

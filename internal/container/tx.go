@@ -255,6 +255,9 @@ func (tx *Tx) takeHeld(h *Home, s *shard, key Key, i *Instance) (_ *Instance, fr
 	case i != nil && i.owner == nil:
 		s.idle.remove(i)
 		fresh = h.fresh(i, time.Now) && !tx.bypassesCache(h)
+		if !fresh && h.expired(i) {
+			tx.count(h, refreshes, 1)
+		}
 	case i != nil:
 		// Another transaction owns it: this one gets its own instance and
 		// the database arbitrates (database, optimistic).
@@ -670,6 +673,7 @@ func (tx *Tx) Commit() error {
 	if tx.wrote {
 		tx.announceWrites()
 		tx.finderWrites(true)
+		tx.mirrorWrites(true, false)
 		err = tx.announceToPeers()
 	}
 	if tx.stx != nil {
@@ -681,6 +685,7 @@ func (tx *Tx) Commit() error {
 	}
 	if tx.wrote {
 		tx.finderWrites(false)
+		tx.mirrorWrites(false, err == nil)
 		tx.settleWithPeers(err == nil)
 	}
 	if err != nil {

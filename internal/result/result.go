@@ -364,6 +364,9 @@ type EntitySettings struct {
 	// Coherence is how the type's cache stayed right across app servers;
 	// empty when it needed no mode (none).
 	Coherence string `json:"coherence,omitempty"`
+	// ReadMostly names the read-write type whose commits invalidated this
+	// read-only one (--entity NAME.read-mostly=WRITER); empty: none.
+	ReadMostly string `json:"read_mostly,omitempty"`
 }
 
 // Point is one second of the time series, over the whole run.
@@ -693,7 +696,7 @@ func containerOf(entities []workload.EntityStats) (map[string]EntityStats, []str
 			HitRate: round(e.Stats.HitRate(), 4),
 			Settings: EntitySettings{CommitOption: s.CommitOption.String(), Cache: e.Stats.CacheSize, Pool: e.Stats.PoolSize,
 				CacheSetting: s.Cache.String(), PoolSetting: s.Pool.String(),
-				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency)},
+				Persistence: string(s.Persistence), Concurrency: string(s.Concurrency), ReadMostly: s.ReadMostly},
 		}
 		if s.Coherence.Keeps() {
 			st := out[e.Name]

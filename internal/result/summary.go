@@ -243,6 +243,7 @@ func writeEntities(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "finder cache: %s\n", strings.Join(finders, "; "))
 	}
 	writeCoherence(w, r)
+	writeReadMostly(w, r)
 	var shared []string
 	for _, name := range r.EntityOrder {
 		if e := r.Container[name]; e.SharedHits+e.SharedMisses+e.SharedInvalidations > 0 {
@@ -276,6 +277,28 @@ func writeCoherence(w io.Writer, r *Result) {
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "coherence: %s\n", strings.Join(lines, "; "))
+	}
+}
+
+// writeReadMostly prints a line per read-mostly type: what its cache
+// served, refreshed, and dropped for its writer's commits, and the stale
+// reads its sampled read-backs found; nothing when no type is one.
+func writeReadMostly(w io.Writer, r *Result) {
+	var lines []string
+	for _, name := range r.EntityOrder {
+		e := r.Container[name]
+		if e.Settings.ReadMostly == "" {
+			continue
+		}
+		from := ""
+		if e.InvalidationsReceived > 0 {
+			from = fmt.Sprintf(" (and %d from the other app servers')", e.InvalidationsReceived)
+		}
+		lines = append(lines, fmt.Sprintf("%s through %s: %d cache hits, %d refreshes, %d invalidated by %s's commits%s, stale %d of %d read back",
+			name, e.Settings.ReadMostly, e.CacheHits, e.Refreshes, e.WriterInvalidations, e.Settings.ReadMostly, from, e.StaleReads, e.ReadBacks))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "read-mostly: %s\n", strings.Join(lines, "; "))
 	}
 }
 

@@ -703,6 +703,9 @@ func entitySettings(cfg config.Run, info workload.Info) (map[string]container.Se
 		}
 		out[t.Name] = s
 	}
+	if err := container.CheckReadMostly(info.Entities, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

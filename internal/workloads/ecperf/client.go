@@ -74,6 +74,9 @@ func (c *client) lines() []orderLine {
 		left -= qty
 		out[i] = orderLine{item: 1 + c.rng.Int64N(c.app.pop.Items), qty: max(qty, 1)}
 	}
+	if every := c.app.priceEvery; every > 0 && c.rng.IntN(every) == 0 {
+		out[0].reprice = true
+	}
 	return out
 }
 

@@ -50,7 +50,7 @@ func locking(name, sql string) store.Statement {
 // not need are queued to go with the COMMIT; rows are touched in the same
 // order as the beans touch them, so the same deadlocks arise (or not).
 var directSQL = struct {
-	customer, newCustomer, newOrderCustomer, item, owe, insertOrder, newLine, newLarge,
+	customer, newCustomer, newOrderCustomer, item, reprice, owe, insertOrder, newLine, newLarge,
 	order, line, setLineQty, waitingLarge, setLargeQty, dropLarge, setOrderTotal,
 	dropLine, dropLargeOfOrder, dropOrder, orderRow, orderLines, customerOrders,
 	takeLarge, newWorkOrder, bom, bomByLine, stock, setStock, supplierOf, newPO, newPOLine, newOutbox,
@@ -63,6 +63,7 @@ var directSQL = struct {
 	newOrderCustomer: store.Statement{Name: "d-new-o-customer", SQL: "INSERT INTO o_customer (c_id, c_first, c_last, c_street1, c_street2, c_city, c_state, c_country, c_zip, c_phone, c_contact, c_since) " +
 		"VALUES (?, 'New', 'Customer', '1 Main Street', '', 'Springfield', 'CA', 'USA', '940000000', '5550100', 'Purchasing', ?)"},
 	item:             store.Statement{Name: "d-item", SQL: "SELECT i_price, i_discount FROM o_item WHERE i_id = ?"},
+	reprice:          store.Statement{Name: "d-reprice", SQL: "UPDATE o_item SET i_price = i_price + 1 - 2 * (i_price % 2) WHERE i_id = ?"},
 	owe:              store.Statement{Name: "d-owe", SQL: "UPDATE c_customer SET c_balance = c_balance + ? WHERE c_id = ?"},
 	insertOrder:      store.InsertReturning("d-new-order", "INSERT INTO o_orders (o_c_id, o_ol_cnt, o_discount, o_total, o_status, o_entry_date, o_ship_date) VALUES (?, ?, ?, ?, ?, ?, ?)", "o_id"),
 	newLine:          store.Statement{Name: "d-new-line", SQL: "INSERT INTO o_orderline (ol_o_id, ol_id, ol_i_id, ol_qty, ol_status, ol_ship_date) VALUES (?, ?, ?, ?, ?, ?)"},
@@ -113,7 +114,7 @@ var directSQL = struct {
 
 // directStmts are directSQL prepared, shared by the threads.
 type directStmts struct {
-	customer, newCustomer, newOrderCustomer, item, owe, insertOrder, newLine, newLarge,
+	customer, newCustomer, newOrderCustomer, item, reprice, owe, insertOrder, newLine, newLarge,
 	order, line, setLineQty, waitingLarge, setLargeQty, dropLarge, setOrderTotal,
 	dropLine, dropLargeOfOrder, dropOrder, orderRow, orderLines, customerOrders,
 	takeLarge, newWorkOrder, bom, bomByLine, stock, setStock, supplierOf, newPO, newPOLine, newOutbox,
@@ -128,7 +129,7 @@ func prepareDirect(ctx context.Context, db *store.DB) (*directStmts, error) {
 		st  store.Statement
 	}{
 		{&s.customer, q.customer}, {&s.newCustomer, q.newCustomer}, {&s.newOrderCustomer, q.newOrderCustomer},
-		{&s.item, q.item}, {&s.owe, q.owe}, {&s.insertOrder, q.insertOrder}, {&s.newLine, q.newLine}, {&s.newLarge, q.newLarge},
+		{&s.item, q.item}, {&s.reprice, q.reprice}, {&s.owe, q.owe}, {&s.insertOrder, q.insertOrder}, {&s.newLine, q.newLine}, {&s.newLarge, q.newLarge},
 		{&s.order, q.order}, {&s.line, q.line}, {&s.setLineQty, q.setLineQty}, {&s.waitingLarge, q.waitingLarge},
 		{&s.setLargeQty, q.setLargeQty}, {&s.dropLarge, q.dropLarge}, {&s.setOrderTotal, q.setOrderTotal},
 		{&s.dropLine, q.dropLine}, {&s.dropLargeOfOrder, q.dropLargeOfOrder}, {&s.dropOrder, q.dropOrder},
@@ -209,6 +210,11 @@ func (d *direct) newOrder(ctx context.Context, customer int64, isNew bool, lines
 	id, err := store.InsertID(ctx, tx, d.insertOrder, customer, int64(len(lines)), discount, total, int64(orderOpen), now, now.Add(shipAfter))
 	if err != nil {
 		return 0, directFail(ctx, tx, err, nil)
+	}
+	for _, l := range lines {
+		if l.reprice { // repriced, as the beans do
+			tx.Queue(d.reprice, l.item)
+		}
 	}
 	tx.Queue(d.owe, total, customer)
 	for n, l := range lines {

@@ -54,6 +54,16 @@ var (
 		Fields:  []container.Column{strCol("i_name"), strCol("i_desc"), intCol("i_price"), intCol("i_discount")},
 		Version: "version",
 	}
+	// itemRWType maps o_item again, as the read-write bean of the
+	// read-mostly pattern (Kounev & Buchmann): the kit never changes an
+	// item, so nothing writes through it unless --price-change-every
+	// says so; --entity Item.read-mostly=ItemRW then has its commits
+	// invalidate Item's cached prices (docs/ecperf.md).
+	itemRWType = &container.Type{
+		Name: "ItemRW", Table: "o_item", Key: []container.Column{intCol("i_id")},
+		Fields:  []container.Column{strCol("i_name"), strCol("i_desc"), intCol("i_price"), intCol("i_discount")},
+		Version: "version", Updated: true,
+	}
 	// Manufacturing domain.
 	partType = &container.Type{
 		Name: "Part", Table: "m_parts", Key: []container.Column{intCol("p_id")},
@@ -123,7 +133,7 @@ var (
 	}
 
 	entityTypes = []*container.Type{
-		customerType, orderCustomerType, orderType, orderLineType, itemType,
+		customerType, orderCustomerType, orderType, orderLineType, itemType, itemRWType,
 		partType, bomType, workOrderType, largeOrderType, inventoryType,
 		suppComponentType, purchaseOrderType, poLineType, outboxType,
 	}

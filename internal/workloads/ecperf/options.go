@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/messaging"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	// POSenders are the message-driven beans: at most this many sends
 	// are under way at once, each a database session.
 	POSenders int `yaml:"po-senders" json:"po-senders,omitempty" help:"agents sending POs at once under poller and queue dispatch, each a database session"`
+	// PriceChangeEvery: the occasional updates of the read-mostly
+	// pattern, which the kit has none of (docs/ecperf.md).
+	PriceChangeEvery int `yaml:"price-change-every" json:"price-change-every,omitempty" help:"one NewOrder in N also changes the price of its first item, through the read-write type ItemRW (0: never, the kit's); with --entity Item.read-mostly=ItemRW those commits invalidate the read-only Item's cached prices"`
 }
 
 // PODispatchModes are the values of --po-dispatch.
@@ -74,6 +78,12 @@ func (o Options) Validate(c config.Run) []error {
 	if o.Emulator != "" && !strings.HasPrefix(o.Emulator, "http://") && !strings.HasPrefix(o.Emulator, "https://") {
 		bad("--emulator %q: want http://HOST:PORT (or empty for the in-process emulator)", o.Emulator)
 	}
+	if o.PriceChangeEvery < 0 {
+		bad("--price-change-every %d: must be 0 (no price changes, the kit's) or at least 1", o.PriceChangeEvery)
+	}
+	if err := o.checkPriceChanges(c); err != nil {
+		errs = append(errs, err)
+	}
 	if o.POSenders < 1 {
 		bad("--po-senders %d: must be at least 1", o.POSenders)
 	}
@@ -84,6 +94,31 @@ func (o Options) Validate(c config.Run) []error {
 		bad("--cycle-scale %v: must be in (0, 100] (1 = the kit's cycle times)", o.CycleScale)
 	}
 	return errs
+}
+
+// checkPriceChanges refuses price changes that Item's cache would never
+// see: Item kept under option A (no refresh) and not declared read-mostly
+// of ItemRW, whose commits would then invalidate it.
+func (o Options) checkPriceChanges(c config.Run) error {
+	if o.PriceChangeEvery <= 0 || !c.Persistence.Container() {
+		return nil
+	}
+	opt, readMostly := c.CommitOption, false
+	for _, e := range c.Entity {
+		if e.Type != itemType.Name {
+			continue
+		}
+		switch k, v, _ := strings.Cut(strings.TrimPrefix(e.String(), e.Type+"."), "="); k {
+		case "commit-option":
+			opt = container.CommitOption(v[0])
+		case "read-mostly":
+			readMostly = v == itemRWType.Name
+		}
+	}
+	if opt == container.OptionA && !readMostly {
+		return fmt.Errorf("--price-change-every %d: Item is cached under option A, which would serve the old prices for ever; declare --entity Item.read-mostly=ItemRW (its commits then invalidate Item), or cache Item under B, C or D", o.PriceChangeEvery)
+	}
+	return nil
 }
 
 // scaleFlag is the flag that set the scale: --ir, or --scale.
@@ -128,7 +163,11 @@ func loopback(host string) bool {
 }
 
 func (o Options) Setup(c config.Run) string {
-	return fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), o.PODispatch, o.CycleScale)
+	s := fmt.Sprintf("Ir %d, PO dispatch %s, cycle scale %g", max(c.Scale, 1), o.PODispatch, o.CycleScale)
+	if o.PriceChangeEvery > 0 {
+		s += fmt.Sprintf(", a price change in 1 of %d NewOrders", o.PriceChangeEvery)
+	}
+	return s
 }
 
 func (o Options) Footprint(c config.Run) workload.Footprint {

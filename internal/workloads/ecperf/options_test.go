@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/config"
+	"github.com/tierbench/tierbench/internal/container"
 )
 
 // Each of ECperf's options is checked by its Validate, the refusal naming
@@ -31,6 +32,7 @@ func TestOptionsValidateNamesFlagAndAllowedValues(t *testing.T) {
 		{"receiver loopback, emulator remote", func(o *Options) { o.Emulator = "http://emu-host:8099" }, []string{`--receiver "127.0.0.1:0" is reachable only from this host`, "emu-host can reach"}},
 		{"lead time unit", func(o *Options) { o.LeadTimeUnit = -1 }, []string{"--lead-time-unit", "must not be negative"}},
 		{"cycle scale", func(o *Options) { o.CycleScale = 0 }, []string{"--cycle-scale 0", "(0, 100]"}},
+		{"price changes", func(o *Options) { o.PriceChangeEvery = -1 }, []string{"--price-change-every -1", "at least 1"}},
 	} {
 		o := DefaultOptions
 		tc.change(&o)
@@ -66,5 +68,41 @@ func TestOptionsValidateNamesFlagAndAllowedValues(t *testing.T) {
 	o.Resolve(&c)
 	if c.Scale != 3 || o.Setup(c) != "Ir 3, PO dispatch sync, cycle scale 1" {
 		t.Errorf("--ir 3: scale %d, setup %q", c.Scale, o.Setup(c))
+	}
+}
+
+// Price changes that Item's cache would never see are refused: Item
+// under option A without the read-mostly link. With the link, or under
+// B, C or D (stale at most the refresh interval), they run.
+func TestPriceChangesNeedItemToSeeThem(t *testing.T) {
+	o := DefaultOptions
+	o.PriceChangeEvery = 5
+	for _, tc := range []struct {
+		opt    container.CommitOption
+		entity []string
+		ok     bool
+	}{
+		{container.OptionC, nil, true},
+		{container.OptionD, nil, true},
+		{container.OptionA, nil, false},
+		{container.OptionC, []string{"Item.commit-option=A"}, false},
+		{container.OptionA, []string{"Item.read-mostly=ItemRW"}, true},
+		{container.OptionA, []string{"Item.commit-option=C"}, true},
+	} {
+		c := config.New("ecperf", New().Info().Defaults)
+		c.CommitOption = tc.opt
+		for _, e := range tc.entity {
+			s, err := container.ParseSetting(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Entity = append(c.Entity, s)
+		}
+		errs := o.Validate(c)
+		if ok := len(errs) == 0; ok != tc.ok {
+			t.Errorf("option %s, %v: %v; want accepted %v", tc.opt, tc.entity, errs, tc.ok)
+		} else if !ok && !strings.Contains(errs[0].Error(), "--entity Item.read-mostly=ItemRW") {
+			t.Errorf("option %s, %v: %q does not name the declaration", tc.opt, tc.entity, errs[0])
+		}
 	}
 }

@@ -58,11 +58,19 @@ func fail(tx *container.Tx, err, notFound error) error {
 	return err
 }
 
-// orderLine is a line a client asks for.
+// orderLine is a line a client asks for. reprice: the corporate domain
+// changes the line's item's price in the same transaction, after the
+// order has read it (--price-change-every).
 type orderLine struct {
-	item int64
-	qty  int64
+	item    int64
+	qty     int64
+	reprice bool
 }
+
+// repriced is an item's price after a price change: its last unit
+// toggled, so that every change changes it and prices stay where the
+// population put them, within one.
+func repriced(price int64) int64 { return price ^ 1 }
 
 // newOrder is the customer domain's NewOrder: a new customer is created
 // first (corporate domain); the corporate domain checks credit and gives
@@ -90,6 +98,17 @@ func (b *bean) newOrder(ctx context.Context, customer int64, isNew bool, lines [
 			return 0, fail(tx, err, nil)
 		}
 		total += item.Int(iPrice) * l.qty * (100 - item.Int(iDiscount)) / 100
+	}
+	for _, l := range lines {
+		if !l.reprice {
+			continue
+		}
+		// Written through the read-write bean: Item is the read-only one.
+		rw, err := tx.Find(a.itemRW, container.Key{A: l.item})
+		if err != nil {
+			return 0, fail(tx, err, nil)
+		}
+		rw.SetInt(iPrice, repriced(rw.Int(iPrice)))
 	}
 	discount := a.discountOf(c.Int(cYTDPayment), c.Time(cSince), isNew, now)
 	total = total * (100 - discount) / 100

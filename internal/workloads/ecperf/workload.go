@@ -184,8 +184,11 @@ type app struct {
 	stopOnce sync.Once
 	stopErr  error
 
-	customer, orderCustomer, order, orderLine, item, part, bom, workOrder, largeOrder,
+	customer, orderCustomer, order, orderLine, item, itemRW, part, bom, workOrder, largeOrder,
 	inventory, suppComponent, purchaseOrder, poLine, outbox *container.Home
+	// priceEvery: one NewOrder in priceEvery changes an item's price
+	// (--price-change-every; 0: none).
+	priceEvery int
 }
 
 var (
@@ -200,7 +203,7 @@ var (
 // --po-dispatch.
 func (Workload) Start(ctx context.Context, db *store.DB, p workload.RunParams) (workload.Run, error) {
 	cfg := optionsOf(p.Options)
-	a := &app{ir: max(p.Scale, 1), pop: populationAt(max(p.Scale, 1)), scale: cfg.CycleScale, unsorted: cfg.UnsortedAccess}
+	a := &app{ir: max(p.Scale, 1), pop: populationAt(max(p.Scale, 1)), scale: cfg.CycleScale, unsorted: cfg.UnsortedAccess, priceEvery: cfg.PriceChangeEvery}
 	if a.scale <= 0 {
 		a.scale = 1
 	}
@@ -246,6 +249,7 @@ func (a *app) domainsOf(ctx context.Context, db *store.DB, p workload.RunParams)
 	}
 	home := func(t *container.Type) *container.Home { return a.ctr.Home(t.Name) }
 	a.customer, a.orderCustomer, a.order, a.orderLine, a.item = home(customerType), home(orderCustomerType), home(orderType), home(orderLineType), home(itemType)
+	a.itemRW = home(itemRWType)
 	a.part, a.bom, a.workOrder, a.largeOrder, a.inventory = home(partType), home(bomType), home(workOrderType), home(largeOrderType), home(inventoryType)
 	a.suppComponent, a.purchaseOrder, a.poLine, a.outbox = home(suppComponentType), home(purchaseOrderType), home(poLineType), home(outboxType)
 	return func(thread int) domains { return &bean{app: a, thread: thread} }, nil
