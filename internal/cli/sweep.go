@@ -36,7 +36,10 @@ and starts a fresh container. Results go to a directory: a result file per run, 
 experiment a CSV file and a table (also printed).
 
 Run flags given here override the file's base for every point (an experiment's own
-settings and axes still win), e.g. --db to run a paper's experiments on another database.`,
+settings and axes still win), e.g. --db to run a paper's experiments on another database.
+
+A point with placement: hosts (root) runs in a child process on hosts of its own, made
+before the point and removed after it (docs/hosts.md).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("name one sweep FILE.yaml (e.g. experiments/brebner-ran.yaml)")
