@@ -16,7 +16,11 @@ with open(stat) as f:
         if row["rx_bytes"] and row["tx_bytes"]:
             samples.setdefault(row["namespace"], []).append((int(row["time"]), int(row["rx_bytes"]), int(row["tx_bytes"])))
 
-def at(series, t):
+def first_from(series, t):
+    """The first sample at or after t."""
+    return next((s for s in series if s[0] >= t), None)
+
+def last_until(series, t):
     """The last sample at or before t."""
     best = None
     for s in series:
@@ -40,7 +44,7 @@ for path in sorted(glob.glob(os.path.join(sweep, "*", "*.json"))):
         s = samples.get(h["namespace"], [])
         # Samples of this run only: the namespace names repeat from point to point.
         s = [x for x in s if t0 - 2 <= x[0] <= t1 + 2]
-        a, b = at(s, t0), at(s, t1)
+        a, b = first_from(s, t0), last_until(s, t1)
         if not a or not b or b[0] <= a[0]:
             continue
         ops = sum(x["ops"] for x in ts if a[0] - began < x["t_s"] <= b[0] - began)
