@@ -30,13 +30,21 @@ experiments:
       link: [100mbit, "100mbit,1ms"]
 `
 
-func writeHostsSweep(t *testing.T) string {
+// startHostsSweep starts hostsSweep with env once the machine can make
+// hosts (long test: why says why); it returns the sweep, the links here
+// before it and its results' directory.
+func startHostsSweep(t *testing.T, why string, env []string) (run *testsvc.Proc, links []string, dir string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hosts.yaml")
-	if err := os.WriteFile(path, []byte(hostsSweep), 0o644); err != nil {
+	testsvc.SkipUnlessLong(t, why)
+	hostsAvailable(t)
+	bin := testsvc.Binary(t)
+	links = rootLinks(t)
+	file := filepath.Join(t.TempDir(), "hosts.yaml")
+	if err := os.WriteFile(file, []byte(hostsSweep), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	dir = filepath.Join(t.TempDir(), "out")
+	return testsvc.StartEnv(t, env, bin, "sweep", file, "--out-dir", dir), links, dir
 }
 
 // A sweep runs its points of --placement hosts each on hosts of its own:
@@ -47,12 +55,7 @@ func writeHostsSweep(t *testing.T) string {
 // is left behind.
 func TestSweepOnHosts(t *testing.T) {
 	t.Parallel()
-	testsvc.SkipUnlessLong(t, "two runs on hosts of their own, about 40 s")
-	hostsAvailable(t)
-	bin := testsvc.Binary(t)
-	links := rootLinks(t)
-	dir := filepath.Join(t.TempDir(), "out")
-	run := testsvc.Start(t, bin, "sweep", writeHostsSweep(t), "--out-dir", dir)
+	run, links, dir := startHostsSweep(t, "two runs on hosts of their own, about 40 s (4 min under load)", nil)
 	code, err := run.Wait(6 * time.Minute)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v): %s%s", code, err, run.Stdout(), run.Stderr())
@@ -98,12 +101,7 @@ func TestSweepOnHosts(t *testing.T) {
 // namespace, link or tier behind.
 func TestSweepOnHostsInterrupted(t *testing.T) {
 	t.Parallel()
-	testsvc.SkipUnlessLong(t, "a run on hosts interrupted, about 20 s")
-	hostsAvailable(t)
-	bin := testsvc.Binary(t)
-	links := rootLinks(t)
-	dir := filepath.Join(t.TempDir(), "out")
-	run := testsvc.StartEnv(t, []string{failpoint.Env + "=run=pause"}, bin, "sweep", writeHostsSweep(t), "--out-dir", dir)
+	run, links, dir := startHostsSweep(t, "a run on hosts interrupted, about 20 s (2 min under load)", []string{failpoint.Env + "=run=pause"})
 	if err := run.WaitFor("failpoint run: paused", 4*time.Minute); err != nil {
 		t.Fatalf("%v: %s", err, run.Stderr())
 	}
