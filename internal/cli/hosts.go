@@ -35,6 +35,15 @@ func hostsPlan(cfg config.Run) (*hosts.Plan, error) {
 // superviseHosts makes cfg's hosts, runs the command again on the
 // driver's host and removes the hosts when it ends.
 func superviseHosts(ctx context.Context, env *Env, r *runner.Runner, cfg config.Run) error {
+	return onHosts(ctx, env, r, cfg, env.Args)
+}
+
+// onHosts makes cfg's hosts, runs this executable with args on the
+// driver's host with their plan, passes each interrupt on, waits, and
+// removes the hosts on every path: when it returns, none is left (or the
+// error says which could not be removed). The error carries the exit code
+// of the command on the driver's host.
+func onHosts(ctx context.Context, env *Env, r *runner.Runner, cfg config.Run, args []string) (err error) {
 	roles, err := r.HostRoles(cfg)
 	if err != nil {
 		return err
@@ -54,13 +63,17 @@ func superviseHosts(ctx context.Context, env *Env, r *runner.Runner, cfg config.
 		return infra(err)
 	}
 	defer func() {
-		if err := plan.Down(); err != nil {
-			fmt.Fprintf(env.Stderr, "tierbench: --placement hosts: removing the hosts: %v\n", err)
+		if derr := plan.Down(); derr != nil {
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "tierbench: --placement hosts: removing the hosts: %v\n", derr)
+				return
+			}
+			err = infra(fmt.Errorf("--placement hosts: removing the hosts: %w", derr))
 		}
 	}()
 	fmt.Fprintf(env.Stderr, "placement hosts: %d hosts on %s (network namespaces %s…), the driver's host runs this command again\n",
 		len(plan.Hosts), plan.Subnet, plan.Switch[:len(plan.Switch)-len("switch")])
-	argv := plan.Exec(hosts.Driver, append([]string{exe}, env.Args...)...)
+	argv := plan.Exec(hosts.Driver, append([]string{exe}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), plan.Env())
 	cmd.Stdout, cmd.Stderr = env.Stdout, env.Stderr

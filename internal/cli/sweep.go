@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,8 @@ func newSweepCmd(env *Env, r *runner.Runner) *cobra.Command {
 	var dir string
 	var repetitions int
 	var only []string
+	var point int
+	var pointOut string
 	cmd := &cobra.Command{
 		Use:   "sweep FILE.yaml",
 		Short: "Run a grid of configurations, one fresh container and database per point",
@@ -33,7 +36,10 @@ and starts a fresh container. Results go to a directory: a result file per run, 
 experiment a CSV file and a table (also printed).
 
 Run flags given here override the file's base for every point (an experiment's own
-settings and axes still win), e.g. --db to run a paper's experiments on another database.`,
+settings and axes still win), e.g. --db to run a paper's experiments on another database.
+
+A point with placement: hosts (root) runs in a child process on hosts of its own, made
+before the point and removed after it (docs/hosts.md).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("name one sweep FILE.yaml (e.g. experiments/brebner-ran.yaml)")
@@ -60,7 +66,7 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 			}
 			var set []string
 			f.fs.Visit(func(fl *pflag.Flag) {
-				if fl.Name != "out-dir" && fl.Name != "repetitions" && fl.Name != "experiment" {
+				if !slices.Contains([]string{"out-dir", "repetitions", "experiment", runPointFlag, runPointOutFlag}, fl.Name) {
 					set = append(set, fl.Name)
 				}
 			})
@@ -81,6 +87,12 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 				if err := r.Validate(p.Config); err != nil {
 					return config.Usage(fmt.Errorf("%s %s: %w", p.Experiment.Name, p.Label(), err))
 				}
+			}
+			if point != 0 || pointOut != "" {
+				return runOnePoint(cmd.Context(), r, points, point, pointOut)
+			}
+			if err := checkHosts(points); err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("repetitions") {
 				file.Repetitions = repetitions
@@ -115,7 +127,7 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 				fmt.Fprintf(out, "  [%d/%d] %s %s (run %d): %.1f %s, %s\n", n, total, p.Experiment.Name, p.Label(), rep,
 					res.Summary.Metric.Value, res.Summary.Metric.Name, res.Verdict())
 			}
-			outcomes, runErr := sweep.Execute(cmd.Context(), r, points, file.Repetitions, dir, done)
+			outcomes, runErr := sweep.Execute(cmd.Context(), &sweepRunner{env: env, r: r}, points, file.Repetitions, dir, done)
 			fmt.Fprintln(out)
 			if err := sweep.Report(out, dir, outcomes); err != nil {
 				return infra(err)
@@ -144,6 +156,10 @@ settings and axes still win), e.g. --db to run a paper's experiments on another 
 	cmd.Flags().StringVar(&dir, "out-dir", "", "directory for the results (default results/sweep-NAME-TIME)")
 	cmd.Flags().IntVar(&repetitions, "repetitions", 0, "runs per point, overriding the file's repetitions")
 	cmd.Flags().StringArrayVar(&only, "experiment", nil, "run only this experiment (repeatable)")
+	cmd.Flags().IntVar(&point, runPointFlag, 0, "run only this point (1-based), on the hosts the sweep made (the sweep's own)")
+	cmd.Flags().StringVar(&pointOut, runPointOutFlag, "", "the result file of --run-point (the sweep's own)")
+	cmd.Flags().MarkHidden(runPointFlag)
+	cmd.Flags().MarkHidden(runPointOutFlag)
 	return cmd
 }
 

@@ -63,7 +63,7 @@ func (r *Runner) place(ctx context.Context, cfg *config.Run) (*placed, error) {
 // command line made (Runner.Hosts) and points cfg at it.
 func (r *Runner) placeHosts(ctx context.Context, cfg *config.Run, plan placement.Plan) (*placed, error) {
 	if r.Hosts == nil {
-		return nil, config.Usage(errors.New("--placement hosts belongs to tierbench run, which makes the hosts and runs again on the driver's; a sweep cannot place its points on hosts yet: run each point with tierbench run"))
+		return nil, config.Usage(errors.New("--placement hosts needs its hosts made by the command line (tierbench run, tierbench sweep), which runs the run again on the driver's host"))
 	}
 	h := newHosted(r.Hosts)
 	srv, dsn, err := h.startDB(ctx, plan.DB, cfg.PGSettings)

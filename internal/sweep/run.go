@@ -18,6 +18,15 @@ type Runner interface {
 	Run(ctx context.Context, cfg config.Run) (*result.Result, error)
 }
 
+// PointRunner is a Runner that is told which point it runs: the command
+// line's, which runs a point of --placement hosts in a child process on
+// the point's own hosts, and names the point to the child by its index
+// in points (the child expands the same sweep file). Execute finds it by
+// type assertion.
+type PointRunner interface {
+	RunPoint(ctx context.Context, index int, cfg config.Run) (*result.Result, error)
+}
+
 // Outcome is a point's runs.
 type Outcome struct {
 	Point Point
@@ -54,7 +63,13 @@ func Execute(ctx context.Context, r Runner, points []Point, repetitions int, dir
 		for i, p := range points {
 			cfg := p.Config
 			cfg.Out, cfg.Quiet = "", true
-			res, err := r.Run(ctx, cfg)
+			var res *result.Result
+			var err error
+			if pr, ok := r.(PointRunner); ok {
+				res, err = pr.RunPoint(ctx, i, cfg)
+			} else {
+				res, err = r.Run(ctx, cfg)
+			}
 			if err != nil {
 				return ran(), fmt.Errorf("%s %s: %w", p.Experiment.Name, p.Label(), err)
 			}
