@@ -180,6 +180,7 @@ func New(workload string, d Defaults) Run {
 		RefreshInterval: Duration(10 * time.Second),
 		LockTimeout:     Duration(time.Second),
 		Dispatch:        container.Generated,
+		LockGranularity: store.EngineLocks,
 	}
 }
 
