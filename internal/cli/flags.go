@@ -55,6 +55,7 @@ func addDatabaseFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.Var((*replicasFlag)(&v.Replicas), "replica", "a read replica of the PostgreSQL primary --db names (a hot standby), postgres://USER@HOST:PORT/DB, repeatable: read-only transactions go to the replicas in turn (deploy/local/pg-replicas starts a primary and two)")
 	fs.StringVar((*string)(&v.ReplicaReads), "replica-reads", "", "what a read on a replica does about its client's own last write: "+store.ReplicaReadModes+" (default eventual; needs --replica)")
 	fs.Var(&v.Isolation, "isolation", "transaction isolation: "+store.IsolationLevels+" (default read-committed; SQLite is always serializable)")
+	fs.Var(&v.LockGranularity, "lock-granularity", "what every transaction locks: engine (the engine's own locks: rows on InnoDB and PostgreSQL, the database on SQLite) or table (every table of the database, WRITE, from the transaction's start to its end: MariaDB/MySQL's LOCK TABLES, as the seeds' coarse locks; a single MariaDB or MySQL server only) (default engine)")
 }
 
 // addConnectionFlags binds what load and run share: the file, the

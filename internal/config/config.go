@@ -47,6 +47,10 @@ type Run struct {
 	MaxErrorRate Percent               `yaml:"max-error-rate" json:"max-error-rate"`
 	Persistence  container.Persistence `yaml:"persistence" json:"persistence"`
 	Isolation    store.Isolation       `yaml:"isolation" json:"isolation"`
+	// LockGranularity is what every transaction locks: the engine's own
+	// locks (empty or engine), or every table of the database (table:
+	// MariaDB/MySQL's LOCK TABLES, decision 0040).
+	LockGranularity store.LockGranularity `yaml:"lock-granularity" json:"lock-granularity,omitempty"`
 	// The entity container's settings for every type; Entity overrides
 	// them per type as NAME.key=value.
 	CommitOption container.CommitOption `yaml:"commit-option" json:"commit-option"`
@@ -176,6 +180,7 @@ func New(workload string, d Defaults) Run {
 		RefreshInterval: Duration(10 * time.Second),
 		LockTimeout:     Duration(time.Second),
 		Dispatch:        container.Generated,
+		LockGranularity: store.EngineLocks,
 	}
 }
 
@@ -379,8 +384,26 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	if err := r.validatePlacement(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, r.validateTableLocks()...)
 	errs = append(errs, r.validateCluster()...)
 	errs = append(errs, r.validateReplicas()...)
+	return errs
+}
+
+// validateTableLocks: only a single MariaDB or MySQL server locks tables
+// (LOCK TABLES), and only statements that name each table by its own name
+// run under them.
+func (r *Run) validateTableLocks() []error {
+	if r.LockGranularity != store.TableLocks {
+		return nil
+	}
+	var errs []error
+	if r.DB.Dialect != store.MySQL || len(r.DB.Hosts()) > 1 {
+		errs = append(errs, fmt.Errorf("--lock-granularity table: only a single MariaDB or MySQL server locks tables (LOCK TABLES); --db is %s (engine locks are the only ones there)", r.DB))
+	}
+	if r.Persistence == container.Direct {
+		errs = append(errs, fmt.Errorf("--lock-granularity table with --persistence direct: the direct SQL names tables by aliases, which LOCK TABLES would have to lock one by one; use cmp, bmp or bmp-checked"))
+	}
 	return errs
 }
 

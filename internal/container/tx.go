@@ -129,9 +129,10 @@ func (c *Container) begin(ctx context.Context, thread int, readOnly bool) (*Tx, 
 	if readOnly && c.replicas {
 		tx.sess = c.db.ReadOnly(ctx, thread)
 	}
-	if !readOnly && c.db.SingleWriter() {
-		// Take the database's writer lock before any of the container's:
-		// the other order lets two transactions deadlock across the two.
+	if !readOnly && (c.db.SingleWriter() || c.db.TableLocks()) {
+		// Take the database's writer lock (or its tables' locks) before
+		// any of the container's: the other order lets two transactions
+		// deadlock across the two.
 		err := tx.storeTx()
 		if err == nil {
 			err = tx.stx.Start(ctx)

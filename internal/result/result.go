@@ -93,11 +93,15 @@ type Environment struct {
 	DB        string `json:"db"`
 	Target    string `json:"target,omitempty"`
 	Isolation string `json:"isolation"`
-	Go        string `json:"go"`
-	CPUs      int    `json:"cpus"`
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	Host      string `json:"host"`
+	// LockGranularity is "table" when every transaction locked the
+	// database's tables (--lock-granularity table); empty, the engine's
+	// own locks.
+	LockGranularity string `json:"lock_granularity,omitempty"`
+	Go              string `json:"go"`
+	CPUs            int    `json:"cpus"`
+	OS              string `json:"os"`
+	Arch            string `json:"arch"`
+	Host            string `json:"host"`
 	// Modules are the versions of the database drivers and libraries
 	// compiled in.
 	Modules map[string]string `json:"modules,omitempty"`

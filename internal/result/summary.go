@@ -61,7 +61,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "%s · site %s · %s, %s · seed %d\n\n", r.Workload, t, terminals(r), load, r.Seed)
 	} else {
 		fmt.Fprintf(w, "%s · %s · %s · %s, %d server threads, %s · persistence %s · seed %d\n\n",
-			r.Workload, database(r.Environment), r.Environment.Isolation, terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
+			r.Workload, database(r.Environment), isolation(r.Environment), terminals(r), c.ServerThreads, load, c.Persistence, r.Seed)
 	}
 
 	queued := false
@@ -462,4 +462,13 @@ func writePartners(w io.Writer, ps []Partner) {
 		}
 	}
 	fmt.Fprintf(w, "partners: %s\n", strings.Join(parts, ", "))
+}
+
+// isolation is the run's isolation level, and its lock granularity when
+// not the engine's own.
+func isolation(e Environment) string {
+	if e.LockGranularity != "" {
+		return e.Isolation + ", " + e.LockGranularity + " locks"
+	}
+	return e.Isolation
 }

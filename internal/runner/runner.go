@@ -826,8 +826,9 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 	db, err := r.Backends.Open(ctx, cfg.DB, store.Options{
 		// One connection per server thread: the middle tier never runs
 		// more transactions at once than it has threads.
-		Threads:   pool,
-		Isolation: iso,
+		Threads:    pool,
+		Isolation:  iso,
+		TableLocks: cfg.LockGranularity == store.TableLocks,
 	})
 	if errors.As(err, &ue) {
 		return nil, config.Usage(ue.Err)
@@ -891,6 +892,9 @@ func environment(db *store.DB, target string) result.Environment {
 	}
 	if db != nil {
 		env.DB, env.Isolation = db.Version(), string(db.Isolation())
+		if db.TableLocks() {
+			env.LockGranularity = string(db.LockGranularity())
+		}
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		env.Modules = make(map[string]string)

@@ -304,6 +304,9 @@ func TierArgs(cfg config.Run) []string {
 	if cfg.Dispatch != "" {
 		args = append(args, "--dispatch", cfg.Dispatch.String())
 	}
+	if cfg.LockGranularity == store.TableLocks {
+		args = append(args, "--lock-granularity", cfg.LockGranularity.String())
+	}
 	if cfg.Persistence.Container() {
 		for _, kv := range []struct {
 			flag  string

@@ -143,6 +143,11 @@ type Options struct {
 	// for shared work.
 	Threads   int
 	Isolation Isolation
+	// TableLocks: every transaction locks all of the database's tables
+	// before its first statement and holds them to its end (LOCK TABLES;
+	// decision 0040). Only the MySQL backend has it; Open refuses it
+	// elsewhere.
+	TableLocks bool
 }
 
 // OpenFunc opens a backend for a parsed DSN.
@@ -187,6 +192,9 @@ func (b *Backends) Open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 	if opts.Isolation == "" {
 		opts.Isolation = ReadCommitted
 	}
+	if opts.TableLocks && (d.Dialect != MySQL || len(d.Hosts()) > 1) {
+		return nil, &UsageError{Err: fmt.Errorf("--lock-granularity table: only a single MariaDB or MySQL server locks tables (LOCK TABLES); --db %s is not one", d)}
+	}
 	be, err := open(ctx, d, opts)
 	if err != nil {
 		return nil, err
@@ -196,7 +204,7 @@ func (b *Backends) Open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 		be.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, d, err)
 	}
-	db := &DB{backend: be, dsn: d, version: version}
+	db := &DB{backend: be, dsn: d, version: version, tableLocks: opts.TableLocks}
 	db.shared = newSession(be.Shared(), db, &db.stats)
 	db.threads = make([]*Session, opts.Threads)
 	db.threadStats = make([]counters, opts.Threads)

@@ -22,6 +22,9 @@ type DB struct {
 	// replicaOf, on a replica's own DB, is the replica it is.
 	replicas  *replicaSet
 	replicaOf *replica
+	// tableLocks: every transaction locks the database's tables
+	// (Options.TableLocks).
+	tableLocks bool
 }
 
 // Dialect of the database.
@@ -61,6 +64,20 @@ func (db *DB) Thread(i int) *Session {
 // transactions should then Start them first, so that the database's writer
 // lock always comes before its own and the two cannot deadlock.
 func (db *DB) SingleWriter() bool { return db.dsn.Dialect == SQLite }
+
+// TableLocks reports whether every transaction locks all of the
+// database's tables at its start (Options.TableLocks): as with
+// SingleWriter, a caller that takes its own locks should Start a writing
+// transaction first.
+func (db *DB) TableLocks() bool { return db.tableLocks }
+
+// LockGranularity is what the database's transactions lock.
+func (db *DB) LockGranularity() LockGranularity {
+	if db.tableLocks {
+		return TableLocks
+	}
+	return EngineLocks
+}
 
 // Threads is the number of thread sessions.
 func (db *DB) Threads() int { return len(db.threads) }

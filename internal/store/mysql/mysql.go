@@ -31,6 +31,9 @@ type Backend struct {
 	// its own, lockDB; they close last.
 	lockConn *sql.Conn
 	lockDB   *sql.DB
+	// tables, under Options.TableLocks, is what every transaction locks
+	// (tablelocks.go); nil otherwise.
+	tables *tableList
 }
 
 var _ store.Backend = (*Backend)(nil)
@@ -58,7 +61,11 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	// checks, statements prepared mid-run) that a busy thread cannot block.
 	db.SetMaxOpenConns(opts.Threads + 1)
 	db.SetMaxIdleConns(opts.Threads + 1)
-	return &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt}, isolation: opts.Isolation, connector: connector}, nil
+	b := &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt}, isolation: opts.Isolation, connector: connector}
+	if opts.TableLocks {
+		b.tables = &tableList{}
+	}
+	return b, nil
 }
 
 // commitInDoubt reports whether an error of COMMIT leaves its outcome
@@ -139,8 +146,6 @@ func (c isolatingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 func (b *Backend) Dialect() store.Dialect     { return store.MySQL }
-func (b *Backend) Shared() store.Executor     { return b.DB }
-func (b *Backend) Thread(int) store.Executor  { return b.DB }
 func (b *Backend) Isolation() store.Isolation { return b.isolation }
 
 func (b *Backend) Close() error {

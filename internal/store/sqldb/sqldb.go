@@ -173,6 +173,10 @@ type Tx struct {
 	inDoubt func(error) bool
 }
 
+// Begun is a Tx of t, a transaction a backend began itself (on a
+// connection it holds, say); inDoubt as DB.CommitInDoubt.
+func Begun(t *sql.Tx, inDoubt func(error) bool) *Tx { return &Tx{T: t, inDoubt: inDoubt} }
+
 // Start begins the transaction if it has not begun.
 func (t *Tx) Start(ctx context.Context) error {
 	if t.T != nil {
