@@ -334,6 +334,13 @@ type Counts struct {
 	// announcements: fewer messages than commits when commits came
 	// while one waited for its replies (group commit).
 	AnnounceMessages, AnnouncedCommits int64
+	// ExposedWaits are the committed announcements whose replies were
+	// still to come when the database commit was done (Await), and
+	// Exposed the time their commits waited for them: the part of the
+	// round trip the database commit did not hide. LostAnnouncements
+	// could not be sent after the database had committed.
+	ExposedWaits, LostAnnouncements int64
+	Exposed                         time.Duration
 }
 
 // Counts of the bus so far.
@@ -341,7 +348,8 @@ func (b *Bus) Counts() Counts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load(),
-		AnnounceMessages: b.announceMessages.Load(), AnnouncedCommits: b.announcedCommits.Load()}
+		AnnounceMessages: b.announceMessages.Load(), AnnouncedCommits: b.announcedCommits.Load(),
+		ExposedWaits: b.exposedWaits.Load(), Exposed: time.Duration(b.exposedNanos.Load()), LostAnnouncements: b.lostAnnouncements.Load()}
 	for name, p := range b.peers {
 		if p.member && !p.gone {
 			c.Members = append(c.Members, name)
