@@ -126,6 +126,11 @@ type Bus struct {
 	// dropping: the test switch that turns invalidation off: messages
 	// are received, numbered and acknowledged, but not applied.
 	dropping atomic.Bool
+	// noDoubt: the test switch that turns the in-doubt state off: an
+	// announcement's identities and finder entries are dropped but not
+	// marked, so what this server reads of them before the writer's
+	// database commit is visible is kept (see decision 0034).
+	noDoubt atomic.Bool
 	// Counts of the protocol's events.
 	selfFences, peersFenced, gaps atomic.Int64
 	// announceMessages carried announcedCommits (group commit).

@@ -188,7 +188,12 @@ func (b *Bus) receive(msg *nats.Msg) {
 	switch m.Kind {
 	case kindAnnounce:
 		for _, w := range m.Writes {
-			if apply {
+			switch {
+			case !apply:
+			case b.noDoubt.Load():
+				// The test switch: dropped, and not held in doubt.
+				b.invalidateLocked(&container.Writes{Phase: container.Settle, Items: w.Items}, func(int) bool { return false })
+			default:
 				p.announced[w.Announced] = w
 				b.invalidateLocked(w, nil)
 			}
