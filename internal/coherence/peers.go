@@ -35,6 +35,7 @@ func (b *Bus) expect(seq uint64, writes []*container.Writes) *wait {
 	}
 	b.mu.Unlock()
 	if len(w.need) == 0 {
+		w.ended = time.Now()
 		close(w.done)
 		return w
 	}
@@ -63,7 +64,7 @@ func (b *Bus) complete(w *wait, fenced bool) (silent []string, ok bool) {
 	}
 	delete(b.waits, w.seq)
 	w.timer.Stop()
-	w.fenced = fenced
+	w.fenced, w.ended = fenced, time.Now()
 	close(w.done)
 	return slices.Collect(maps.Keys(w.need)), true
 }
