@@ -29,7 +29,13 @@ func TestAnnouncementsAreGroupCommitted(t *testing.T) {
 	}
 	peer.mu.Lock() // the peer hears nothing until released
 	done := make(chan error, commits)
-	announce := func(w *container.Writes) { done <- pub.Publish(context.Background(), w) }
+	announce := func(w *container.Writes) {
+		err := pub.Publish(context.Background(), w)
+		if err == nil {
+			pub.Await(w, true) // as a commit does once the database has committed
+		}
+		done <- err
+	}
 	go announce(writes[0])
 	waitFor(t, "the first announcement is in flight", func() bool {
 		pub.pub.Lock()

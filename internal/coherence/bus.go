@@ -103,6 +103,9 @@ type Bus struct {
 	// meanwhile, to go out together once it has them.
 	inFlight bool
 	queued   *batch
+	// pending are the synchronous announcements published and not yet
+	// awaited, by announcement number (see Await).
+	pending map[uint64]pending
 
 	// wmu guards waits, apart from mu, so that a reply is taken while
 	// the receiving goroutine applies a peer's writes.
@@ -123,10 +126,20 @@ type Bus struct {
 	// dropping: the test switch that turns invalidation off: messages
 	// are received, numbered and acknowledged, but not applied.
 	dropping atomic.Bool
+	// noDoubt: the test switch that turns the in-doubt state off: an
+	// announcement's identities and finder entries are dropped but not
+	// marked, so what this server reads of them before the writer's
+	// database commit is visible is kept (see decision 0034).
+	noDoubt atomic.Bool
 	// Counts of the protocol's events.
 	selfFences, peersFenced, gaps atomic.Int64
 	// announceMessages carried announcedCommits (group commit).
 	announceMessages, announcedCommits atomic.Int64
+	// exposedWaits: awaits (after the database commit) that found the
+	// replies still to come, and waited exposedNanos in all for them;
+	// lostAnnouncements: announcements that could not be sent after the
+	// database had committed.
+	exposedWaits, exposedNanos, lostAnnouncements atomic.Int64
 }
 
 // peer is what this server knows of another.
@@ -160,6 +173,8 @@ type wait struct {
 	// fence adds to.
 	types  []string
 	fenced bool
+	// ended: when it was done (the last reply), set before done closes.
+	ended time.Time
 }
 
 // batch is announcements going out together in one message: the
@@ -171,8 +186,8 @@ type batch struct {
 	sent chan struct{}
 	wt   *wait
 	err  error
-	// waiting: the commits still waiting for its replies (guarded by
-	// the bus's pub); when none is left, nobody waits for them.
+	// waiting: the commits that have not let go of it (guarded by the
+	// bus's pub); when none is left, nobody waits for its replies.
 	waiting int
 }
 
@@ -213,7 +228,7 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		return nil, err
 	}
 	b := &Bus{opts: opts, lease: opts.Deadline - opts.Heartbeat, stop: make(chan struct{}),
-		peers: map[string]*peer{}, waits: map[uint64]*wait{}, latency: map[string]*latencyOf{}}
+		peers: map[string]*peer{}, waits: map[uint64]*wait{}, pending: map[uint64]pending{}, latency: map[string]*latencyOf{}}
 	url := opts.URL
 	if url == "" {
 		srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
@@ -320,20 +335,20 @@ func (b *Bus) shutdownServer() {
 	}
 }
 
-// Publish sends one commit's writes (container.Peers). An announcement
-// of synchronous items waits for every member's reply; the members that
-// do not reply within the deadline are fenced.
+// Publish sends one commit's writes (container.Peers). It does not wait
+// for the replies: an announcement of synchronous items is awaited
+// (Await) once the database commit is done, so that the round trip to
+// the peers overlaps the commit instead of preceding it (decision 0034).
 //
 // Announcements go out one message at a time (group commit): while one
 // waits for its replies, the commits that come meanwhile queue, and go
 // out together, in one message answered by one reply a peer, as soon as
 // it has them. Under load a commit thus waits for at most its
 // predecessor's round trip and its own, and the peers handle one
-// message, not one a commit.
-func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
-	// Only an announcement waits: the peers have then stopped serving
-	// the identities from memory, and the settle that lifts that is
-	// correct whenever it arrives (see container.Peers).
+// message, not one a commit. An announcement sent at once (none in
+// flight) that cannot be sent is an error: nothing is pending, and the
+// commit rolls back.
+func (b *Bus) Publish(_ context.Context, w *container.Writes) error {
 	sync := false
 	for _, it := range w.Items {
 		sync = sync || (it.Sync && w.Phase == container.Announce)
@@ -354,6 +369,7 @@ func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
 	}
 	start := time.Now()
 	b.pub.Lock()
+	defer b.pub.Unlock()
 	b.announces++
 	w.Announced = b.announces
 	bt := b.queued
@@ -365,45 +381,80 @@ func (b *Bus) Publish(ctx context.Context, w *container.Writes) error {
 	bt.waiting++
 	if !b.inFlight {
 		b.sendQueuedLocked()
+		if bt.err != nil {
+			return bt.err
+		}
 	}
-	b.pub.Unlock()
-	select {
-	case <-bt.sent:
-	case <-ctx.Done():
-		// The caller gave up (the run is ending), not the peers: nobody
-		// is fenced, and the commit, not made, settles what it announced
-		// (nothing, when it had not gone out yet).
-		b.pub.Lock()
+	b.pending[w.Announced] = pending{bt: bt, start: start}
+	return nil
+}
+
+// pending is a commit's announcement published and not yet awaited.
+type pending struct {
+	bt    *batch
+	start time.Time
+}
+
+// Await ends a synchronous announcement that Publish sent (or queued)
+// for w (container.Peers), once the database commit is done. Committed,
+// it returns once every live peer has applied the announcement, or the
+// deadline has fenced the silent ones; it cannot be cut short, as the
+// commit is made and must not return before. Not committed, it lets go
+// at once: the settle that follows lifts the peers' marks, and a batch
+// that nobody waits for any more is ended without fencing anyone.
+func (b *Bus) Await(w *container.Writes, committed bool) {
+	b.pub.Lock()
+	p, ok := b.pending[w.Announced]
+	if !ok {
+		b.pub.Unlock()
+		return
+	}
+	delete(b.pending, w.Announced)
+	bt := p.bt
+	if !committed {
 		if b.queued == bt {
+			// Not sent yet: it never will be, and nothing is to settle.
 			bt.writes = slices.DeleteFunc(bt.writes, func(q *container.Writes) bool { return q == w })
 			bt.waiting--
 			w.Announced = 0
 			b.pub.Unlock()
-			return ctx.Err()
+			return
 		}
-		b.pub.Unlock()
-		<-bt.sent // it went out: closed by now
-	}
-	if bt.err != nil {
-		return bt.err
-	}
-	select {
-	case <-bt.wt.done:
-		if !bt.wt.fenced {
-			b.record(w, time.Since(start))
-		}
-		return nil
-	case <-ctx.Done():
-		b.pub.Lock()
 		bt.waiting--
 		last := bt.waiting == 0
 		b.pub.Unlock()
-		if last {
+		// Sent (under pub): bt.sent is closed, bt.err and bt.wt are set.
+		if bt.err == nil && last {
 			if _, ok := b.complete(bt.wt, false); ok {
 				b.next()
 			}
 		}
-		return ctx.Err()
+		return
+	}
+	b.pub.Unlock()
+	<-bt.sent
+	if bt.err != nil {
+		// The database has committed and the announcement could not go
+		// out (the connection is closed). The peers hear nothing more of
+		// this server, or hear its numbers skip the lost message: either
+		// way they stop serving from memory within the lease, shorter
+		// than the deadline. The commit returns once that has passed.
+		b.lostAnnouncements.Add(1)
+		time.Sleep(b.opts.Deadline)
+		return
+	}
+	select {
+	case <-bt.wt.done:
+	default:
+		exposed := time.Now()
+		<-bt.wt.done
+		b.exposedWaits.Add(1)
+		b.exposedNanos.Add(int64(time.Since(exposed)))
+	}
+	if !bt.wt.fenced {
+		// The round trip ends with the last reply, not when the commit,
+		// its database commit done, came to look.
+		b.record(w, bt.wt.ended.Sub(p.start))
 	}
 }
 

@@ -90,6 +90,7 @@ func roundTrips(b *testing.B, url string) {
 		if err := buses[0].Publish(ctx, w); err != nil {
 			b.Fatal(err)
 		}
+		buses[0].Await(w, true)
 		_ = h.RecordValue(int64(time.Since(start)))
 		w.Phase = container.Settle
 		if err := buses[0].Publish(ctx, w); err != nil {
@@ -129,6 +130,7 @@ func BenchmarkBusConcurrentCommits(b *testing.B) {
 				b.Error(err)
 				return
 			}
+			buses[0].Await(w, true)
 			d := time.Since(start)
 			w.Phase = container.Settle
 			if err := buses[0].Publish(ctx, w); err != nil {

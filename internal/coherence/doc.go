@@ -2,7 +2,7 @@
 // when they share one database: each server's container publishes what
 // its commits write over NATS, and applies what the others publish
 // (container.Peers, container.Invalidate). It implements the coherence
-// modes invalidate (a commit waits until every live peer has applied its
+// modes invalidate (a commit returns once every live peer has applied its
 // writes, announced before the database commit, settled after) and
 // invalidate-async (published without waiting, its staleness measured).
 //
@@ -16,7 +16,11 @@
 //     coherent types (it fences itself) before it serves from them
 //     again.
 //   - A synchronous publication carries a reply subject (…ack.NAME); the
-//     receiver applies the writes before it replies. Announcements are
+//     receiver applies the writes before it replies. The committer sends
+//     its announcement before the database commit and waits for the
+//     replies after it (Bus.Await): the round trip overlaps the commit,
+//     and the receiver's marks keep out what it reads of the identities
+//     meanwhile (decision 0034). Announcements are
 //     group-committed: one message is in flight at a time, and the
 //     commits that come while it waits for its replies go out together
 //     in the next, each commit's writes under a number of its own that

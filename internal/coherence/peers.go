@@ -35,6 +35,7 @@ func (b *Bus) expect(seq uint64, writes []*container.Writes) *wait {
 	}
 	b.mu.Unlock()
 	if len(w.need) == 0 {
+		w.ended = time.Now()
 		close(w.done)
 		return w
 	}
@@ -63,7 +64,7 @@ func (b *Bus) complete(w *wait, fenced bool) (silent []string, ok bool) {
 	}
 	delete(b.waits, w.seq)
 	w.timer.Stop()
-	w.fenced = fenced
+	w.fenced, w.ended = fenced, time.Now()
 	close(w.done)
 	return slices.Collect(maps.Keys(w.need)), true
 }
@@ -188,7 +189,12 @@ func (b *Bus) receive(msg *nats.Msg) {
 	switch m.Kind {
 	case kindAnnounce:
 		for _, w := range m.Writes {
-			if apply {
+			switch {
+			case !apply:
+			case b.noDoubt.Load():
+				// The test switch: dropped, and not held in doubt.
+				b.invalidateLocked(&container.Writes{Phase: container.Settle, Items: w.Items}, func(int) bool { return false })
+			default:
 				p.announced[w.Announced] = w
 				b.invalidateLocked(w, nil)
 			}
@@ -334,6 +340,13 @@ type Counts struct {
 	// announcements: fewer messages than commits when commits came
 	// while one waited for its replies (group commit).
 	AnnounceMessages, AnnouncedCommits int64
+	// ExposedWaits are the committed announcements whose replies were
+	// still to come when the database commit was done (Await), and
+	// Exposed the time their commits waited for them: the part of the
+	// round trip the database commit did not hide. LostAnnouncements
+	// could not be sent after the database had committed.
+	ExposedWaits, LostAnnouncements int64
+	Exposed                         time.Duration
 }
 
 // Counts of the bus so far.
@@ -341,7 +354,8 @@ func (b *Bus) Counts() Counts {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := Counts{SelfFences: b.selfFences.Load(), Gaps: b.gaps.Load(), PeersFenced: b.peersFenced.Load(),
-		AnnounceMessages: b.announceMessages.Load(), AnnouncedCommits: b.announcedCommits.Load()}
+		AnnounceMessages: b.announceMessages.Load(), AnnouncedCommits: b.announcedCommits.Load(),
+		ExposedWaits: b.exposedWaits.Load(), Exposed: time.Duration(b.exposedNanos.Load()), LostAnnouncements: b.lostAnnouncements.Load()}
 	for name, p := range b.peers {
 		if p.member && !p.gone {
 			c.Members = append(c.Members, name)

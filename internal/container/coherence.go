@@ -14,15 +14,20 @@ import (
 // (Invalidate), with the same two steps that keep one container right
 // against its own concurrent writers (beginWrite, endWrite, finderWrites):
 // a write is announced before the database commits it (the peers stop
-// serving those identities and finder entries from memory) and settled
-// after (they drop what they held and unmark them). Under invalidate the
-// announcement waits for every live peer, so no read that begins after a
+// serving those identities and finder entries from memory, and hold them
+// in doubt: marked) and settled after (they drop what they held and
+// unmark them). Under invalidate the commit returns only once every live
+// peer has applied the announcement, so no read that begins after a
 // commit returned, on any server, sees data older than it: until the
 // settle arrives the peers read those identities from the database, and
 // what they read meanwhile they do not keep (the marks, lastWrite). The
-// settle is not waited for: a lost one leaves identities marked until
-// the numbering finds the gap (internal/coherence). invalidate-async
-// settles only, without waiting, and its staleness is measured.
+// wait for the peers' replies overlaps the database commit (Peers.Await,
+// decision 0034): a peer may apply the announcement before or after the
+// row changes, and either way keeps nothing it read of the identity
+// until the settle. The settle is not waited for: a lost one leaves
+// identities marked until the numbering finds the gap
+// (internal/coherence). invalidate-async settles only, without waiting,
+// and its staleness is measured.
 //
 // A peer's cache of a coherent type serves from memory only while its
 // peers say it is in sync (SetInSync: the bus's lease, see
@@ -37,13 +42,22 @@ import (
 
 // Peers carries a container's writes to the other app servers.
 type Peers interface {
-	// Publish sends one commit's writes to the peers. An announcement of
-	// synchronous items (Written.Sync) returns once every live peer has
-	// applied it, fencing a peer that does not answer within the bus's
-	// deadline; an error means the bus could not send at all, or ctx
-	// ended first (then nobody is fenced). The bus keeps no reference to
-	// w or its lists once it returns: the transaction reuses them.
+	// Publish sends one commit's writes to the peers, without waiting for
+	// their replies. An announcement of synchronous items (Written.Sync)
+	// must then be awaited (Await), once the database commit is done or
+	// failed; an error means the bus could not send it, nothing is to
+	// await, and the commit rolls back. The bus keeps no reference to w
+	// or its lists once it returns (once Await returns, for an
+	// announcement awaited): the transaction reuses them.
 	Publish(ctx context.Context, w *Writes) error
+	// Await ends the synchronous announcement Publish sent for w. After
+	// the database committed it (committed), it returns once every live
+	// peer has applied the announcement, fencing a peer that does not
+	// answer within the bus's deadline (or, when the announcement could
+	// not be sent, once the peers' leases have lapsed); it cannot be cut
+	// short. Otherwise it lets go at once. The round trip thus overlaps
+	// the database commit (decision 0034).
+	Await(w *Writes, committed bool)
 	// Latency is the type's invalidation latency as the bus measures it
 	// (a synchronous round trip, or an asynchronous message's delivery).
 	Latency(typ string) Latency
@@ -259,8 +273,9 @@ func (w *Writes) item(h *Home) (it *Written, added bool) {
 }
 
 // announceToPeers publishes the commit's synchronous writes before the
-// database commits them; false with the error when the bus could not
-// (the commit then rolls back).
+// database commits them, without waiting for the peers' replies
+// (settleWithPeers awaits them, after the database commit); the error
+// when the bus could not (the commit then rolls back).
 func (tx *Tx) announceToPeers() error {
 	if tx.ctr.peers == nil {
 		return nil
@@ -272,11 +287,14 @@ func (tx *Tx) announceToPeers() error {
 	}
 	w.Phase, w.Announced = Announce, 0
 	tx.announced = true
-	return tx.ctr.peers.Publish(tx.ctx, w)
+	err := tx.ctr.peers.Publish(tx.ctx, w)
+	tx.awaiting = err == nil
+	return err
 }
 
-// settleWithPeers publishes the commit's writes after the database
-// commit (committed) or rollback: every coherent type's, or, after a
+// settleWithPeers waits, after the database commit (committed) or
+// rollback, for the replies to the commit's announcement (Peers.Await),
+// then publishes the commit's writes: every coherent type's, or, after a
 // rollback, only those announced. A peer that does not answer is fenced
 // by the bus; a bus that cannot send leaves the peers' leases to lapse,
 // so the error changes nothing here.
@@ -285,6 +303,10 @@ func (tx *Tx) settleWithPeers(committed bool) {
 		return
 	}
 	w := &tx.published
+	if tx.awaiting {
+		tx.awaiting = false
+		tx.ctr.peers.Await(w, committed)
+	}
 	tx.collectWrites(w, !committed)
 	if !tx.announced {
 		w.Announced = 0

@@ -88,6 +88,9 @@ type Tx struct {
 	// its synchronous part was announced (see coherence.go).
 	published Writes
 	announced bool
+	// awaiting: the announcement is published and its replies are to be
+	// awaited after the database commit (settleWithPeers).
+	awaiting bool
 	// hitsSinceCheck and backVals serve the sampled read-backs.
 	hitsSinceCheck int
 	backVals       []Value
