@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +17,11 @@ import (
 // two survivors, the result records the loss (when, and the transactions
 // in doubt, retried and failed), and the workload's consistency checks
 // pass. One cluster for both workloads; the node killed under
-// Stock-Online rejoins before ECperf's run kills another.
+// Stock-Online rejoins before ECperf's run kills another. Then, on the
+// same cluster, a node cut from the others for 3 s under each workload
+// (--partition-db-node): the run goes on, and the node comes back to it.
 func TestGaleraNodeKilledMidRun(t *testing.T) {
-	testsvc.SkipUnlessLong(t, "a private three-node Galera cluster, a node killed mid-run")
+	testsvc.SkipUnlessLong(t, "a private three-node Galera cluster, a node killed mid-run, a node cut from the others mid-run")
 	cluster := testsvc.Galera(t)
 	runs := []struct {
 		name string
@@ -80,5 +85,124 @@ func TestGaleraNodeKilledMidRun(t *testing.T) {
 				run.name, l.Node, l.At.Sub(killed).Seconds(), l.InDoubt, l.Retried, l.Failed,
 				r.Summary.Operations, r.Summary.Errors, r.Summary.InDoubt, r.Summary.Retries, r.Summary.Aborts)
 		})
+	}
+	cluster.Node(runs[len(runs)-1].kill).Start()
+	t.Run("stockonline partitioned", func(t *testing.T) {
+		galeraPartition(t, cluster, 1, []string{"run", "stockonline", "--persistence", "direct", "--clients", "8", "--server-threads", "6",
+			"--ramp-up", "1s", "--think-time", "2ms", "--max-error-rate", "100%"})
+	})
+	t.Run("ecperf partitioned", func(t *testing.T) {
+		galeraPartition(t, cluster, 2, []string{"run", "ecperf", "--po-dispatch", "poller", "--server-threads", "6", "--ramp-up", "1s",
+			"--cycle-scale", "0.05", "--lead-time-unit", "10s", "--max-error-rate", "100%"})
+	})
+}
+
+// galeraPartition runs args with node cut from the others 2 s into the
+// measured run for 3 s (--partition-db-node) and asserts what the run
+// must show: it ends as documented (0; ECperf's response-time rules may
+// fail it, 1), its checks pass, every node holds the same data and, for
+// Stock-Online, exactly the trades the run counted; the result records
+// the cut and the node's loss and return; and the threads of that node
+// ran on it again after its return (its local commits rose).
+func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, args []string) {
+	victim := cluster.Node(node)
+	out := filepath.Join(t.TempDir(), "result.json")
+	args = append(args, "--duration", "20s", "--db", cluster.DSN(), "--out", out, "--partition-db-node", fmt.Sprintf("%d,2s,3s", node))
+	p := testsvc.StartEnv(t, []string{failpoint.Env + "=run=print"}, testsvc.Binary(t), args...)
+	if err := p.WaitFor("failpoint run", 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// The node leaves (not Synced) and comes back (Synced): from then
+	// on the run's threads of that node must commit on it again.
+	state := func() string { s, _ := victim.Status("wsrep_local_state"); return s }
+	waitUntil(t, 30*time.Second, "the node cut", func() bool { return state() != "4" })
+	waitUntil(t, 60*time.Second, "the node back", func() bool { return state() == "4" })
+	backAt := time.Now()
+	time.Sleep(time.Second) // the store probes every 250 ms
+	before, err := victim.Status("wsrep_local_commits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := p.Wait(2 * time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := victim.Status("wsrep_local_commits")
+	r, rerr := result.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("no result file: %v\n%s", rerr, p.Stdout())
+	}
+	if code != 0 && (code != 1 || args[1] != "ecperf") || r.Summary.Failure != nil {
+		t.Errorf("exit %d, failure %+v; want 0 (ECperf: 0 or 1, its response-time rules)\n%s", code, r.Summary.Failure, p.Stdout())
+	}
+	if len(r.Checks) == 0 {
+		t.Error("no consistency checks ran")
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			t.Errorf("check %s failed after the partition: %s", c.Name, c.Detail)
+		}
+	}
+	if ps := r.Environment.Partitions; len(ps) != 1 || !strings.Contains(ps[0].Between[0], victim.Addr()) || ps[0].ToS-ps[0].FromS < 3 {
+		t.Errorf("partitions %+v; want node %s cut for 3 s", ps, victim.Addr())
+	}
+	lost := r.Database.NodesLost
+	if len(lost) != 1 || lost[0].Node != victim.Addr() || lost[0].Back == nil || !lost[0].Back.After(lost[0].At) {
+		t.Fatalf("nodes lost %+v; want %s, lost and back", lost, victim.Addr())
+	}
+	l := lost[0]
+	if l.InDoubt != r.Database.InDoubt || l.InDoubt > 2 {
+		t.Errorf("loss %+v against database %+v", l, r.Database)
+	}
+	b, _ := strconv.ParseInt(before, 10, 64)
+	a, _ := strconv.ParseInt(after, 10, 64)
+	if a <= b {
+		t.Errorf("node %s's local commits %d after its return, %d at the end: the run's threads did not move back to it", victim.Addr(), b, a)
+	}
+	// Every node holds what the run committed, the returned one too.
+	table, count := "test.StockTransaction", "COUNT(*)"
+	if args[1] == "ecperf" {
+		table, count = "test.M_workorder", "COUNT(*)"
+	}
+	var counts [testsvc.GaleraNodes]int64
+	for i, n := range cluster.Nodes() {
+		if err := n.Query("SELECT "+count+" FROM "+table, &counts[i]); err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+	}
+	if counts[0] != counts[1] || counts[1] != counts[2] {
+		t.Errorf("%s rows on the three nodes: %v; want the same on each", table, counts)
+	}
+	if args[1] == "stockonline" {
+		// Exactly the trades the run counted, none lost or doubled.
+		for _, c := range r.Checks {
+			var written, buys, sells int64
+			if c.Name != "transactions-match-trades" {
+				continue
+			}
+			if _, err := fmt.Sscanf(c.Detail, "%d StockTransaction rows written = %d successful Buy + %d successful Sell", &written, &buys, &sells); err != nil {
+				t.Fatalf("%s: %q: %v", c.Name, c.Detail, err)
+			}
+			if counts[0] != written || l.InDoubt == 0 && written != buys+sells {
+				t.Errorf("%d StockTransaction rows, the check read %d, the run counted %d buys + %d sells (%d in doubt)", counts[0], written, buys, sells, l.InDoubt)
+			}
+		}
+	}
+	t.Logf("%s: node %s cut %.1f-%.1f s; lost %s, back %s (%.1f s later; the test saw it synced %.1f s after the loss): %d in doubt, %d retried, %d failed; local commits on it after its return: %d; run: %d operations, %d errors, %d in doubt, %d retries, aborts %+v; exit %d",
+		args[1], l.Node, r.Environment.Partitions[0].FromS, r.Environment.Partitions[0].ToS, l.At.UTC().Format("15:04:05.000"), l.Back.UTC().Format("15:04:05.000"),
+		l.Back.Sub(l.At).Seconds(), backAt.Sub(l.At).Seconds(), l.InDoubt, l.Retried, l.Failed, a-b,
+		r.Summary.Operations, r.Summary.Errors, r.Summary.InDoubt, r.Summary.Retries, r.Summary.Aborts, code)
+}
+
+// waitUntil polls cond every 100 ms until it holds, or fails the test
+// after limit.
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
