@@ -17,11 +17,9 @@ import (
 // two survivors, the result records the loss (when, and the transactions
 // in doubt, retried and failed), and the workload's consistency checks
 // pass. One cluster for both workloads; the node killed under
-// Stock-Online rejoins before ECperf's run kills another. Then, on the
-// same cluster, a node cut from the others for 3 s under each workload
-// (--partition-db-node): the run goes on, and the node comes back to it.
+// Stock-Online rejoins before ECperf's run kills another.
 func TestGaleraNodeKilledMidRun(t *testing.T) {
-	testsvc.SkipUnlessLong(t, "a private three-node Galera cluster, a node killed mid-run, a node cut from the others mid-run")
+	testsvc.SkipUnlessLong(t, "a private three-node Galera cluster, a node killed mid-run")
 	cluster := testsvc.Galera(t)
 	runs := []struct {
 		name string
@@ -48,7 +46,7 @@ func TestGaleraNodeKilledMidRun(t *testing.T) {
 			killed := time.Now()
 			victim := cluster.Node(run.kill)
 			victim.Kill()
-			code, err := p.Wait(2 * time.Minute)
+			code, err := p.Wait(4 * time.Minute) // a loaded machine drains ECperf for minutes
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,12 +84,21 @@ func TestGaleraNodeKilledMidRun(t *testing.T) {
 				r.Summary.Operations, r.Summary.Errors, r.Summary.InDoubt, r.Summary.Retries, r.Summary.Aborts)
 		})
 	}
-	cluster.Node(runs[len(runs)-1].kill).Start()
-	t.Run("stockonline partitioned", func(t *testing.T) {
+}
+
+// A Galera node cut from the others for 3 s under each workload
+// (--partition-db-node), through the CLI: the run goes on without it, and
+// takes it back once it has rejoined. A cluster of its own: the node the
+// kill test killed last would take an SST to come back, which takes
+// minutes on a loaded machine.
+func TestGaleraNodePartitionedMidRun(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a private three-node Galera cluster, a node cut from the others mid-run")
+	cluster := testsvc.Galera(t)
+	t.Run("stockonline", func(t *testing.T) {
 		galeraPartition(t, cluster, 1, []string{"run", "stockonline", "--persistence", "direct", "--clients", "8", "--server-threads", "6",
 			"--ramp-up", "1s", "--think-time", "2ms", "--max-error-rate", "100%"})
 	})
-	t.Run("ecperf partitioned", func(t *testing.T) {
+	t.Run("ecperf", func(t *testing.T) {
 		galeraPartition(t, cluster, 2, []string{"run", "ecperf", "--po-dispatch", "poller", "--server-threads", "6", "--ramp-up", "1s",
 			"--cycle-scale", "0.05", "--lead-time-unit", "10s", "--max-error-rate", "100%"})
 	})
@@ -123,7 +130,7 @@ func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, arg
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := p.Wait(2 * time.Minute)
+	code, err := p.Wait(4 * time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -505,9 +505,6 @@ func (c *Cluster) CutNode(ctx context.Context, i int, cut bool) (string, error) 
 
 // lose records n's loss.
 func (c *Cluster) lose(n *node) {
-	if n.down.Load() && n.loss < len(c.losses) {
-		return // lost from the start, or already
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n.loss = len(c.losses)
