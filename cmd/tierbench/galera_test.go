@@ -114,7 +114,7 @@ func TestGaleraNodePartitionedMidRun(t *testing.T) {
 func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, args []string) {
 	victim := cluster.Node(node)
 	out := filepath.Join(t.TempDir(), "result.json")
-	args = append(args, "--duration", "20s", "--db", cluster.DSN(), "--out", out, "--partition-db-node", fmt.Sprintf("%d,2s,3s", node))
+	args = append(args, "--duration", "30s", "--db", cluster.DSN(), "--out", out, "--partition-db-node", fmt.Sprintf("%d,2s,3s", node))
 	p := testsvc.StartEnv(t, []string{failpoint.Env + "=run=print"}, testsvc.Binary(t), args...)
 	if err := p.WaitFor("failpoint run", 3*time.Minute); err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, arg
 	// on the run's threads of that node must commit on it again.
 	state := func() string { s, _ := victim.Status("wsrep_local_state"); return s }
 	waitUntil(t, 30*time.Second, "the node cut", func() bool { return state() != "4" })
-	waitUntil(t, 60*time.Second, "the node back", func() bool { return state() == "4" })
+	waitUntil(t, 2*time.Minute, "the node back (Synced)", func() bool { return state() == "4" })
 	backAt := time.Now()
 	time.Sleep(time.Second) // the store probes every 250 ms
 	before, err := victim.Status("wsrep_local_commits")

@@ -211,6 +211,13 @@ func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error)
 			continue
 		}
 		on, err := n.prepare(ctx, q)
+		for wait := 0; err != nil && prepared && noSuchTable(err) && wait < 100; wait++ {
+			// A table just created on another node: Galera runs DDL on
+			// every node in the same order, but this one may not have
+			// applied it yet.
+			time.Sleep(100 * time.Millisecond)
+			on, err = n.prepare(ctx, q)
+		}
 		if err != nil {
 			if !connectionError(err) || !c.lost(n) {
 				return nil, err
@@ -228,6 +235,12 @@ func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error)
 	c.stmts = append(c.stmts, stmt)
 	c.mu.Unlock()
 	return stmt, nil
+}
+
+// noSuchTable: errno 1146, ER_NO_SUCH_TABLE.
+func noSuchTable(err error) bool {
+	var me *gomysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
 }
 
 // prepare prepares q on n's two pools.
