@@ -62,11 +62,14 @@ var RejoinInterval = 250 * time.Millisecond
 // every write the cluster committed before them (wsrep_sync_wait), so that
 // a check after the run sees all of it.
 type node struct {
-	index          int
-	addr           string
-	connector      driver.Connector
-	threads        sqldb.DB
-	shared         sqldb.DB
+	index     int
+	addr      string
+	connector driver.Connector
+	threads   sqldb.DB
+	shared    sqldb.DB
+	// probes is a pool without wsrep_sync_wait, whose reads a node cut
+	// from the primary component would hold until they time out.
+	probes         *sql.DB
 	down           atomic.Bool
 	loss           int // index in Cluster.losses once down
 	probe          sync.Mutex
@@ -132,6 +135,9 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 		}
 		sc, _ := connector(cfg, sharedSet)
 		n.connector = tc
+		pc, _ := connector(cfg, nil)
+		n.probes = sql.OpenDB(pc)
+		n.probes.SetMaxIdleConns(1)
 		n.threads = sqldb.DB{SQL: sql.OpenDB(tc), CommitInDoubt: commitInDoubt}
 		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: commitInDoubt}
 		n.threads.SQL.SetMaxOpenConns(opts.Threads)
@@ -276,7 +282,7 @@ func (c *Cluster) Close() error {
 	<-c.watched
 	var first error
 	for _, n := range c.nodes {
-		for _, db := range []*sql.DB{n.threads.SQL, n.shared.SQL} {
+		for _, db := range []*sql.DB{n.threads.SQL, n.shared.SQL, n.probes} {
 			if db == nil {
 				continue
 			}
@@ -390,7 +396,7 @@ var errNotReady = &gomysql.MySQLError{Number: errUnknownCom, Message: "WSREP has
 // back (synced) it must also have caught up with the cluster
 // (wsrep_local_state 4, Synced).
 func (c *Cluster) serving(ctx context.Context, n *node, synced bool) error {
-	conn, err := n.shared.SQL.Conn(ctx)
+	conn, err := n.probes.Conn(ctx)
 	if err != nil {
 		return err
 	}
