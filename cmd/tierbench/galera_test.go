@@ -86,7 +86,7 @@ func TestGaleraNodeKilledMidRun(t *testing.T) {
 	}
 }
 
-// A Galera node cut from the others for 3 s under each workload
+// A Galera node cut from the others for 8 s under each workload
 // (--partition-db-node), through the CLI: the run goes on without it, and
 // takes it back once it has rejoined. A cluster of its own: the node the
 // kill test killed last would take an SST to come back, which takes
@@ -105,7 +105,9 @@ func TestGaleraNodePartitionedMidRun(t *testing.T) {
 }
 
 // galeraPartition runs args with node cut from the others 2 s into the
-// measured run for 3 s (--partition-db-node) and asserts what the run
+// measured run for 8 s (--partition-db-node; a 3-s cut, measured under
+// load, only stalled the node's clients for 3 s: none failed, so the run
+// lost no node) and asserts what the run
 // must show: it ends as documented (0; ECperf's response-time rules may
 // fail it, 1), its checks pass, every node holds the same data and, for
 // Stock-Online, exactly the trades the run counted; the result records
@@ -114,7 +116,7 @@ func TestGaleraNodePartitionedMidRun(t *testing.T) {
 func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, args []string) {
 	victim := cluster.Node(node)
 	out := filepath.Join(t.TempDir(), "result.json")
-	args = append(args, "--duration", "30s", "--db", cluster.DSN(), "--out", out, "--partition-db-node", fmt.Sprintf("%d,2s,3s", node))
+	args = append(args, "--duration", "30s", "--db", cluster.DSN(), "--out", out, "--partition-db-node", fmt.Sprintf("%d,2s,8s", node))
 	p := testsvc.StartEnv(t, []string{failpoint.Env + "=run=print"}, testsvc.Binary(t), args...)
 	if err := p.WaitFor("failpoint run", 3*time.Minute); err != nil {
 		t.Fatal(err)
@@ -150,8 +152,8 @@ func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, arg
 			t.Errorf("check %s failed after the partition: %s", c.Name, c.Detail)
 		}
 	}
-	if ps := r.Environment.Partitions; len(ps) != 1 || !strings.Contains(ps[0].Between[0], victim.Addr()) || ps[0].ToS-ps[0].FromS < 3 {
-		t.Errorf("partitions %+v; want node %s cut for 3 s", ps, victim.Addr())
+	if ps := r.Environment.Partitions; len(ps) != 1 || !strings.Contains(ps[0].Between[0], victim.Addr()) || ps[0].ToS-ps[0].FromS < 8 {
+		t.Errorf("partitions %+v; want node %s cut for 8 s", ps, victim.Addr())
 	}
 	lost := r.Database.NodesLost
 	if len(lost) != 1 || lost[0].Node != victim.Addr() || lost[0].Back == nil || !lost[0].Back.After(lost[0].At) {

@@ -198,7 +198,8 @@ func (n *GaleraNode) Status(name string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var k, v string
-	err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&k, &v)
+	// SHOW takes no placeholder; name is the test's own constant.
+	err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+strings.ReplaceAll(name, "'", "")+"'").Scan(&k, &v)
 	return v, err
 }
 
