@@ -171,7 +171,7 @@ func galeraPartition(t *testing.T, cluster *testsvc.GaleraCluster, node int, arg
 	// Every node holds what the run committed, the returned one too.
 	table, count := "test.StockTransaction", "COUNT(*)"
 	if args[1] == "ecperf" {
-		table, count = "test.M_workorder", "COUNT(*)"
+		table, count = "test.m_workorder", "COUNT(*)"
 	}
 	var counts [testsvc.GaleraNodes]int64
 	for i, n := range cluster.Nodes() {

@@ -138,8 +138,12 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 		pc, _ := connector(cfg, nil)
 		n.probes = sql.OpenDB(pc)
 		n.probes.SetMaxIdleConns(1)
-		n.threads = sqldb.DB{SQL: sql.OpenDB(tc), CommitInDoubt: commitInDoubt}
-		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: commitInDoubt}
+		inDoubt := commitInDoubt
+		if c.galera {
+			inDoubt = galeraCommitInDoubt
+		}
+		n.threads = sqldb.DB{SQL: sql.OpenDB(tc), CommitInDoubt: inDoubt}
+		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: inDoubt}
 		n.threads.SQL.SetMaxOpenConns(opts.Threads)
 		n.threads.SQL.SetMaxIdleConns(opts.Threads)
 		// The shared work (loads, checks, a workload's agents) may be as
@@ -357,6 +361,16 @@ func connectionError(err error) bool {
 	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
+}
+
+// galeraCommitInDoubt: on a Galera node a COMMIT refused with 1047 (the
+// node left the primary component while the COMMIT was out) may have
+// been replicated before it left, and committed by the others: measured,
+// a Stock-Online trade so refused and run again was in the database
+// twice. It is in doubt, as a COMMIT whose connection broke.
+func galeraCommitInDoubt(err error) bool {
+	var me *gomysql.MySQLError
+	return commitInDoubt(err) || errors.As(err, &me) && me.Number == errUnknownCom
 }
 
 // errUnknownCom is ER_UNKNOWN_COM_ERROR, which a Galera node not in the
