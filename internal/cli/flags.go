@@ -111,6 +111,8 @@ func addRunFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.StringVar(&v.Link, "link", "", "with --placement hosts: the link between the hosts, RATE[,DELAY]: a rate by tc's tbf (100mbit, 1gbit) and a one-way delay by a delaying proxy (0.5ms) (default: the veths as they are)")
 	fs.StringVar(&v.Partition, "partition", "", "with --placement hosts: cut the business tier from its caller AT after the measured run begins, for FOR (AT,FOR: 2s,5s)")
 	fs.MarkHidden("partition")
+	fs.StringVar(&v.PartitionDBNode, "partition-db-node", "", "with a --db of a Galera cluster's nodes: cut node N (from 0, in --db's order) from the others AT after the measured run begins, for FOR (N,AT,FOR: 1,2s,5s)")
+	fs.MarkHidden("partition-db-node")
 	fs.StringArrayVar(&v.PGSettings, "pg-setting", nil, "a parameter of the private PostgreSQL server of --placement (mixed, dual or hosts), NAME=VALUE, passed as -c NAME=VALUE at its start, repeatable (e.g. --pg-setting shared_buffers=256MB --pg-setting fsync=off); needs --placement")
 	fs.IntVar(&v.AppServers, "app-servers", 0, fmt.Sprintf("middle-tier processes over the one database, each with its own container; the clients are spread over them (1 to %d; default 1)", config.MaxAppServers))
 	fs.StringVar(&v.Balancer, "balancer", "", "a load balancer in front of the app servers: haproxy (default none: the driver spreads its clients itself)")

@@ -80,6 +80,11 @@ type Run struct {
 	// after the measured run begins, for FOR. For the fault tests; not in
 	// --help.
 	Partition string `yaml:"partition" json:"partition,omitempty"`
+	// PartitionDBNode cuts one node of a Galera --db from the others
+	// mid-run: "N,AT,FOR", node N (from 0, in --db's order) from AT after
+	// the measured run begins, for FOR (decision 0036). For the fault
+	// tests; not in --help.
+	PartitionDBNode string `yaml:"partition-db-node" json:"partition-db-node,omitempty"`
 	// PGSettings are server parameters NAME=VALUE the private server of
 	// --placement starts with (-c NAME=VALUE): the run's own server is the
 	// run's to configure, the shared one is not.
@@ -387,6 +392,11 @@ func (r *Run) Validate(persistence []container.Persistence) []error {
 	errs = append(errs, r.validateTableLocks()...)
 	errs = append(errs, r.validateCluster()...)
 	errs = append(errs, r.validateReplicas()...)
+	if r.PartitionDBNode != "" {
+		if _, _, _, err := ParsePartitionDBNode(r.PartitionDBNode, r.DB); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errs
 }
 
@@ -405,6 +415,26 @@ func (r *Run) validateTableLocks() []error {
 		errs = append(errs, fmt.Errorf("--lock-granularity table with --persistence direct: the direct SQL names tables by aliases, which LOCK TABLES would have to lock one by one; use cmp, bmp or bmp-checked"))
 	}
 	return errs
+}
+
+// ParsePartitionDBNode reads --partition-db-node N,AT,FOR against the
+// --db it cuts a node of: N one of its nodes (from 0), AT and FOR as
+// --partition's. Only a MySQL --db of several nodes (Galera) has a node
+// to cut from the others.
+func ParsePartitionDBNode(s string, db store.DSN) (node int, at, dur time.Duration, err error) {
+	n, rest, ok := strings.Cut(s, ",")
+	hosts := len(db.Hosts())
+	if db.Dialect != store.MySQL || hosts < 2 {
+		return 0, 0, 0, fmt.Errorf("--partition-db-node %s cuts a node of a Galera cluster from the others: give --db mysql://USER@H1:P1,H2:P2,H3:P3/DB (--db is %s)", s, db)
+	}
+	node, nerr := strconv.Atoi(strings.TrimSpace(n))
+	if ok {
+		at, dur, err = ParsePartition(rest)
+	}
+	if !ok || nerr != nil || err != nil || node < 0 || node >= hosts {
+		return 0, 0, 0, fmt.Errorf("--partition-db-node %q: want N,AT,FOR: the node (0 to %d, in --db's order), when the cut begins after the measured run starts and how long it lasts (1,2s,5s)", s, hosts-1)
+	}
+	return node, at, dur, nil
 }
 
 // validateReplicas: replicas are a PostgreSQL primary's hot standbys,

@@ -291,3 +291,34 @@ func TestOptionsWrittenInTheResultsOrder(t *testing.T) {
 		t.Errorf("without options: %s", b)
 	}
 }
+
+// --partition-db-node names a node of a MySQL --db of several nodes, and
+// when and for how long it is cut; anything else is refused with the form
+// it wants.
+func TestParsePartitionDBNode(t *testing.T) {
+	galera, err := store.ParseDSN("mysql://root@127.0.0.1:4306,127.0.0.1:4307,127.0.0.1:4308/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, at, dur, err := ParsePartitionDBNode("2, 2s, 3s", galera)
+	if err != nil || node != 2 || at != 2*time.Second || dur != 3*time.Second {
+		t.Errorf("2, 2s, 3s: node %d at %v for %v, %v", node, at, dur, err)
+	}
+	for _, c := range []struct{ value, db, want string }{
+		{"3,2s,3s", galera.String(), "want N,AT,FOR: the node (0 to 2"},
+		{"-1,2s,3s", galera.String(), "want N,AT,FOR"},
+		{"1,2s", galera.String(), "want N,AT,FOR"},
+		{"1,2s,0s", galera.String(), "want N,AT,FOR"},
+		{"x,2s,3s", galera.String(), "want N,AT,FOR"},
+		{"0,2s,3s", "mysql://root@127.0.0.1:3306/test", "cuts a node of a Galera cluster"},
+		{"0,2s,3s", "sqlite", "cuts a node of a Galera cluster"},
+	} {
+		db, err := store.ParseDSN(c.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := ParsePartitionDBNode(c.value, db); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s on %s: %v; want an error saying %q", c.value, c.db, err, c.want)
+		}
+	}
+}

@@ -190,8 +190,15 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintln(w)
 	}
 	for _, l := range r.Database.NodesLost {
-		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed\n",
+		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed",
 			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
+		if l.Back != nil {
+			fmt.Fprintf(w, "; back at %s (%.1f s later): its threads moved back", l.Back.UTC().Format("15:04:05.000"), l.Back.Sub(l.At).Seconds())
+		}
+		fmt.Fprintln(w)
+	}
+	for _, p := range r.Environment.Partitions {
+		fmt.Fprintf(w, "partition: %s cut from %s from %.1f s to %.1f s\n", p.Between[0], p.Between[1], p.FromS, p.ToS)
 	}
 	writeReplicas(w, r.Database.Replicas)
 	if f := r.Summary.Failure; f != nil {

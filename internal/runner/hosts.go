@@ -237,6 +237,17 @@ func (s *state) partition(ctx context.Context, dcfg *driver.Config) (healed func
 		return func() {}
 	}
 	at, dur, _ := config.ParsePartition(s.cfg.Partition) // validated
+	return s.cutWhenBegun(ctx, dcfg, func(ctx context.Context, began time.Time, note func(string)) error {
+		return h.partition(ctx, began, at, dur, note)
+	})
+}
+
+// cutWhenBegun makes the driver's start (dcfg.Began) start cut in a
+// goroutine of its own, with the measured run's start and the run's
+// notes; the function it returns ends ctx, so that a cut still under way
+// heals, and waits until cut has returned. An error cut returns is a
+// note: the run goes on.
+func (s *state) cutWhenBegun(ctx context.Context, dcfg *driver.Config, cut func(ctx context.Context, began time.Time, note func(string)) error) (healed func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	note := func(line string) {
@@ -252,7 +263,7 @@ func (s *state) partition(ctx context.Context, dcfg *driver.Config) (healed func
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := h.partition(ctx, t, at, dur, note); err != nil {
+			if err := cut(ctx, t, note); err != nil {
 				note("partition: " + err.Error())
 			}
 		}()

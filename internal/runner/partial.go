@@ -75,6 +75,7 @@ func (s *state) partial() *result.Result {
 		ents = p.entities()
 	}
 	cfg, env := s.cfg, environment(cmp.Or(s.db, s.checked), s.target)
+	s.dbCut.environment(&env)
 	if s.placed != nil {
 		cfg.DB = store.DSN{}
 		s.placed.environment(&env)

@@ -313,6 +313,8 @@ type state struct {
 	cpu *result.ResourceInputs
 	// shared is the run's shared cache (coherence shared), or nil.
 	shared *sharedRun
+	// dbCut is --partition-db-node's cut, once made.
+	dbCut *dbCut
 
 	// mu guards progress, which partial reads while the run goes on.
 	mu       sync.Mutex
@@ -469,8 +471,10 @@ func (s *state) drive(ctx context.Context, run workload.Run) (*result.Result, er
 		stopLag = db.SampleReplication(ctx)
 	}
 	healed := s.partition(driveCtx, &dcfg)
+	dbHealed := s.partitionDBNode(driveCtx, &dcfg, cmp.Or(db, s.checked))
 	s.rep, err = driver.Run(driveCtx, dcfg, s.groups, replicaTerminals(run, db), s.rec)
 	healed()
+	dbHealed()
 	stopLag()
 	s.cpu = meter.stop(s.rep)
 	close(quitProcs)
@@ -596,6 +600,7 @@ func (s *state) result(f *result.Failure) *result.Result {
 		snap = *s.snap
 	}
 	cfg, env := s.cfg, environment(cmp.Or(s.db, s.checked), s.target)
+	s.dbCut.environment(&env)
 	if s.placed != nil {
 		// The server was the run's own and is gone: its database is none
 		// a later run could name, and the config runs again as given.

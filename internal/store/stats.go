@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -44,11 +46,34 @@ type NodeLoss struct {
 	// Failed: statements outside a transaction lost with the node
 	// (ErrConnectionLost), not retried: their outcome is unknown.
 	Failed int64 `json:"failed"`
+	// Back is when the node was found serving again (a Galera node:
+	// Synced and ready) and the threads that had run on it moved back;
+	// nil if it did not come back during the run.
+	Back *time.Time `json:"back,omitempty"`
 }
 
 // NodeLosses is implemented by a backend over several nodes.
 type NodeLosses interface {
 	NodesLost() []NodeLoss
+}
+
+// NodeCutter is implemented by a backend over the nodes of a cluster
+// that can cut one of them from the others (a Galera node from the
+// group's communication) and heal it: CutNode cuts node i (from 0, in
+// the DSN's order) when cut is true, heals it when false, and returns
+// its address.
+type NodeCutter interface {
+	CutNode(ctx context.Context, i int, cut bool) (addr string, err error)
+}
+
+// CutNode cuts node i of the database's cluster from the others, or
+// heals it (NodeCutter); a database of one server has no node to cut.
+func (db *DB) CutNode(ctx context.Context, i int, cut bool) (string, error) {
+	nc, ok := db.backend.(NodeCutter)
+	if !ok {
+		return "", errors.New("the database is not a cluster of nodes that can be cut from each other")
+	}
+	return nc.CutNode(ctx, i, cut)
 }
 
 // Sub gives the counts between an earlier snapshot and s.

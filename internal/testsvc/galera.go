@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 )
@@ -186,4 +187,28 @@ func (c *GaleraCluster) DSN() string {
 		hosts = append(hosts, n.Addr())
 	}
 	return "mysql://root@" + strings.Join(hosts, ",") + "/test"
+}
+
+// Status is the node's global status variable name (wsrep_local_state,
+// wsrep_local_commits, …), read on a fresh connection; an error when the
+// node does not answer.
+func (n *GaleraNode) Status(name string) (string, error) {
+	db := n.open()
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var k, v string
+	// SHOW takes no placeholder; name is the test's own constant.
+	err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+strings.ReplaceAll(name, "'", "")+"'").Scan(&k, &v)
+	return v, err
+}
+
+// Query runs q on the node and scans its one row into dest; q names its
+// tables with their database (test.T).
+func (n *GaleraNode) Query(q string, dest ...any) error {
+	db := n.open()
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return db.QueryRowContext(ctx, q).Scan(dest...)
 }

@@ -24,7 +24,9 @@ import (
 // whose connections fail and that does not answer a probe is lost: every
 // executor on it moves to the next live node, and the transactions it cut
 // are handed back to be run again (store.ErrNodeLost) when they had not
-// sent their COMMIT, in doubt when they had.
+// sent their COMMIT, in doubt when they had. A lost node is probed until
+// it serves again (a Galera node: Synced and ready); then the executors
+// whose node it is move back to it.
 type Cluster struct {
 	nodes     []*node
 	isolation store.Isolation
@@ -33,26 +35,41 @@ type Cluster struct {
 	threads   []*mover
 	lockConn  *sql.Conn
 	lockDB    *sql.DB
+	idle      int // the threads' pools' idle connections
+	dsn       store.DSN
 
 	mu     sync.Mutex
 	losses []store.NodeLoss
+	// stmts are every statement prepared, to prepare on a node that
+	// comes back.
+	stmts []*clusterStmt
+
+	stopWatch context.CancelFunc
+	watched   chan struct{}
 }
 
 var (
 	_ store.Backend    = (*Cluster)(nil)
 	_ store.NodeLosses = (*Cluster)(nil)
+	_ store.NodeCutter = (*Cluster)(nil)
 )
+
+// RejoinInterval is how often a lost node is probed for its return.
+var RejoinInterval = 250 * time.Millisecond
 
 // node is one server of the cluster with its two pools: the threads'
 // one, and the shared work's, whose reads wait until the node has applied
 // every write the cluster committed before them (wsrep_sync_wait), so that
 // a check after the run sees all of it.
 type node struct {
-	index          int
-	addr           string
-	connector      driver.Connector
-	threads        sqldb.DB
-	shared         sqldb.DB
+	index     int
+	addr      string
+	connector driver.Connector
+	threads   sqldb.DB
+	shared    sqldb.DB
+	// probes is a pool without wsrep_sync_wait, whose reads a node cut
+	// from the primary component would hold until they time out.
+	probes         *sql.DB
 	down           atomic.Bool
 	loss           int // index in Cluster.losses once down
 	probe          sync.Mutex
@@ -62,14 +79,19 @@ type node struct {
 }
 
 // clusterStmt is a statement prepared on each node's pools; nil on a node
-// that was down when it was prepared.
-type clusterStmt []struct{ threads, shared store.Prepared }
+// that was down when it was prepared, until the node comes back.
+type clusterStmt struct {
+	q  string
+	on []atomic.Pointer[nodeStmt]
+}
+
+type nodeStmt struct{ threads, shared store.Prepared }
 
 // openCluster connects to every node, learns whether they run Galera, and
 // builds their pools. Nodes down already are lost from the start; all of
 // them down is ErrUnreachable.
 func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend, error) {
-	c := &Cluster{isolation: opts.Isolation}
+	c := &Cluster{isolation: opts.Isolation, idle: opts.Threads, dsn: dsn}
 	setIsolation := "SET SESSION TRANSACTION ISOLATION LEVEL " + opts.Isolation.SQL()
 	var live []*node
 	var lastErr error
@@ -113,8 +135,15 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 		}
 		sc, _ := connector(cfg, sharedSet)
 		n.connector = tc
-		n.threads = sqldb.DB{SQL: sql.OpenDB(tc), CommitInDoubt: commitInDoubt}
-		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: commitInDoubt}
+		pc, _ := connector(cfg, nil)
+		n.probes = sql.OpenDB(pc)
+		n.probes.SetMaxIdleConns(1)
+		inDoubt := commitInDoubt
+		if c.galera {
+			inDoubt = galeraCommitInDoubt
+		}
+		n.threads = sqldb.DB{SQL: sql.OpenDB(tc), CommitInDoubt: inDoubt}
+		n.shared = sqldb.DB{SQL: sql.OpenDB(sc), CommitInDoubt: inDoubt}
 		n.threads.SQL.SetMaxOpenConns(opts.Threads)
 		n.threads.SQL.SetMaxIdleConns(opts.Threads)
 		// The shared work (loads, checks, a workload's agents) may be as
@@ -123,11 +152,11 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 		n.shared.SQL.SetMaxOpenConns(opts.Threads + 1)
 		n.shared.SQL.SetMaxIdleConns(2)
 	}
-	c.shared = &mover{c: c, shared: true}
+	c.shared = &mover{c: c, shared: true, home: live[0].index}
 	c.shared.cur.Store(int32(live[0].index))
 	for i := range opts.Threads {
-		m := &mover{c: c}
-		m.cur.Store(int32(i % len(c.nodes)))
+		m := &mover{c: c, home: i % len(c.nodes)}
+		m.cur.Store(int32(m.home))
 		c.threads = append(c.threads, m)
 	}
 	if c.galera {
@@ -135,6 +164,10 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 			n.certified(ctx) // the baseline of its conflict counters
 		}
 	}
+	var watch context.Context
+	watch, c.stopWatch = context.WithCancel(context.Background())
+	c.watched = make(chan struct{})
+	go c.watch(watch)
 	return c, nil
 }
 
@@ -180,17 +213,20 @@ func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
 }
 
 func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error) {
-	stmt := make(clusterStmt, len(c.nodes))
+	stmt := &clusterStmt{q: q, on: make([]atomic.Pointer[nodeStmt], len(c.nodes))}
 	prepared := false
 	var lastErr error
 	for _, n := range c.nodes {
 		if n.down.Load() {
 			continue
 		}
-		t, err := n.threads.Prepare(ctx, q)
-		if err == nil {
-			stmt[n.index].threads = t
-			stmt[n.index].shared, err = n.shared.Prepare(ctx, q)
+		on, err := n.prepare(ctx, q)
+		for wait := 0; err != nil && prepared && noSuchTable(err) && wait < 100; wait++ {
+			// A table just created on another node: Galera runs DDL on
+			// every node in the same order, but this one may not have
+			// applied it yet.
+			time.Sleep(100 * time.Millisecond)
+			on, err = n.prepare(ctx, q)
 		}
 		if err != nil {
 			if !connectionError(err) || !c.lost(n) {
@@ -199,12 +235,35 @@ func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error)
 			lastErr = err
 			continue
 		}
+		stmt.on[n.index].Store(on)
 		prepared = true
 	}
 	if !prepared {
 		return nil, lastErr
 	}
+	c.mu.Lock()
+	c.stmts = append(c.stmts, stmt)
+	c.mu.Unlock()
 	return stmt, nil
+}
+
+// noSuchTable: errno 1146, ER_NO_SUCH_TABLE.
+func noSuchTable(err error) bool {
+	var me *gomysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
+}
+
+// prepare prepares q on n's two pools.
+func (n *node) prepare(ctx context.Context, q string) (*nodeStmt, error) {
+	t, err := n.threads.Prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s, err := n.shared.Prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeStmt{threads: t, shared: s}, nil
 }
 
 func (c *Cluster) ExecScript(ctx context.Context, script string) error {
@@ -223,9 +282,11 @@ func (c *Cluster) BulkInsert(ctx context.Context, table string, columns []string
 func (c *Cluster) Classify(err error) error { return classify(err) }
 
 func (c *Cluster) Close() error {
+	c.stopWatch()
+	<-c.watched
 	var first error
 	for _, n := range c.nodes {
-		for _, db := range []*sql.DB{n.threads.SQL, n.shared.SQL} {
+		for _, db := range []*sql.DB{n.threads.SQL, n.shared.SQL, n.probes} {
 			if db == nil {
 				continue
 			}
@@ -302,6 +363,16 @@ func connectionError(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
 
+// galeraCommitInDoubt: on a Galera node a COMMIT refused with 1047 (the
+// node left the primary component while the COMMIT was out) may have
+// been replicated before it left, and committed by the others: measured,
+// a Stock-Online trade so refused and run again was in the database
+// twice. It is in doubt, as a COMMIT whose connection broke.
+func galeraCommitInDoubt(err error) bool {
+	var me *gomysql.MySQLError
+	return commitInDoubt(err) || errors.As(err, &me) && me.Number == errUnknownCom
+}
+
 // errUnknownCom is ER_UNKNOWN_COM_ERROR, which a Galera node not in the
 // primary component answers to every query.
 const errUnknownCom = 1047
@@ -319,14 +390,7 @@ func (c *Cluster) lost(n *node) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, err := n.shared.SQL.Conn(ctx)
-	if err == nil {
-		err = conn.PingContext(ctx)
-		if err == nil {
-			_, err = conn.ExecContext(ctx, "SELECT 1")
-		}
-		conn.Close()
-	}
+	err := c.serving(ctx, n, false)
 	// A probe that timed out found the node slow (stalled by the
 	// cluster's reconfiguration), not gone.
 	if err == nil || !connectionError(err) {
@@ -335,6 +399,141 @@ func (c *Cluster) lost(n *node) bool {
 	c.lose(n)
 	n.down.Store(true)
 	return true
+}
+
+// errNotReady: a Galera node answers but is not ready for work (cut from
+// the primary component, or still joining); a connection error.
+var errNotReady = &gomysql.MySQLError{Number: errUnknownCom, Message: "WSREP has not yet prepared node for application use"}
+
+// serving probes n on a fresh connection: nil if it serves. A Galera
+// node must be ready (wsrep_ready, in the primary component); to come
+// back (synced) it must also have caught up with the cluster
+// (wsrep_local_state 4, Synced).
+func (c *Cluster) serving(ctx context.Context, n *node, synced bool) error {
+	conn, err := n.probes.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.PingContext(ctx); err != nil {
+		return err
+	}
+	if !c.galera {
+		_, err = conn.ExecContext(ctx, "SELECT 1")
+		return err
+	}
+	status := map[string]string{}
+	rows, err := conn.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state')")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return err
+		}
+		status[name] = value
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if status["wsrep_ready"] != "ON" || synced && status["wsrep_local_state"] != "4" {
+		return errNotReady
+	}
+	return nil
+}
+
+// watch probes each lost node every RejoinInterval until ctx ends, and
+// takes back one that serves again.
+func (c *Cluster) watch(ctx context.Context) {
+	defer close(c.watched)
+	t := time.NewTicker(RejoinInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, n := range c.nodes {
+			if n.down.Load() {
+				c.rejoin(ctx, n)
+			}
+		}
+	}
+}
+
+// rejoin takes n back if it serves again: it drops the connections it
+// had (a restarted server's are dead), prepares on it what was prepared
+// while it was away, records its return, and marks it up, so that the
+// executors whose node it is move back at their next statement.
+func (c *Cluster) rejoin(ctx context.Context, n *node) {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if c.serving(pctx, n, true) != nil {
+		return
+	}
+	n.probe.Lock()
+	defer n.probe.Unlock()
+	n.threads.SQL.SetMaxIdleConns(0)
+	n.threads.SQL.SetMaxIdleConns(c.idle)
+	n.shared.SQL.SetMaxIdleConns(0)
+	n.shared.SQL.SetMaxIdleConns(2)
+	c.mu.Lock()
+	stmts := append([]*clusterStmt(nil), c.stmts...)
+	c.mu.Unlock()
+	for _, s := range stmts {
+		if s.on[n.index].Load() != nil {
+			continue
+		}
+		on, err := n.prepare(pctx, s.q)
+		if err != nil {
+			return // not back yet: the next probe tries again
+		}
+		s.on[n.index].Store(on)
+	}
+	if c.galera {
+		n.certified(pctx) // a new baseline of its conflict counters
+	}
+	c.mu.Lock()
+	back := time.Now()
+	if n.loss < len(c.losses) && c.losses[n.loss].Node == n.addr {
+		c.losses[n.loss].Back = &back
+	}
+	c.mu.Unlock()
+	n.down.Store(false)
+}
+
+// CutNode cuts node i from the others' group communication, or heals
+// it: Galera's gmcast.isolate, set on the node itself (decision 0036).
+// Its clients' connections stay up: once the others have evicted it
+// (evs.suspect_timeout) it is a primary component of one, not ready,
+// and refuses their queries; healed, it rejoins by IST.
+func (c *Cluster) CutNode(ctx context.Context, i int, cut bool) (string, error) {
+	if i < 0 || i >= len(c.nodes) {
+		return "", fmt.Errorf("no node %d: the cluster has %d", i, len(c.nodes))
+	}
+	n := c.nodes[i]
+	if !c.galera {
+		return n.addr, fmt.Errorf("node %s runs no Galera: only a Galera node can be cut from the others", n.addr)
+	}
+	cfg, err := driverConfig(c.dsn, n.addr)
+	if err != nil {
+		return n.addr, err
+	}
+	conn, err := connector(cfg, nil)
+	if err != nil {
+		return n.addr, err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	isolate := 0
+	if cut {
+		isolate = 1
+	}
+	_, err = db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=%d'", isolate))
+	return n.addr, err
 }
 
 // lose records n's loss.
@@ -387,40 +586,46 @@ func (n *node) certified(ctx context.Context) bool {
 	return false
 }
 
-// mover is an executor that runs on one node at a time, and moves to the
-// next live node when its node is lost.
+// mover is an executor that runs on one node at a time: its home node,
+// or while that is lost the next live one after it.
 type mover struct {
 	c      *Cluster
 	shared bool
+	home   int
 	cur    atomic.Int32
 }
 
 var _ store.Executor = (*mover)(nil)
 
-// node is the mover's node, moving on first if it is down; when every
-// node is down it stays (the errors say so).
+// node is the mover's node: its home, or the first live one after it;
+// when every node is down it stays (the errors say so).
 func (m *mover) node() *node {
 	nodes := m.c.nodes
-	cur := int(m.cur.Load())
 	for k := range nodes {
-		n := nodes[(cur+k)%len(nodes)]
+		n := nodes[(m.home+k)%len(nodes)]
 		if !n.down.Load() {
-			if k > 0 {
-				m.cur.Store(int32(n.index))
-			}
+			m.cur.Store(int32(n.index))
 			return n
 		}
 	}
-	return nodes[cur]
+	return nodes[m.cur.Load()]
 }
 
-// on is n's pool and statement for this mover.
+// on is n's pool and statement for this mover; the statement is nil when
+// it is not prepared on n.
 func (m *mover) on(n *node, p store.Prepared) (sqldb.DB, store.Prepared) {
-	s := p.(clusterStmt)[n.index]
+	s := p.(*clusterStmt).on[n.index].Load()
+	db := n.threads
 	if m.shared {
-		return n.shared, s.shared
+		db = n.shared
 	}
-	return n.threads, s.threads
+	if s == nil {
+		return db, nil
+	}
+	if m.shared {
+		return db, s.shared
+	}
+	return db, s.threads
 }
 
 func (m *mover) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
