@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,9 +24,30 @@ import (
 // tier's.
 const pingTierEnv = "TIERBENCH_PING_TIER"
 
+// pingTierProfileEnv, set to a path, makes the Ping tier write its CPU
+// profile there: where the tier's time goes in BenchmarkEmptyCallClient.
+const pingTierProfileEnv = "TIERBENCH_PING_TIER_PROFILE"
+
 func TestMain(m *testing.M) {
 	if p := os.Getenv(pingTierEnv); p != "" {
-		if err := servePingTier(Protocol(p)); err != nil {
+		if path := os.Getenv(pingTierProfileEnv); path != "" {
+			// The tier's CPU profile, written when it stops.
+			f, err := os.Create(path)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "ping tier:", err)
+				os.Exit(3)
+			}
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+		serve := func() error { return servePingTier(Protocol(p)) }
+		if network, ok := strings.CutPrefix(p, floorTierPrefix); ok {
+			serve = func() error { return serveFloorTier(network) }
+		}
+		if err := serve(); err != nil {
 			fmt.Fprintln(os.Stderr, "ping tier:", err)
 			os.Exit(3)
 		}

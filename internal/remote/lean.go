@@ -377,6 +377,7 @@ func (s *Server) serveLeanConn(sc *leanServerConn) {
 	}
 	var hdr [4]byte
 	var in, out []byte
+	var writeBy time.Time
 	for {
 		if _, err := io.ReadFull(r, hdr[:1]); err != nil {
 			return
@@ -402,7 +403,12 @@ func (s *Server) serveLeanConn(sc *leanServerConn) {
 			return
 		}
 		out = s.answerLean(sc, in, authorized, out[:0])
-		sc.c.SetWriteDeadline(time.Now().Add(2 * DefaultTimeout))
+		if now := time.Now(); writeBy.Sub(now) < DefaultTimeout {
+			// A reply's write is bounded by 1 to 2 × DefaultTimeout: the
+			// deadline moves once every DefaultTimeout, not on every call.
+			writeBy = now.Add(2 * DefaultTimeout)
+			sc.c.SetWriteDeadline(writeBy)
+		}
 		if _, err := sc.c.Write(out); err != nil {
 			return
 		}
@@ -461,9 +467,9 @@ func (s *Server) answerLean(sc *leanServerConn, in []byte, authorized bool, out 
 	}
 	ctx := context.Background()
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout))
-		defer cancel()
+		bc := newBeanContext(time.Now().Add(time.Duration(timeout)))
+		defer bc.end()
+		ctx = bc
 	}
 	sc.bean = 0
 	resp, err := lm.md.Handler(lm.impl, ctx, sc.dec, sc.timed)
