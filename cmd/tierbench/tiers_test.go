@@ -159,9 +159,15 @@ func TestTierKilledMidRun(t *testing.T) {
 func TestServeAndDriveStockOnline(t *testing.T) {
 	t.Parallel()
 	bin := testsvc.Binary(t)
-	for _, protocol := range []string{"http", "grpc", "lean"} {
-		t.Run(protocol, func(t *testing.T) {
+	for _, name := range []string{"http", "grpc", "lean", "lean-unix"} {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			protocol, unix := strings.CutSuffix(name, "-unix")
+			listen := "127.0.0.1:0"
+			if unix {
+				// A Unix-domain socket, the lean protocol's on one host.
+				listen = "unix:" + filepath.Join(t.TempDir(), "tier.sock")
+			}
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
 			load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
 			if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
@@ -171,13 +177,16 @@ func TestServeAndDriveStockOnline(t *testing.T) {
 			if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--protocol", protocol, "--listen", "127.0.0.1:0", "--token-file", token)
+			srv := testsvc.Start(t, bin, "serve", "stockonline", "--db", dsn, "--protocol", protocol, "--listen", listen, "--token-file", token)
 			if err := srv.WaitFor("serving stockonline ", time.Minute); err != nil {
 				t.Fatal(err)
 			}
 			m := regexp.MustCompile(`serving stockonline business tier .* on (` + protocol + `://\S+);`).FindStringSubmatch(srv.Stdout())
 			if m == nil {
 				t.Fatalf("serve printed no %s URL: %q", protocol, srv.Stdout())
+			}
+			if unix && m[1] != "lean://"+listen {
+				t.Fatalf("serve printed %s, want lean://%s", m[1], listen)
 			}
 			// Without the token the tier answers no one.
 			refused := testsvc.Start(t, bin, "drive", "stockonline", "--target", m[1], "--clients", "1", "--iterations", "1")
@@ -228,5 +237,45 @@ func TestServeAndDriveStockOnline(t *testing.T) {
 				t.Errorf("serve exited %d (%v) on SIGTERM: %s", code, err, srv.Stderr())
 			}
 		})
+	}
+}
+
+// TestRunLeanTiersOnAUnixSocket: run --tiers 2 over lean on one host
+// calls its business tier on a Unix-domain socket in the run's directory,
+// and the result says so; every operation is one call, and the checks
+// pass. Over grpc the result says tcp.
+func TestRunLeanTiersOnAUnixSocket(t *testing.T) {
+	t.Parallel()
+	bin := testsvc.Binary(t)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "stockonline.sqlite")
+	load := testsvc.Start(t, bin, "load", "stockonline", "--db", dsn)
+	if code, err := load.Wait(2 * time.Minute); err != nil || code != 0 {
+		t.Fatalf("load exited %d (%v): %s", code, err, load.Stderr())
+	}
+	for protocol, transport := range map[string]string{"lean": "unix", "grpc": "tcp"} {
+		out := filepath.Join(t.TempDir(), "run.json")
+		run := testsvc.Start(t, bin, "run", "stockonline", "--tiers", "2", "--protocol", protocol, "--db", dsn,
+			"--clients", "2", "--iterations", "1", "--out", out)
+		if code, err := run.Wait(2 * time.Minute); err != nil || code != 0 {
+			t.Fatalf("run --protocol %s exited %d (%v): %s", protocol, code, err, run.Stderr())
+		}
+		r, err := result.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Tiers == nil || r.Tiers.Protocol != protocol || r.Tiers.Transport != transport || r.Tiers.Processes != 2 {
+			t.Fatalf("--protocol %s: tiers = %+v; want %s over %s, 2 processes", protocol, r.Tiers, protocol, transport)
+		}
+		if c := r.Tiers.Total; c.Calls != c.Pages || c.Calls == 0 {
+			t.Errorf("--protocol %s: %d calls for %d operations; want one each", protocol, c.Calls, c.Pages)
+		}
+		for _, c := range r.Checks {
+			if !c.Passed {
+				t.Errorf("--protocol %s: check %s failed: %s", protocol, c.Name, c.Detail)
+			}
+		}
+		if want := "calls over " + protocol + map[string]string{"unix": " on a Unix-domain socket:", "tcp": ":"}[transport]; !strings.Contains(run.Stdout(), want) {
+			t.Errorf("--protocol %s: the summary does not say %q:\n%s", protocol, want, run.Stdout())
+		}
 	}
 }

@@ -88,7 +88,7 @@ func addServeFlags(fs *pflag.FlagSet, f *runFlags, o *runner.ServeOptions) {
 	addFileFlag(fs, f)
 	addDatabaseFlags(fs, f)
 	addTierFlags(fs, f)
-	fs.StringVar(&o.Listen, "listen", o.Listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one)")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "HOST:PORT to serve on (:PORT for every interface, port 0 for any free one), or unix:/PATH for a business tier over --protocol lean (a Unix-domain socket)")
 	fs.StringVar(&o.Tier, "tier", "", "serve one tier alone: business, or web (RUBiS) (default: the whole middle tier; Stock-Online's is its business tier)")
 	fs.StringVar(&o.Business, "business", "", "--tier web: the business tier's URL, http://HOST:PORT, grpc://HOST:PORT or lean://HOST:PORT (its scheme is the protocol)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token the business tier requires and the web tier sends")

@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,9 +23,30 @@ import (
 // tier's.
 const pingTierEnv = "TIERBENCH_PING_TIER"
 
+// pingTierProfileEnv, set to a path, makes the Ping tier write its CPU
+// profile there: where the tier's time goes in BenchmarkEmptyCallClient.
+const pingTierProfileEnv = "TIERBENCH_PING_TIER_PROFILE"
+
 func TestMain(m *testing.M) {
 	if p := os.Getenv(pingTierEnv); p != "" {
-		if err := servePingTier(Protocol(p)); err != nil {
+		if path := os.Getenv(pingTierProfileEnv); path != "" {
+			// The tier's CPU profile, written when it stops.
+			f, err := os.Create(path)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "ping tier:", err)
+				os.Exit(3)
+			}
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+		serve := func() error { return servePingTier(Protocol(p)) }
+		if network, ok := strings.CutPrefix(p, floorTierPrefix); ok {
+			serve = func() error { return serveFloorTier(network) }
+		}
+		if err := serve(); err != nil {
 			fmt.Fprintln(os.Stderr, "ping tier:", err)
 			os.Exit(3)
 		}
@@ -37,14 +58,23 @@ func TestMain(m *testing.M) {
 // servePingTier serves Ping on a loopback port, prints the address, and
 // stops when its stdin closes (the parent ended or died).
 func servePingTier(p Protocol) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := "127.0.0.1:0"
+	if p == leanUnix {
+		dir, err := os.MkdirTemp("", "tierbench-ping-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		p, addr = Lean, UnixPrefix+dir+"/ping.sock"
+	}
+	ln, err := Listen(addr)
 	if err != nil {
 		return err
 	}
 	s := NewServer(p, ServerOptions{})
 	RegisterPing(s)
 	go s.Serve(ln)
-	fmt.Println(ln.Addr().String())
+	fmt.Println(Addr(ln.Addr()))
 	io.Copy(io.Discard, os.Stdin)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -104,15 +134,23 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / ticksPerSecond
 }
 
+// leanUnix is the lean protocol on a Unix-domain socket, for the
+// benchmarks' child tier.
+const leanUnix Protocol = "lean-unix"
+
 // BenchmarkEmptyCallClient: one empty call on loopback with the tier in a
 // child process, as `--tiers 3` runs it. allocs/op and B/op are then the
 // caller's alone (the protocol library's included); caller-cpu-µs/op and
 // tier-cpu-µs/op are each process's CPU per call.
 func BenchmarkEmptyCallClient(b *testing.B) {
-	for _, p := range Protocols {
+	for _, p := range append(Protocols, leanUnix) {
 		b.Run(string(p), func(b *testing.B) {
 			addr, pid := childTier(b, p)
-			_, ping := dial(b, p, addr, DialOptions{})
+			dialed := p
+			if p == leanUnix {
+				dialed = Lean
+			}
+			_, ping := dial(b, dialed, addr, DialOptions{})
 			var m Meter
 			ctx := WithMeter(context.Background(), &m)
 			req := &pingpb.EmptyRequest{}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +82,11 @@ func Dial(p Protocol, hostport string, o DialOptions) (*Conn, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	if _, _, err := net.SplitHostPort(hostport); err != nil {
+	if path, ok := strings.CutPrefix(hostport, UnixPrefix); ok {
+		if p != Lean || path == "" {
+			return nil, fmt.Errorf("tier address %q: a Unix-domain socket (unix:PATH) is the lean protocol's", hostport)
+		}
+	} else if _, _, err := net.SplitHostPort(hostport); err != nil {
 		return nil, fmt.Errorf("tier address %q: want host:port: %v", hostport, err)
 	}
 	c := &Conn{target: hostport, timeout: o.Timeout, meter: o.Meter}

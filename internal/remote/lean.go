@@ -55,12 +55,13 @@ const leanBufferBytes = 16 << 10
 // or dials a new one, and gives it back when its reply has been read; up
 // to Conns stay open idle, as HTTP's transport keeps them.
 type leanPool struct {
-	addr    string
-	token   string
-	timeout time.Duration // of a call whose context has no deadline
-	idle    chan *leanConn
-	dialer  net.Dialer
-	closed  atomic.Bool
+	addr              string // HOST:PORT or unix:PATH, for errors
+	network, dialAddr string
+	token             string
+	timeout           time.Duration // of a call whose context has no deadline
+	idle              chan *leanConn
+	dialer            net.Dialer
+	closed            atomic.Bool
 }
 
 // leanConn is one connection of a pool, with its buffers.
@@ -73,7 +74,8 @@ type leanConn struct {
 }
 
 func newLeanPool(hostport, token string, conns int, timeout time.Duration) *leanPool {
-	return &leanPool{addr: hostport, token: token, timeout: timeout, idle: make(chan *leanConn, conns),
+	network, dialAddr := network(hostport)
+	return &leanPool{addr: hostport, network: network, dialAddr: dialAddr, token: token, timeout: timeout, idle: make(chan *leanConn, conns),
 		dialer: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}}
 }
 
@@ -83,7 +85,7 @@ func (p *leanPool) get(ctx context.Context) (*leanConn, error) {
 		return lc, nil
 	default:
 	}
-	c, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	c, err := p.dialer.DialContext(ctx, p.network, p.dialAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +379,7 @@ func (s *Server) serveLeanConn(sc *leanServerConn) {
 	}
 	var hdr [4]byte
 	var in, out []byte
+	var writeBy time.Time
 	for {
 		if _, err := io.ReadFull(r, hdr[:1]); err != nil {
 			return
@@ -402,7 +405,12 @@ func (s *Server) serveLeanConn(sc *leanServerConn) {
 			return
 		}
 		out = s.answerLean(sc, in, authorized, out[:0])
-		sc.c.SetWriteDeadline(time.Now().Add(2 * DefaultTimeout))
+		if now := time.Now(); writeBy.Sub(now) < DefaultTimeout {
+			// A reply's write is bounded by 1 to 2 × DefaultTimeout: the
+			// deadline moves once every DefaultTimeout, not on every call.
+			writeBy = now.Add(2 * DefaultTimeout)
+			sc.c.SetWriteDeadline(writeBy)
+		}
 		if _, err := sc.c.Write(out); err != nil {
 			return
 		}
@@ -461,9 +469,9 @@ func (s *Server) answerLean(sc *leanServerConn, in []byte, authorized bool, out 
 	}
 	ctx := context.Background()
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout))
-		defer cancel()
+		bc := newBeanContext(time.Now().Add(time.Duration(timeout)))
+		defer bc.end()
+		ctx = bc
 	}
 	sc.bean = 0
 	resp, err := lm.md.Handler(lm.impl, ctx, sc.dec, sc.timed)

@@ -75,9 +75,9 @@ const DefaultTimeout = 30 * time.Second
 
 // ParseURL reads a tier's URL: its scheme is the protocol (http://HOST:PORT,
 // grpc://HOST:PORT or lean://HOST:PORT, as `tierbench serve --tier business`
-// prints it).
+// prints it; lean://unix:/PATH for a lean tier on a Unix-domain socket).
 func ParseURL(u string) (Protocol, string, error) {
-	const want = "want http://HOST:PORT, grpc://HOST:PORT or lean://HOST:PORT, as the business tier prints it"
+	const want = "want http://HOST:PORT, grpc://HOST:PORT, lean://HOST:PORT or lean://unix:/PATH, as the business tier prints it"
 	scheme, hostport, ok := strings.Cut(u, "://")
 	if !ok {
 		return "", "", fmt.Errorf("%q has no scheme; %s", u, want)
@@ -85,6 +85,12 @@ func ParseURL(u string) (Protocol, string, error) {
 	p, err := ParseProtocol(scheme)
 	if err != nil {
 		return "", "", fmt.Errorf("%q: scheme %q is no protocol; %s", u, scheme, want)
+	}
+	if path, ok := strings.CutPrefix(hostport, UnixPrefix); ok {
+		if p != Lean || !strings.HasPrefix(path, "/") {
+			return "", "", fmt.Errorf("%q: a Unix-domain socket is lean://unix:/PATH (an absolute path, the lean protocol only); %s", u, want)
+		}
+		return p, hostport, nil
 	}
 	hostport = strings.TrimSuffix(hostport, "/")
 	if host, port, err := net.SplitHostPort(hostport); err != nil || host == "" || port == "" {
@@ -95,3 +101,38 @@ func ParseURL(u string) (Protocol, string, error) {
 
 // URL is the address of a tier serving protocol p at hostport.
 func URL(p Protocol, hostport string) string { return string(p) + "://" + hostport }
+
+// UnixPrefix marks an address as a Unix-domain socket's path
+// ("unix:/run/tier.sock"), for tiers on one host: the lean protocol
+// carries calls over one as over TCP (decision 0039).
+const UnixPrefix = "unix:"
+
+// network splits an address into a network and an address for net.Dial
+// and net.Listen: ("unix", PATH) for unix:PATH, else ("tcp", HOST:PORT).
+func network(addr string) (string, string) {
+	if path, ok := strings.CutPrefix(addr, UnixPrefix); ok {
+		return "unix", path
+	}
+	return "tcp", addr
+}
+
+// Listen listens at addr: HOST:PORT, or unix:PATH for a Unix-domain
+// socket (removed when the listener closes).
+func Listen(addr string) (net.Listener, error) {
+	return net.Listen(network(addr))
+}
+
+// Addr is a listener's address as Dial, ParseURL and URL take it:
+// HOST:PORT, or unix:PATH.
+func Addr(a net.Addr) string {
+	if a.Network() == "unix" {
+		return UnixPrefix + a.String()
+	}
+	return a.String()
+}
+
+// Transport is the socket an address is reached over: "unix" or "tcp".
+func Transport(addr string) string {
+	n, _ := network(addr)
+	return n
+}

@@ -285,7 +285,10 @@ type Validity struct {
 type Tiers struct {
 	Style string `json:"style"`
 	// Protocol: empty when no call crossed a process boundary.
-	Protocol  string `json:"protocol,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+	// Transport: the socket the business tier was called over, "tcp" or
+	// "unix"; empty when the run did not start the tiers.
+	Transport string `json:"transport,omitempty"`
 	Processes int    `json:"processes"`
 	// Pages: per kind of page (a web tier's script), every page it served
 	// during the run, ramps included; Total: all of them.
@@ -334,7 +337,7 @@ func buildTiers(in *workload.Tiers) *Tiers {
 	if in == nil {
 		return nil
 	}
-	t := &Tiers{Style: in.Style, Protocol: in.Protocol, Processes: in.Processes, Pages: []TierCalls{}}
+	t := &Tiers{Style: in.Style, Protocol: in.Protocol, Transport: in.Transport, Processes: in.Processes, Pages: []TierCalls{}}
 	var total remote.Counts
 	var pages int64
 	for _, c := range in.Calls {

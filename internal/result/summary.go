@@ -165,8 +165,12 @@ func WriteSummary(w io.Writer, r *Result) {
 		}
 		if t.Protocol != "" {
 			c := t.Total
+			over := t.Protocol
+			if t.Transport == "unix" {
+				over += " on a Unix-domain socket"
+			}
 			fmt.Fprintf(w, ", calls over %s: %.2f per interaction, %.0f B out and %.0f B in per interaction, %.3f ms per interaction in the layer (%d calls, %d answered with an error)",
-				t.Protocol, c.CallsPerPage, c.BytesOutPerPage, c.BytesInPerPage, c.LayerMsPerPage, c.Calls, c.Failed)
+				over, c.CallsPerPage, c.BytesOutPerPage, c.BytesInPerPage, c.LayerMsPerPage, c.Calls, c.Failed)
 		}
 		fmt.Fprintln(w)
 	}

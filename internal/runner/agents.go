@@ -371,7 +371,7 @@ func addTierCalls(into *workload.Tiers, t *result.Tiers, agents int) *workload.T
 	if into == nil {
 		// The agents' processes, and the served tiers' (each agent's
 		// count has its own driver process in it).
-		into = &workload.Tiers{Style: t.Style, Protocol: t.Protocol, Processes: t.Processes - 1 + agents}
+		into = &workload.Tiers{Style: t.Style, Protocol: t.Protocol, Transport: t.Transport, Processes: t.Processes - 1 + agents}
 	}
 	dur := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 	for _, p := range t.Pages {

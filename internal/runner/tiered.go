@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 
 	"github.com/tierbench/tierbench/internal/appservers"
@@ -35,7 +36,8 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 	}
 	n, tiers := cfg.Servers(), tieringOf(cfg).Tiers
 	hosted := s.hosted()
-	t := &tieredRun{processes: 1, token: token, log: s.r.TierLog}
+	protocol, _ := remote.ParseProtocol(tieringOf(cfg).Protocol)
+	t := &tieredRun{processes: 1, token: token, log: s.r.TierLog, protocol: protocol}
 	if err := t.startQueues(ctx, &cfg, dir); err != nil {
 		return nil, err
 	}
@@ -93,7 +95,11 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 			if n > 1 {
 				name = sv.name + "'s " + tier
 			}
-			args = append([]string{"serve", cfg.Workload, "--listen", hosted.listen(hostOf(tier))}, args...)
+			listen := hosted.listen(hostOf(tier))
+			if tier == "business tier" {
+				listen = t.businessListen(hosted, dir, i, listen)
+			}
+			args = append([]string{"serve", cfg.Workload, "--listen", listen}, args...)
 			if hosted != nil && tier != "business tier" {
 				// Pages take no token; the hosts' network is the run's
 				// alone.
@@ -160,7 +166,6 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 		targets[i] = sv.url
 	}
 	if cfg.Balancer != "" {
-		protocol, _ := remote.ParseProtocol(tieringOf(cfg).Protocol)
 		front, err := t.startBalancer(ctx, dir, protocol, isWeb)
 		if err != nil {
 			return fail(fmt.Errorf("--balancer %s: %w", cfg.Balancer, err))
@@ -234,6 +239,10 @@ type tieredRun struct {
 	// before it), read before it stops.
 	requests, probed []int64
 	tiers            *workload.Tiers
+	// protocol the business tiers serve, and the socket they are called
+	// over ("tcp" or "unix", businessListen).
+	protocol  remote.Protocol
+	transport string
 }
 
 func (t *tieredRun) Check(ctx context.Context, done workload.Outcomes) ([]workload.Check, error) {
@@ -314,5 +323,26 @@ func (t *tieredRun) Tiers() workload.Tiers {
 		x = *t.tiers
 	}
 	x.Processes = t.processes
+	if x.Protocol != "" {
+		x.Transport = t.transport
+	}
 	return x
+}
+
+// unixPathMax bounds a Unix-domain socket's path (sun_path's 108 bytes,
+// its terminating NUL included).
+const unixPathMax = 107
+
+// businessListen is where server i's business tier listens: over lean on
+// this host, a Unix-domain socket in the run's directory (decision 0039:
+// the calls skip the TCP stack; the result's tiers say "unix"), else tcp
+// (another host, or a directory whose path is too long for a socket's).
+func (t *tieredRun) businessListen(hosted *hosted, dir string, i int, tcp string) string {
+	path, err := filepath.Abs(filepath.Join(dir, fmt.Sprintf("business-%d.sock", i)))
+	if hosted != nil || t.protocol != remote.Lean || err != nil || len(path) > unixPathMax {
+		t.transport = "tcp"
+		return tcp
+	}
+	t.transport = "unix"
+	return remote.UnixPrefix + path
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -139,12 +138,17 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	if err != nil {
 		return err
 	}
-	if err := r.guardListen(ctx, o, "the "+cfg.Workload+" business tier", true); err != nil {
-		return err
-	}
 	protocol, err := remote.ParseProtocol(tieringOf(cfg).Protocol)
 	if err != nil {
 		return config.Usage(fmt.Errorf("--%w", err))
+	}
+	if path, unix := strings.CutPrefix(o.Listen, remote.UnixPrefix); unix {
+		// A Unix-domain socket reaches this host's processes alone.
+		if protocol != remote.Lean || !filepath.IsAbs(path) {
+			return config.Usage(fmt.Errorf("--listen %s: a Unix-domain socket (unix:/PATH, an absolute path) carries --protocol lean only", o.Listen))
+		}
+	} else if err := r.guardListen(ctx, o, "the "+cfg.Workload+" business tier", true); err != nil {
+		return err
 	}
 	db, cfg, p, err := r.openServed(ctx, cfg, w)
 	if err != nil {
@@ -183,14 +187,14 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 	})
 	// A load balancer's health check (--balancer); gRPC's is a connection.
 	srv.HandleHTTP("GET "+server.HealthPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
-	ln, err := net.Listen("tcp", o.Listen)
+	ln, err := remote.Listen(o.Listen)
 	if err != nil {
 		return config.Usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {
-		ready(Serving{Tier: TierBusiness, What: cfg.Workload + " business tier", URL: remote.URL(protocol, ln.Addr().String()), Scale: cfg.Scale, Style: styleOf(cfg), Protocol: string(protocol)})
+		ready(Serving{Tier: TierBusiness, What: cfg.Workload + " business tier", URL: remote.URL(protocol, remote.Addr(ln.Addr())), Scale: cfg.Scale, Style: styleOf(cfg), Protocol: string(protocol)})
 	}
 	select {
 	case <-ctx.Done():

@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/appservers"
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/livemetrics"
+	"github.com/tierbench/tierbench/internal/remote"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/server"
 	"github.com/tierbench/tierbench/internal/store"
@@ -73,11 +74,16 @@ func (r *Runner) Serve(ctx context.Context, cfg config.Run, o ServeOptions, read
 	if err != nil {
 		return config.Usage(err)
 	}
-	if err := server.ParseListen(o.Listen); err != nil {
-		return config.Usage(err)
-	}
 	web, isWeb := w.(workload.Web)
 	business, hasBusiness := w.(workload.BusinessTier)
+	if strings.HasPrefix(o.Listen, remote.UnixPrefix) {
+		// serveBusiness checks the path and the protocol.
+		if !hasBusiness || o.Tier == TierWeb || o.Tier == "" && isWeb {
+			return config.Usage(fmt.Errorf("--listen %s: a Unix-domain socket is a business tier's over --protocol lean (--tier business); pages and web services listen on HOST:PORT", o.Listen))
+		}
+	} else if err := server.ParseListen(o.Listen); err != nil {
+		return config.Usage(err)
+	}
 	if t, ok := workload.OptionsOf(cfg).(workload.Tiered); ok && o.Tier != "" {
 		cfg.Options = t.Apart(cfg)
 	}

@@ -258,6 +258,10 @@ type Tiers struct {
 	Style string
 	// Protocol: empty when no call crossed a process boundary.
 	Protocol string
+	// Transport: the socket the business tier was called over, "tcp" or
+	// "unix" (a lean tier on the run's host); empty when not known (a
+	// drive of tiers started apart).
+	Transport string
 	// Processes the run spanned: the driver's and the tiers'.
 	Processes int
 	Calls     []RemoteCalls
