@@ -31,11 +31,11 @@ experiments:
 `
 
 // startHostsSweep starts hostsSweep with env once the machine can make
-// hosts (long test: why says why); it returns the sweep, the links here
-// before it and its results' directory.
-func startHostsSweep(t *testing.T, why string, env []string) (run *testsvc.Proc, links []string, dir string) {
+// hosts; it returns the sweep, the links here before it and its results'
+// directory. (The long-test gate stays in each test's body, where
+// internal/testsvc/longtests finds it.)
+func startHostsSweep(t *testing.T, env []string) (run *testsvc.Proc, links []string, dir string) {
 	t.Helper()
-	testsvc.SkipUnlessLong(t, why)
 	hostsAvailable(t)
 	bin := testsvc.Binary(t)
 	links = rootLinks(t)
@@ -54,8 +54,9 @@ func startHostsSweep(t *testing.T, why string, env []string) (run *testsvc.Proc,
 // so the second's could not have been made beside the first's); nothing
 // is left behind.
 func TestSweepOnHosts(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "two runs on hosts of their own, about 40 s (4 min under load)")
 	t.Parallel()
-	run, links, dir := startHostsSweep(t, "two runs on hosts of their own, about 40 s (4 min under load)", nil)
+	run, links, dir := startHostsSweep(t, nil)
 	code, err := run.Wait(6 * time.Minute)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d (%v): %s%s", code, err, run.Stdout(), run.Stderr())
@@ -100,8 +101,9 @@ func TestSweepOnHosts(t *testing.T) {
 // passes it on), keeps its result, runs no further point, and leaves no
 // namespace, link or tier behind.
 func TestSweepOnHostsInterrupted(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "a run on hosts interrupted, about 20 s (2 min under load)")
 	t.Parallel()
-	run, links, dir := startHostsSweep(t, "a run on hosts interrupted, about 20 s (2 min under load)", []string{failpoint.Env + "=run=pause"})
+	run, links, dir := startHostsSweep(t, []string{failpoint.Env + "=run=pause"})
 	if err := run.WaitFor("failpoint run: paused", 4*time.Minute); err != nil {
 		t.Fatalf("%v: %s", err, run.Stderr())
 	}
