@@ -55,9 +55,11 @@ test-long: ## every test whole, the long ones included (TIERBENCH_LONG=1), in on
 # matrix on SQLite (storetest.ShareCell); the long fault tests, which kill
 # processes rather than race goroutines, are make test-rest's, without the
 # detector, to keep CI within its 30 minutes. cmd/tierbench's tests drive child processes
-# of a binary built without -race, so they are make test's.
+# of a binary built without -race, so they are make test's; internal/report
+# starts no goroutine of its own (it renders pages, its tests drive a
+# browser), so the detector has nothing there to watch.
 test-race: ## every test under the race detector, on SQLite (needs cgo and a C compiler): ~12 min on 2 idle cores
-	$(GO) test -count=1 -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/cmd/tierbench$$')
+	$(GO) test -count=1 -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '/cmd/tierbench$$' -e '/internal/report$$')
 
 bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/driver/ ./internal/metrics/ ./internal/container/

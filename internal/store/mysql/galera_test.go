@@ -17,6 +17,7 @@ import (
 // start for all its subtests (a start takes 10-40 s); the node kill comes
 // last.
 func TestGalera(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "starts a three-node Galera cluster, 30 s on 2 idle cores")
 	cluster := testsvc.Galera(t)
 	ctx := context.Background()
 	databases := 0

@@ -249,8 +249,11 @@ func TestChecksCatchCorruption(t *testing.T) {
 				failing: map[string]string{"work-orders-completed": "1 work orders completed in the run, 0 CompleteWorkOrder by the lines"},
 			},
 		}
-		for _, tc := range cases {
+		for i, tc := range cases {
 			t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+				// Each case starts the application: make test runs each
+				// on one backend, make test-all on the others.
+				storetest.ShareCell(t, dsn, i)
 				a := startApp(t, db, cfg)
 				if tc.before != nil {
 					tc.before(t, a)

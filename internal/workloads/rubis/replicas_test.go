@@ -105,6 +105,7 @@ func (s replicaSite) stats() (violations, waits, fallbacks, replicaReads int64, 
 // for its replica, gives up and reads the comment on the primary: no
 // violation. The read pages and the static ones set no cookie.
 func TestSiteReadYourWrites(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "starts a PostgreSQL primary and two standbys, 20 s on 2 idle cores; internal/store/postgres's TestReplicas runs the store's side in make test")
 	t.Parallel()
 	c := testsvc.PGReplicas(t, 2)
 	ctx := context.Background()

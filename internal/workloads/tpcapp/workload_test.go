@@ -166,8 +166,11 @@ func TestMethodsEffects(t *testing.T) {
 		{"cmp-C", "in-process", &cmpC}, {"cmp-A-exclusive-soap", FrontSOAP, &cmpA}, {"bmp-B", "in-process", &bmp},
 	}
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		for _, m := range modes {
+		for i, m := range modes {
 			t.Run(m.name, func(t *testing.T) {
+				// A load of its own each: make test runs each mode on
+				// one backend, make test-all on the others.
+				storetest.ShareCell(t, dsn, i)
 				t.Parallel()
 				methodsEffects(t, storetest.Fresh(t, dsn), m.front, m.beans)
 			})
@@ -383,7 +386,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 		// by its end: the notice cases' one notice of the run.
 		unnoticed5 := func(q storetest.Querier) { q.Exec("UPDATE shipment SET sh_noticed = 0 WHERE sh_o_id = 5") }
 		noticed5 := func(q storetest.Querier) { q.Exec("UPDATE shipment SET sh_noticed = 1 WHERE sh_o_id = 5") }
-		for _, tt := range []struct {
+		for i, tt := range []struct {
 			name    string
 			before  func(q storetest.Querier)
 			corrupt func(q storetest.Querier)
@@ -452,6 +455,9 @@ func TestChecksCatchCorruption(t *testing.T) {
 			}, runFacts{outside: true}, []string{"lines-belong-to-orders", "shipments-match-lines", "totals-recompute"}}, // their volume, the shipping cost
 		} {
 			t.Run(tt.name, func(t *testing.T) {
+				// Each case loads a database of its own: make test runs
+				// each on one backend, make test-all on the others.
+				storetest.ShareCell(t, dsn, i)
 				t.Parallel()
 				db, _ := loadTest(t, storetest.Fresh(t, dsn), 1, LoadOptions{Images: ImagesNone})
 				if tt.before != nil {
