@@ -42,6 +42,9 @@ type Container struct {
 	// skipMirrors switches the read-mostly invalidation off, for tests
 	// that show the checks fail without it.
 	skipMirrors bool
+	// mirrored: some type is read-mostly of another (linkReadMostly), so
+	// a commit has writes to mirror; without one, commits skip the walk.
+	mirrored bool
 }
 
 // New makes a container with a fresh (empty) cache and pool for each type,

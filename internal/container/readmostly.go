@@ -112,6 +112,7 @@ func (c *Container) linkReadMostly() {
 		}
 		w := c.Home(r.s.ReadMostly)
 		w.mirrors = append(w.mirrors, r)
+		c.mirrored = true
 		r.readBack = true
 		for _, f := range r.t.Finders {
 			r.mirrorFinders = append(r.mirrorFinders, FinderEntry{Finder: f.Name, All: true})
@@ -126,7 +127,7 @@ func (c *Container) linkReadMostly() {
 // settling (after) it numbers the write, then drops and unmarks them, and
 // counts a committed write's identities (writer_invalidations).
 func (tx *Tx) mirrorWrites(announce, committed bool) {
-	if tx.ctr.skipMirrors {
+	if !tx.ctr.mirrored || tx.ctr.skipMirrors {
 		return
 	}
 	var write int64
