@@ -23,40 +23,16 @@ var rejoinProbe = Statement{Name: "rejoin-probe", Dialects: map[Dialect]string{
 	Postgres: "SELECT pg_is_in_recovery(), COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::int8, 0)",
 }}
 
-// rejoiner probes a primary's lost replicas every interval until stopped.
-// Its round trips go over the shared sessions, uncounted (as the lag's
-// samples): they are the run's bookkeeping, not the workload's.
-type rejoiner struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func newRejoiner(ctx context.Context, primary *DB, rs *replicaSet, every time.Duration) (*rejoiner, error) {
+// startRejoin probes a primary's lost replicas every interval until the
+// returned stop. Its round trips go over the shared sessions, uncounted
+// (as the lag's samples): they are the run's bookkeeping, not the
+// workload's.
+func startRejoin(ctx context.Context, primary *DB, rs *replicaSet, every time.Duration) (stop func(), err error) {
 	probe, err := rs.list[0].db.Prepare(ctx, rejoinProbe)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j := &rejoiner{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(j.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			rs.probeLost(ctx, primary, probe, every)
-		}
-	}()
-	return j, nil
-}
-
-func (j *rejoiner) stop() {
-	j.cancel()
-	<-j.done
+	return Every(every, func(ctx context.Context) { rs.probeLost(ctx, primary, probe, every) }), nil
 }
 
 // probeLost probes each lost replica once, each round trip bounded by

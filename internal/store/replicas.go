@@ -163,8 +163,9 @@ type replicaSet struct {
 	primaryReads atomic.Int64
 	positions    atomic.Int64
 	lag          lagSampler
-	// rejoin probes the lost replicas (nil when Rejoin is negative).
-	rejoin *rejoiner
+	// stopRejoin stops the probes of the lost replicas (nil when Rejoin
+	// is negative).
+	stopRejoin func()
 }
 
 // replica is one standby: its own connections and counters (a DB of its
@@ -245,7 +246,7 @@ func (b *Backends) AttachReplicas(ctx context.Context, db *DB, dsns []DSN, opts 
 		return err
 	}
 	if opts.Rejoin >= 0 {
-		if rs.rejoin, err = newRejoiner(ctx, db, rs, cmp.Or(opts.Rejoin, RejoinInterval)); err != nil {
+		if rs.stopRejoin, err = startRejoin(ctx, db, rs, cmp.Or(opts.Rejoin, RejoinInterval)); err != nil {
 			return err
 		}
 	}
@@ -476,8 +477,8 @@ func (s *ReplicaSummary) sub(e *ReplicaSummary) *ReplicaSummary {
 
 func (rs *replicaSet) close() {
 	rs.lag.stop()
-	if rs.rejoin != nil {
-		rs.rejoin.stop()
+	if rs.stopRejoin != nil {
+		rs.stopRejoin()
 	}
 	for _, r := range rs.list {
 		r.db.Close()

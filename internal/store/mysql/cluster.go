@@ -44,8 +44,8 @@ type Cluster struct {
 	// comes back.
 	stmts []*clusterStmt
 
-	stopWatch context.CancelFunc
-	watched   chan struct{}
+	// stopWatch stops the probes of the lost nodes (watch).
+	stopWatch func()
 }
 
 var (
@@ -164,10 +164,7 @@ func openCluster(ctx context.Context, dsn store.DSN, opts store.Options) (store.
 			n.certified(ctx) // the baseline of its conflict counters
 		}
 	}
-	var watch context.Context
-	watch, c.stopWatch = context.WithCancel(context.Background())
-	c.watched = make(chan struct{})
-	go c.watch(watch)
+	c.stopWatch = store.Every(RejoinInterval, c.watch)
 	return c, nil
 }
 
@@ -283,7 +280,6 @@ func (c *Cluster) Classify(err error) error { return classify(err) }
 
 func (c *Cluster) Close() error {
 	c.stopWatch()
-	<-c.watched
 	var first error
 	for _, n := range c.nodes {
 		for _, db := range []*sql.DB{n.threads.SQL, n.shared.SQL, n.probes} {
@@ -444,22 +440,12 @@ func (c *Cluster) serving(ctx context.Context, n *node, synced bool) error {
 	return nil
 }
 
-// watch probes each lost node every RejoinInterval until ctx ends, and
+// watch probes each lost node (every RejoinInterval: store.Every) and
 // takes back one that serves again.
 func (c *Cluster) watch(ctx context.Context) {
-	defer close(c.watched)
-	t := time.NewTicker(RejoinInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, n := range c.nodes {
-			if n.down.Load() {
-				c.rejoin(ctx, n)
-			}
+	for _, n := range c.nodes {
+		if n.down.Load() {
+			c.rejoin(ctx, n)
 		}
 	}
 }

@@ -526,7 +526,9 @@ func (b *Browser) get(ctx context.Context, buf *bytes.Buffer) (int, error) {
 
 // keep stores the cookies a response set, each replacing the one of its
 // name; one that expires at once removes it. Paths and domains are not
-// kept apart: the browser talks to one site.
+// kept apart: the browser talks to one site, so net/http/cookiejar's
+// locking and URL matching on every request of every browser would buy
+// nothing here.
 func (b *Browser) keep(set []*http.Cookie) {
 	for _, c := range set {
 		i := slices.IndexFunc(b.cookies, func(k *http.Cookie) bool { return k.Name == c.Name })
