@@ -208,6 +208,7 @@ func TestShippedRUBiSTPCAppAndClusterSweepsAreValid(t *testing.T) {
 	}{
 		{"rubis-clients.yaml", "rubis", 32, "2 databases × 2 mixes × (5 client counts + 3 beyond)"},
 		{"cecchet-styles.yaml", "rubis", 180, "2 databases × 2 mixes × 15 styles and protocols × 3 client counts"},
+		{"cecchet-core.yaml", "rubis", 14, "7 styles and protocols × 2 client counts"},
 		{"asskildt-tuning.yaml", "tpcapp", 48, "4 experiments × 2 variants × 6 counts of businesses"},
 		{"cluster-caching.yaml", "stockonline", 18, "6 options × 3 counts of app servers"},
 		{"cluster-caching-rubis.yaml", "rubis", 18, "6 options × 3 counts of app servers"},
@@ -226,7 +227,7 @@ func TestShippedRUBiSTPCAppAndClusterSweepsAreValid(t *testing.T) {
 		}
 		// The styles' saturated points vary between runs: each runs 3
 		// times, for an interval.
-		if tc.file == "cecchet-styles.yaml" && f.Repetitions < 3 {
+		if strings.HasPrefix(tc.file, "cecchet-") && f.Repetitions < 3 {
 			t.Errorf("%s: %d repetitions, want at least 3", tc.file, f.Repetitions)
 		}
 		for _, p := range points {
