@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,8 @@ import (
 // whose connections fail and that does not answer a probe is lost: every
 // executor on it moves to the next live node, and the transactions it cut
 // are handed back to be run again (store.ErrNodeLost) when they had not
-// sent their COMMIT, in doubt when they had. A lost node is probed until
+// sent their COMMIT, in doubt when they had; a SELECT outside a
+// transaction runs again on a survivor itself. A lost node is probed until
 // it serves again (a Galera node: Synced and ready); then the executors
 // whose node it is move back to it.
 type Cluster struct {
@@ -83,6 +85,9 @@ type node struct {
 type clusterStmt struct {
 	q  string
 	on []atomic.Pointer[nodeStmt]
+	// reads: a SELECT, which run in its own implicit transaction writes
+	// nothing, so a node lost under it costs only running it again.
+	reads bool
 }
 
 type nodeStmt struct{ threads, shared store.Prepared }
@@ -210,7 +215,8 @@ func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
 }
 
 func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error) {
-	stmt := &clusterStmt{q: q, on: make([]atomic.Pointer[nodeStmt], len(c.nodes))}
+	stmt := &clusterStmt{q: q, on: make([]atomic.Pointer[nodeStmt], len(c.nodes)),
+		reads: strings.HasPrefix(strings.ToUpper(strings.TrimSpace(q)), "SELECT")}
 	prepared := false
 	var lastErr error
 	for _, n := range c.nodes {
@@ -630,7 +636,35 @@ func (m *mover) QueryRow(ctx context.Context, p store.Prepared, args []any) stor
 	if s == nil {
 		return store.FailedRow(m.c.after(n, driver.ErrBadConn, lostOutside))
 	}
-	return scanner{db.QueryRow(ctx, s, args), m.c, n, lostOutside}
+	row := scanner{db.QueryRow(ctx, s, args), m.c, n, lostOutside}
+	if !p.(*clusterStmt).reads {
+		return row
+	}
+	return rereadRow{row, m, ctx, p, args}
+}
+
+// rereadRow is a SELECT's row outside a transaction: if its node turns
+// out lost when the row is scanned, the SELECT runs again on a survivor
+// (it wrote nothing), and the loss counts it retried, not failed. It
+// keeps the call's context because a row's error comes only with Scan.
+type rereadRow struct {
+	first scanner
+	m     *mover
+	ctx   context.Context
+	p     store.Prepared
+	args  []any
+}
+
+func (r rereadRow) Scan(dest ...any) error {
+	err := r.first.s.Scan(dest...)
+	if next, again := r.m.elsewhere(r.first.n, err); again {
+		db, s := r.m.on(next, r.p)
+		if s == nil {
+			return r.m.c.after(next, driver.ErrBadConn, lostOutside)
+		}
+		return scanner{db.QueryRow(r.ctx, s, r.args), r.m.c, next, lostOutside}.Scan(dest...)
+	}
+	return r.first.c.after(r.first.n, err, lostOutside)
 }
 
 func (m *mover) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
@@ -640,10 +674,36 @@ func (m *mover) Query(ctx context.Context, p store.Prepared, args []any) (store.
 		return nil, m.c.after(n, driver.ErrBadConn, lostOutside)
 	}
 	r, err := db.Query(ctx, s, args)
+	if p.(*clusterStmt).reads {
+		if next, again := m.elsewhere(n, err); again {
+			n = next
+			if db, s = m.on(n, p); s == nil {
+				return nil, m.c.after(n, driver.ErrBadConn, lostOutside)
+			}
+			r, err = db.Query(ctx, s, args)
+		}
+	}
 	if err != nil {
 		return nil, m.c.after(n, err, lostOutside)
 	}
 	return rows{r, m.c, n, lostOutside}, nil
+}
+
+// elsewhere reports whether err, on n, is n's loss with another node
+// left to run a statement again on, and which; the loss counts one
+// statement retried. Only a SELECT outside a transaction is run again
+// so: it wrote nothing. (One that fails later, while its rows are read,
+// fails: its caller has seen some of them.)
+func (m *mover) elsewhere(n *node, err error) (*node, bool) {
+	if err == nil || !connectionError(err) || !m.c.lost(n) {
+		return nil, false
+	}
+	next := m.node()
+	if next == n {
+		return nil, false // every node is down
+	}
+	m.c.count(n, func(l *store.NodeLoss) { l.Retried++ })
+	return next, true
 }
 
 // Begin pins the transaction to the mover's node of the moment.
