@@ -194,7 +194,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		fmt.Fprintln(w)
 	}
 	for _, l := range r.Database.NodesLost {
-		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions retried, %d commits in doubt, %d statements failed",
+		fmt.Fprintf(w, "database node %s lost at %s: its connections moved to the survivors; %d transactions and reads retried, %d commits in doubt, %d statements failed",
 			l.Node, l.At.UTC().Format("15:04:05.000"), l.Retried, l.InDoubt, l.Failed)
 		if l.Back != nil {
 			fmt.Fprintf(w, "; back at %s (%.1f s later): its threads moved back", l.Back.UTC().Format("15:04:05.000"), l.Back.Sub(l.At).Seconds())

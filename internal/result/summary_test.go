@@ -253,7 +253,7 @@ func TestSummaryClusterLines(t *testing.T) {
 	for _, want := range []string{
 		"aborts: 1 deadlock, 0 lock timeout, 0 serialization, 4 certification (by operation, deadlock/timeout/serialization/certification:",
 		", 4 certification failures",
-		"database node 127.0.0.1:4307 lost at 06:00:01.500: its connections moved to the survivors; 2 transactions retried, 1 commits in doubt, 3 statements failed",
+		"database node 127.0.0.1:4307 lost at 06:00:01.500: its connections moved to the survivors; 2 transactions and reads retried, 1 commits in doubt, 3 statements failed",
 	} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, buf.String())

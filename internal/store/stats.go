@@ -41,7 +41,8 @@ type NodeLoss struct {
 	// (ErrInDoubt; they may or may not have committed).
 	InDoubt int64 `json:"in_doubt"`
 	// Retried: transactions cut before their COMMIT, handed back as
-	// ErrNodeLost to be run again on a survivor.
+	// ErrNodeLost to be run again on a survivor, and SELECTs outside a
+	// transaction, run again there by the store itself.
 	Retried int64 `json:"retried"`
 	// Failed: statements outside a transaction lost with the node
 	// (ErrConnectionLost), not retried: their outcome is unknown.
