@@ -12,6 +12,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -141,20 +143,45 @@ func Require() bool { return os.Getenv("TIERBENCH_REQUIRE_SERVICES") == "1" }
 // (PostgreSQL's 100 by default).
 func admin(t testing.TB, dsn, ddl string) {
 	t.Helper()
+	if err := adminErr(dsn, ddl); err != nil {
+		var unreachable *unreachableError
+		switch {
+		case !errors.As(err, &unreachable):
+			t.Fatal(err)
+		case Require():
+			t.Fatalf("%v and TIERBENCH_REQUIRE_SERVICES=1", err)
+		default:
+			t.Skipf("skipping: %v; set TIERBENCH_REQUIRE_SERVICES=1 to fail instead", err)
+		}
+	}
+}
+
+// adminErr is admin's work, for what outlives a test (Populate's origins).
+func adminErr(dsn, ddl string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	db, err := Backends().Open(ctx, store.MustParseDSN(dsn), store.Options{Threads: 1})
 	if err != nil {
-		if Require() {
-			t.Fatalf("%s unreachable and TIERBENCH_REQUIRE_SERVICES=1: %v", store.Redact(dsn), err)
-		}
-		t.Skipf("skipping: %s unreachable (%v); set TIERBENCH_REQUIRE_SERVICES=1 to fail instead", store.Redact(dsn), err)
+		return &unreachableError{dsn: dsn, err: err}
 	}
 	defer db.Close()
 	if err := db.ExecScript(context.Background(), ddl); err != nil {
-		t.Fatalf("%s: %v", ddl, err)
+		return fmt.Errorf("%s: %w", ddl, err)
 	}
+	return nil
 }
+
+// unreachableError is a server that could not be reached.
+type unreachableError struct {
+	dsn string
+	err error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("%s unreachable (%v)", store.Redact(e.dsn), e.err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }
 
 func uniqueName() string {
 	b := make([]byte, 6)

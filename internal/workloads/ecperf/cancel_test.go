@@ -9,7 +9,6 @@ import (
 
 	"github.com/tierbench/tierbench/internal/config"
 	"github.com/tierbench/tierbench/internal/container"
-	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 	"github.com/tierbench/tierbench/internal/workload"
 )
@@ -21,11 +20,8 @@ func TestCancelOrderRemovesItsLargeOrders(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		cfg := testConfig()
-		db := storetest.Open(t, dsn, store.Options{Threads: 1 + workload.OptionsOf(cfg).AgentThreads()})
-		_, err := load(ctx, db, workload.LoadParams{Scale: 1, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := loadedDB(t, dsn, cfg)
+		var err error
 		workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(10 * time.Millisecond) })
 		settings := map[string]container.Settings{}
 		for _, typ := range entityTypes {

@@ -15,15 +15,23 @@ import (
 	"github.com/tierbench/tierbench/internal/workloads/ecperf/emulator"
 )
 
-// loadedDB is a database of dsn loaded at Ir 1, with sessions for one
-// server thread and cfg's agents.
+// loadedDB is dsn, a fresh database, with the Ir 1 population of seed 1
+// (populate), with sessions for one server thread and cfg's agents.
 func loadedDB(t *testing.T, dsn string, cfg config.Run) *store.DB {
 	t.Helper()
-	db := storetest.Open(t, dsn, store.Options{Threads: 1 + workload.OptionsOf(cfg).AgentThreads()})
-	if _, err := load(context.Background(), db, workload.LoadParams{Scale: 1, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	populate(t, dsn)
+	return storetest.Open(t, dsn, store.Options{Threads: 1 + workload.OptionsOf(cfg).AgentThreads()})
+}
+
+// populate fills dsn, a fresh database, with a copy of the Ir 1
+// population of seed 1, loaded once per backend by the test binary
+// (storetest.Populate).
+func populate(t *testing.T, dsn string) {
+	t.Helper()
+	storetest.Populate(t, dsn, "ecperf Ir 1 seed 1", func(ctx context.Context, db *store.DB) error {
+		_, err := load(ctx, db, workload.LoadParams{Scale: 1, Seed: 1})
+		return err
+	})
 }
 
 // startApp starts ECperf on db as the runner does, without terminals: the

@@ -29,7 +29,11 @@ func TestPopulationAt(t *testing.T) {
 }
 
 // TestLoad loads Ir = 1 and Ir = 15 into every backend and checks the
-// population against the schema contract.
+// population against the schema contract. It loads over a copy of the
+// other tests' population (another seed): the load drops and recreates
+// every table, so the rows must be this load's alone, none left or
+// doubled. (The load into an empty database is the one every test binary
+// makes once per backend for populate.)
 func TestLoad(t *testing.T) {
 	t.Parallel()
 	const seed = 42
@@ -38,6 +42,7 @@ func TestLoad(t *testing.T) {
 		t.Run(fmt.Sprintf("Ir=%d", ir), func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, dsn string) {
 				ctx := context.Background()
+				populate(t, dsn)
 				db := storetest.Open(t, dsn, store.Options{Threads: 1})
 				pop := populationAt(ir)
 				report, err := load(ctx, db, workload.LoadParams{Scale: ir, Seed: seed})
@@ -51,14 +56,6 @@ func TestLoad(t *testing.T) {
 					t.Errorf("Ir=%d checksums %+v, want %+v (the generators' own)", ir, got, want)
 				}
 				checkLoadIdentities(t, q, pop)
-				// Loading again recreates the tables: same rows, no duplicates.
-				again, err := load(ctx, db, workload.LoadParams{Scale: ir, Seed: seed})
-				if err != nil {
-					t.Fatalf("reload: %v", err)
-				}
-				if again.Rows != report.Rows || q.Int("SELECT COUNT(*) FROM c_customer") != pop.Customers {
-					t.Errorf("reload wrote %d rows (first load %d)", again.Rows, report.Rows)
-				}
 			})
 		})
 	}

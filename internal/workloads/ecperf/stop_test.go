@@ -66,7 +66,9 @@ func TestStopReturnsPromptlyWhenInterrupted(t *testing.T) {
 					cfg := testConfig()
 					workload.SetOptions(&cfg, func(o *Options) { o.PODispatch, o.Emulator = mode, slowEmulator(t) })
 					workload.SetOptions(&cfg, func(o *Options) { o.LeadTimeUnit = config.Duration(time.Hour) })
-					db := loadedDB(t, dsn, cfg)
+					// A database of the cell's own: make test-all runs every
+					// cell on every backend, each on a copy of the population.
+					db := loadedDB(t, storetest.Fresh(t, dsn), cfg)
 					leftUnsent(t, db, time.Hour, 3)
 					a := startApp(t, db, cfg)
 

@@ -90,13 +90,13 @@ func TestUnsortedAccessChangesTheLockOrder(t *testing.T) {
 			"AND INFO LIKE 'SELECT % FROM m_inventory WHERE in_p_id = ? FOR UPDATE' AND TIME_MS > 200", false},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
-			dsn := backend.dsn(t)
 			for _, unsorted := range []bool{false, true} {
 				name := "sorted"
 				if unsorted {
 					name = "unsorted"
 				}
 				t.Run(name, func(t *testing.T) {
+					dsn := backend.dsn(t) // a fresh database for each copy of the population
 					ctx := context.Background()
 					cfg := testConfig()
 					workload.SetOptions(&cfg, func(o *Options) { o.UnsortedAccess = unsorted })

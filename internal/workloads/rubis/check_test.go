@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
@@ -46,10 +45,8 @@ func TestChecksCatchCorruption(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
+		populate(t, dsn, testSeed, popBase)
 		db := storetest.Open(t, dsn, store.Options{Threads: 1})
-		if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: 3}, time.Now()); err != nil {
-			t.Fatal(err)
-		}
 		q := storetest.Querier{T: t, DB: db}
 		c, err := newChecker(ctx, db)
 		if err != nil {

@@ -32,10 +32,8 @@ type entityBundle struct {
 func setupEntities(t *testing.T, dsn string, run container.Settings, p remote.Protocol, threads int, base time.Time) entityBundle {
 	t.Helper()
 	ctx := context.Background()
+	populate(t, dsn, testSeed, base)
 	db := storetest.Open(t, dsn, store.Options{Threads: testThreads})
-	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
-		t.Fatalf("load: %v", err)
-	}
 	local, err := openContainer(ctx, db, workload.RunParams{Entities: resolved(t, run)}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -215,11 +213,9 @@ func TestEntityAbandonedTransaction(t *testing.T) {
 	for _, p := range remote.Protocols {
 		t.Run(string(p), func(t *testing.T) {
 			ctx := context.Background()
-			db := storetest.Open(t, storetest.SQLite(t), store.Options{Threads: 1})
-			base := timeBase(time.Now())
-			if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
-				t.Fatalf("load: %v", err)
-			}
+			dsn := storetest.SQLite(t)
+			populate(t, dsn, testSeed, popBase)
+			db := storetest.Open(t, dsn, store.Options{Threads: 1})
 			local, err := openContainer(ctx, db, workload.RunParams{Entities: resolved(t, runSettings(container.CMP, container.OptionC, container.Database, "0"))}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -353,7 +349,7 @@ func TestEntityVictimRunsAgain(t *testing.T) {
 			ctx := context.Background()
 			run := runSettings(container.CMP, container.OptionA, container.Exclusive, "100%")
 			run.LockTimeout = 200 * time.Millisecond
-			e := setupEntities(t, storetest.SQLite(t), run, p, testThreads, timeBase(time.Now()))
+			e := setupEntities(t, storetest.SQLite(t), run, p, testThreads, popBase)
 			item := mustPopulation(t, 1).FirstActiveItem()
 
 			holder, err := e.web.ents.begin(ctx, 0, false)

@@ -74,10 +74,8 @@ type beansBundle struct {
 func setupBeans(t *testing.T, dsn string, run container.Settings, warm bool, base time.Time) beansBundle {
 	t.Helper()
 	ctx := context.Background()
+	populate(t, dsn, testSeed, base)
 	db := storetest.Open(t, dsn, store.Options{Threads: testThreads})
-	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
-		t.Fatalf("load: %v", err)
-	}
 	s, err := Workload{}.Site(ctx, db, workload.RunParams{Scale: 1, Persistence: run.Persistence, Entities: resolved(t, run),
 		Options: func() Options { o := DefaultOptions; o.warm = warm; return o }(), Threads: testThreads})
 	if err != nil {
@@ -517,7 +515,7 @@ func TestContainerMechanism(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		base := timeBase(time.Now())
+		base := popBase
 		for i, v := range []struct {
 			name string
 			run  container.Settings
@@ -668,7 +666,7 @@ func TestContainerConcurrentWrites(t *testing.T) {
 				if i > 0 {
 					d = freshDSN(t, store.MustParseDSN(dsn).Dialect)
 				}
-				b := setupBeans(t, d, v.run, false, timeBase(time.Now()))
+				b := setupBeans(t, d, v.run, false, popBase)
 				hot := b.pop.FirstActiveItem() + 7
 				const stock = 25
 				b.q.Exec("UPDATE items SET quantity = ? WHERE id = ?", stock, hot)

@@ -16,7 +16,11 @@ import (
 // TestLoad loads scale 1 into every backend (each test its own schema or
 // database, so RUBiS's users, items, … never meet another test's tables)
 // and checks the rows against the generators, the invariants the pages and
-// checks rely on, and the item rules' shares.
+// checks rely on, and the item rules' shares. It loads over a copy of the
+// other tests' population (another seed and time base): the load drops and
+// recreates every table, so the rows must be this load's alone, none left
+// or doubled. (The load into an empty database is the one every test
+// binary makes once per backend for populate.)
 func TestLoad(t *testing.T) {
 	t.Parallel()
 	const seed = 42
@@ -26,6 +30,7 @@ func TestLoad(t *testing.T) {
 	loaded := make(map[string]map[string]popChecksum)
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
+		populate(t, dsn, testSeed, popBase)
 		db := storetest.Open(t, dsn, store.Options{Threads: 1})
 		report, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: seed}, base)
 		if err != nil {
@@ -62,14 +67,6 @@ func TestLoad(t *testing.T) {
 			}
 		}
 		checkLoadKeys(t, q, pop)
-		// Loading again drops and recreates: the same rows, no duplicates.
-		again, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: seed}, base)
-		if err != nil {
-			t.Fatalf("reload: %v", err)
-		}
-		if again.Rows != report.Rows || q.Int("SELECT COUNT(*) FROM users") != pop.Users {
-			t.Errorf("reload wrote %d rows (first load %d)", again.Rows, report.Rows)
-		}
 	})
 	// Each backend matched the generators; say which were compared.
 	names := make([]string, 0, len(loaded))

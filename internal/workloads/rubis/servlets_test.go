@@ -10,12 +10,33 @@ import (
 
 	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
+	"github.com/tierbench/tierbench/internal/workload"
 )
 
 const testSeed = 7
 
 // testThreads is the server threads of the tests' databases.
 const testThreads = 8
+
+// popBase is the time base of the tests' populations: one for the test
+// binary, so that the tests copy one loaded population (populate) instead
+// of each loading its own. The tests that run the direct tier or the
+// container stop its clock there; those on the real clock see the
+// population as a load a few seconds or minutes earlier would leave it,
+// its auctions open for an hour at least (minTimeLeft).
+var popBase = timeBase(time.Now())
+
+// populate fills dsn, a fresh database, with a copy of the scale-1
+// population of seed at base, loaded once per backend by the test binary
+// (storetest.Populate).
+func populate(t *testing.T, dsn string, seed uint64, base time.Time) {
+	t.Helper()
+	key := fmt.Sprintf("rubis scale 1 seed %d base %s", seed, base.Format(time.RFC3339Nano))
+	storetest.Populate(t, dsn, key, func(ctx context.Context, db *store.DB) error {
+		_, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: seed}, base)
+		return err
+	})
+}
 
 // directBundle is a loaded database at scale 1 and the direct tier over
 // it, its clock stopped at the load's time base.
@@ -29,7 +50,7 @@ type directBundle struct {
 
 func setupDirect(t *testing.T, dsn string) directBundle {
 	t.Helper()
-	base := timeBase(time.Now())
+	base := popBase
 	d, db := directAt(t, dsn, base)
 	return directBundle{db: db, d: d, q: storetest.Querier{T: t, DB: db}, pop: mustPopulation(t, 1), base: base}
 }

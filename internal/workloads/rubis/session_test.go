@@ -56,10 +56,8 @@ func serveStyleRemote(t testing.TB, style string, p remote.Protocol, a Auction, 
 func directAt(t *testing.T, dsn string, base time.Time) (*Servlets, *store.DB) {
 	t.Helper()
 	ctx := context.Background()
+	populate(t, dsn, testSeed, base)
 	db := storetest.Open(t, dsn, store.Options{Threads: testThreads})
-	if _, err := loadAt(ctx, db, workload.LoadParams{Scale: 1, Seed: testSeed}, base); err != nil {
-		t.Fatalf("load: %v", err)
-	}
 	d, err := NewServlets(ctx, db)
 	if err != nil {
 		t.Fatal(err)
