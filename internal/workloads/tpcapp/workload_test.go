@@ -23,8 +23,20 @@ import (
 
 const testImageBytes = 2048
 
+// testPopulation is a tenth of scale 1, loaded in a tenth of the time:
+// what the tests that call the methods or corrupt the tables need (items 1
+// to 40, orders 5 and 7, customers without orders), not 17,000 rows. The
+// tests of a load and of runs load scale 1 whole.
+var testPopulation = population{Items: 100, Authors: 25, Customers: 200, Addresses: 400, Orders: 180}
+
 // loadTest loads scale 1 with small images into a fresh database.
 func loadTest(t testing.TB, dsn string, threads int, o LoadOptions) (*store.DB, workload.LoadReport) {
+	t.Helper()
+	return loadTestPopulation(t, dsn, threads, populationAt(1), o)
+}
+
+// loadTestPopulation is loadTest of the population pop.
+func loadTestPopulation(t testing.TB, dsn string, threads int, pop population, o LoadOptions) (*store.DB, workload.LoadReport) {
 	t.Helper()
 	db := storetest.Open(t, dsn, store.Options{Threads: threads})
 	if o.Images == "" {
@@ -36,7 +48,7 @@ func loadTest(t testing.TB, dsn string, threads int, o LoadOptions) (*store.DB, 
 	if o.Indexes == "" {
 		o.Indexes = IndexesSpec
 	}
-	rep, err := load(context.Background(), db, workload.LoadParams{Scale: 1, Seed: 7}, o)
+	rep, err := loadPopulation(context.Background(), db, 7, pop, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +204,7 @@ func over(t *testing.T, svc *Service, front string) Methods {
 func methodsEffects(t *testing.T, dsn, front string, beans *container.Settings) {
 	{
 		ctx := context.Background()
-		db, _ := loadTest(t, dsn, 2, LoadOptions{})
+		db, _ := loadTestPopulation(t, dsn, 2, testPopulation, LoadOptions{})
 		q := storetest.Querier{T: t, DB: db}
 		service, _ := testService(t, db, 1, 1)
 		decliner, _ := testService(t, db, 0, 0)
@@ -459,7 +471,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 				// each on one backend, make test-all on the others.
 				storetest.ShareCell(t, dsn, i)
 				t.Parallel()
-				db, _ := loadTest(t, storetest.Fresh(t, dsn), 1, LoadOptions{Images: ImagesNone})
+				db, _ := loadTestPopulation(t, storetest.Fresh(t, dsn), 1, testPopulation, LoadOptions{Images: ImagesNone})
 				if tt.before != nil {
 					tt.before(storetest.Querier{T: t, DB: db})
 				}
