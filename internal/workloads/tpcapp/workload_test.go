@@ -24,9 +24,10 @@ import (
 const testImageBytes = 2048
 
 // testPopulation is a tenth of scale 1, loaded in a tenth of the time:
-// what the tests that call the methods or corrupt the tables need (items 1
-// to 40, orders 5 and 7, customers without orders), not 17,000 rows. The
-// tests of a load and of runs load scale 1 whole.
+// what the tests that call the methods, corrupt the tables or run the mix
+// need (items 1 to 40, orders 5 and 7, customers without orders, items
+// ordered often enough to be reordered), not 17,000 rows.
+// TestLoadWritesThePopulation loads scale 1 whole.
 var testPopulation = population{Items: 100, Authors: 25, Customers: 200, Addresses: 400, Orders: 180}
 
 // loadTest loads scale 1 with small images into a fresh database.
@@ -541,9 +542,10 @@ func TestSessionLengths(t *testing.T) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
-// runTest starts a run over a loaded database, runs steps operations of
-// the mix on clients emulated businesses itself, stops the run (draining
-// the shipping) and returns its checks and what succeeded.
+// runTest starts a run over a database loaded with testPopulation, runs
+// steps operations of the mix on clients emulated businesses itself,
+// stops the run (draining the shipping) and returns its checks and what
+// succeeded.
 func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]workload.Check, workload.Outcomes, *site) {
 	t.Helper()
 	ctx := context.Background()
@@ -553,6 +555,7 @@ func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]
 		t.Fatal(err)
 	}
 	a := wr.(*run)
+	a.pop = testPopulation // the businesses choose among the population loaded
 	t.Cleanup(func() { a.Stop(ctx) })
 	o := outcomes(nil)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 99))
@@ -601,8 +604,8 @@ func TestRunShipsEveryOrderOnce(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		t.Parallel()
-		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
-		checks, o, a := runTest(t, db, testConfig(), 8, 600)
+		db, _ := loadTestPopulation(t, dsn, 4+2*2, testPopulation, LoadOptions{Images: ImagesNone})
+		checks, o, a := runTest(t, db, testConfig(), 8, 300)
 		for _, c := range checks {
 			if !c.Passed {
 				t.Errorf("check %s failed: %s", c.Name, c.Detail)
@@ -632,10 +635,10 @@ func TestPartnersFailingPartOfTheTime(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		t.Parallel()
-		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
+		db, _ := loadTestPopulation(t, dsn, 4+2*2, testPopulation, LoadOptions{Images: ImagesNone})
 		cfg := testConfig()
 		workload.SetOptions(&cfg, func(o *Options) { o.PartnerFailRate = 0.3 })
-		checks, o, a := runTest(t, db, cfg, 8, 600)
+		checks, o, a := runTest(t, db, cfg, 8, 300)
 		for _, c := range checks {
 			if !c.Passed {
 				t.Errorf("check %s failed: %s", c.Name, c.Detail)
