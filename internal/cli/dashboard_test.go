@@ -181,8 +181,9 @@ func exportedSeries(t *testing.T) map[string]*dto.MetricFamily {
 	code := make(chan int, 1)
 	go func() {
 		code <- Main(context.Background(), Env{
-			Args: []string{"run", "stockonline", "--persistence", "cmp", "--clients", "6", "--server-threads", "2", "--duration", "2s",
-				"--ramp-up", "500ms", "--ramp-down", "500ms", "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "3s",
+			// Paced: the series exist after a few operations.
+			Args: []string{"run", "stockonline", "--persistence", "cmp", "--clients", "6", "--server-threads", "2", "--think-time", "5ms", "--duration", "1s",
+				"--ramp-up", "250ms", "--ramp-down", "250ms", "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "3s",
 				"--out", filepath.Join(t.TempDir(), "r.json")},
 			Stdout: &stdout, Stderr: &stderr, Backends: storetest.Backends(), Workloads: reg, Version: "test",
 		})

@@ -13,13 +13,15 @@ import (
 )
 
 // A real run, reported again: its summary, the page beside it, the
-// per-second series; then two runs compared.
+// per-second series; then two runs compared. The runs are paced by a
+// think time: a report needs each second's operations, not as many as the
+// machine can run.
 func TestReportOfARealRun(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "so.json")
 	for i, args := range [][]string{
-		{"run", "stockonline", "--duration", "2s", "--clients", "4", "--db", "sqlite:" + filepath.Join(dir, "a.db"), "--out", res, "--quiet"},
-		{"run", "stockonline", "--duration", "2s", "--clients", "8", "--db", "sqlite:" + filepath.Join(dir, "b.db"), "--out", filepath.Join(dir, "so8.json"), "--quiet"},
+		{"run", "stockonline", "--duration", "2s", "--clients", "4", "--think-time", "5ms", "--db", "sqlite:" + filepath.Join(dir, "a.db"), "--out", res, "--quiet"},
+		{"run", "stockonline", "--duration", "2s", "--clients", "8", "--think-time", "5ms", "--db", "sqlite:" + filepath.Join(dir, "b.db"), "--out", filepath.Join(dir, "so8.json"), "--quiet"},
 	} {
 		if code, out, stderr := runCLI(t, args...); code != 0 {
 			t.Fatalf("run %d: exit %d:\n%s%s", i, code, out, stderr)
@@ -65,13 +67,20 @@ func TestReportOfARealRun(t *testing.T) {
 }
 
 // A real sweep's directory: the tables again, and a page with one chart
-// per figure of each experiment whose points are the runs' means.
+// per figure of each experiment whose points are the runs' means. The
+// eight runs share one population, loaded before (no-load in the base):
+// a load per run would be most of the test's work.
 func TestReportOfARealSweep(t *testing.T) {
 	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "s.db")
+	if code, out, stderr := runCLI(t, "load", "stockonline", "--db", db); code != 0 {
+		t.Fatalf("load: exit %d:\n%s%s", code, out, stderr)
+	}
 	spec := filepath.Join(dir, "tiny.yaml")
 	os.WriteFile(spec, []byte(`name: tiny
 base:
   workload: stockonline
+  no-load: true
   iterations: 2
 repetitions: 2
 experiments:
@@ -82,7 +91,7 @@ experiments:
       clients: [2, 4]
 `), 0o644)
 	out := filepath.Join(dir, "out")
-	if code, stdout, stderr := runCLI(t, "sweep", spec, "--db", "sqlite:"+filepath.Join(dir, "s.db"), "--out-dir", out, "--quiet"); code != 0 {
+	if code, stdout, stderr := runCLI(t, "sweep", spec, "--db", db, "--out-dir", out, "--quiet"); code != 0 {
 		t.Fatalf("sweep: exit %d:\n%s%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "sweep.yaml")); err != nil {

@@ -128,15 +128,17 @@ func TestThresholdBadInput(t *testing.T) {
 }
 
 // report A B --max-regression on two real runs, B made slower on purpose
-// by a think time: B against A regresses in throughput beyond its
-// interval (exit 1, the figure and how much named); A against B does not.
+// by a think time ten times A's: B against A regresses in throughput
+// beyond its interval (exit 1, the figure and how much named); A against
+// B does not. A thinks too, so that neither run takes the machine's CPU
+// for its whole length: paced, each second's throughput is steadier.
 // The ramp-up leaves the first, uneven second out of the four one-second
 // batches the intervals come from.
 func TestReportMaxRegression(t *testing.T) {
 	dir := t.TempDir()
 	fast, slow := filepath.Join(dir, "fast.json"), filepath.Join(dir, "slow.json")
 	for _, args := range [][]string{
-		{"--out", fast},
+		{"--out", fast, "--think-time", "5ms"},
 		{"--out", slow, "--think-time", "50ms"},
 	} {
 		args = append([]string{"run", "stockonline", "--db", "sqlite:" + filepath.Join(dir, filepath.Base(args[1])+".db"),

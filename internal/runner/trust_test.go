@@ -191,7 +191,9 @@ func TestPercentSizesResolveTheSameInTimedAndIterationRuns(t *testing.T) {
 		cfg := stockOnlineConfig(t, r, dsn)
 		cfg.Clients, cfg.ServerThreads = 4, 2
 		if timed {
-			cfg.Iterations, cfg.Duration = 0, config.Duration(time.Second)
+			// Paced to about as many trades as the iteration run's
+			// 120: a second at full speed would be a second of CPU.
+			cfg.Iterations, cfg.Duration, cfg.ThinkTime = 0, config.Duration(time.Second), config.Duration(5*time.Millisecond)
 		} else {
 			cfg.Iterations = 5
 		}

@@ -93,7 +93,7 @@ func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
 		for _, p := range []container.Persistence{container.Direct, container.CMP, container.BMP, container.BMPChecked} {
 			db := storetest.Open(t, dsn, store.Options{Threads: 1})
 			ctx := context.Background()
-			if _, err := New().Load(ctx, db, workload.LoadParams{Scale: 1, Seed: 7}); err != nil {
+			if _, err := loadPopulation(ctx, db, 7, testPopulation); err != nil {
 				t.Fatal(err)
 			}
 			params := workload.RunParams{Scale: 1, Persistence: p}
@@ -104,6 +104,7 @@ func TestPersistenceStrategiesGiveIdenticalDatabases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			r.(*run).pop = testPopulation
 			c := r.NewClient(0, 0, rand.New(rand.NewPCG(7, 1)))
 			succeeded := make([]int64, numOps)
 			deck := rand.New(rand.NewPCG(7, 2))
@@ -192,7 +193,7 @@ func TestHotSetKeepsHoldingsConsistent(t *testing.T) {
 				s.LockTimeout = 200 * time.Millisecond
 				db := storetest.Open(t, dsn, store.Options{Threads: threads})
 				ctx := context.Background()
-				if _, err := New().Load(ctx, db, workload.LoadParams{Scale: 1, Seed: 3}); err != nil {
+				if _, err := loadPopulation(ctx, db, 3, testPopulation); err != nil {
 					t.Fatal(err)
 				}
 				r, err := New().Start(ctx, db, workload.RunParams{Scale: 1, Persistence: s.Persistence, Entities: entitySettings(t, s), Options: Options{Warmup: true}})

@@ -35,15 +35,37 @@ import (
 	pb "github.com/tierbench/tierbench/internal/workloads/stockonline/stockonlinepb"
 )
 
-// loadedAt opens dsn with threads sessions and loads Table 1's population
-// from seed 7, the same on every database.
+// loadedAt opens dsn with threads sessions and loads testPopulation from
+// seed 7, the same on every database; the runs and clients on it choose
+// among its accounts and stocks (withTestPopulation).
 func loadedAt(t testing.TB, dsn string, threads int) *store.DB {
 	t.Helper()
+	return loadedWith(t, dsn, threads, testPopulation)
+}
+
+// loadedWith is loadedAt of the population pop.
+func loadedWith(t testing.TB, dsn string, threads int, pop population) *store.DB {
+	t.Helper()
 	db := storetest.Open(t, dsn, store.Options{Threads: threads})
-	if _, err := New().Load(context.Background(), db, workload.LoadParams{Scale: 1, Seed: 7}); err != nil {
+	if _, err := loadPopulation(context.Background(), db, 7, pop); err != nil {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// withTestPopulation makes the clients of r, a run in process or remote
+// clients, choose among testPopulation's accounts and stocks.
+func withTestPopulation(t testing.TB, r workload.Run) workload.Run {
+	t.Helper()
+	switch r := r.(type) {
+	case *run:
+		r.pop = testPopulation
+	case *remoteRun:
+		r.pop = testPopulation
+	default:
+		t.Fatalf("a run of type %T", r)
+	}
+	return r
 }
 
 // loadedLike is n databases on the backend of dsn, each loaded as
@@ -173,7 +195,7 @@ func TestRemoteClientsMatchInProcess(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := runDeck(t, r, iterations)
+				want := runDeck(t, withTestPopulation(t, r), iterations)
 				checks, err := r.Check(ctx, workload.Outcomes{Succeeded: want.succeeded[:]})
 				if err != nil {
 					t.Fatal(err)
@@ -199,7 +221,7 @@ func TestRemoteClientsMatchInProcess(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						got := runDeck(t, r, iterations)
+						got := runDeck(t, withTestPopulation(t, r), iterations)
 						if got != want {
 							t.Errorf("outcomes by operation:\n remote     %+v\n in process %+v", got, want)
 						}
@@ -268,6 +290,7 @@ func TestRemoteClientsConcurrent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				withTestPopulation(t, r)
 				tiers := r.(workload.TieredRun)
 				var (
 					mu                    sync.Mutex
@@ -453,7 +476,7 @@ func TestRemoteFailureClasses(t *testing.T) {
 // client's and the server's together, the server's the same in both.
 func BenchmarkRemoteBean(b *testing.B) {
 	ctx := context.Background()
-	db := loadedAt(b, storetest.SQLite(b), 1)
+	db := loadedWith(b, storetest.SQLite(b), 1, populationAt(1))
 	params := workload.RunParams{Scale: 1, Persistence: container.Direct}
 	beans, _, err := newBusiness(ctx, db, params)
 	if err != nil {

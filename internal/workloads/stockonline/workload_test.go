@@ -12,26 +12,35 @@ import (
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
-// loaded gives a fresh database with Table 1's population and a run on it.
-func loaded(t *testing.T, dsn string) (*store.DB, *run) {
+// testPopulation is a tenth of Table 1, loaded in a tenth of the time: the
+// tests that call the beans, corrupt the tables or reconcile counts need
+// a few accounts and stocks (1 to 19, and keys beyond the last), not
+// 36,000 rows. TestPopulationIsTheSameOnEveryBackend loads Table 1 whole.
+var testPopulation = population{accounts: 300, items: 300}
+
+// loaded gives a fresh database with the population pop (seed 1) and a
+// run on it whose clients choose among pop's accounts and stocks.
+func loaded(t *testing.T, dsn string, pop population) (*store.DB, *run) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t, dsn, store.Options{Threads: 4})
-	rep, err := New().Load(ctx, db, workload.LoadParams{Scale: 1, Seed: 1})
+	rep, err := loadPopulation(ctx, db, 1, pop)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"SubAccount": 3000, "StockItem": 3000, "StockHolding": 30000, "StockTransaction": 0}
+	want := map[string]int64{"SubAccount": pop.accounts, "StockItem": pop.items, "StockHolding": holdingsPerAccount * pop.accounts, "StockTransaction": 0}
 	for table, n := range want {
 		if rep.Tables[table] != n {
-			t.Errorf("loaded %d %s rows, want %d (Table 1)", rep.Tables[table], table, n)
+			t.Errorf("loaded %d %s rows, want %d", rep.Tables[table], table, n)
 		}
 	}
 	r, err := New().Start(ctx, db, workload.RunParams{Scale: 1, Persistence: container.Direct})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, r.(*run)
+	run := r.(*run)
+	run.pop = pop
+	return db, run
 }
 
 func exec(t *testing.T, db *store.DB, sql string, args ...any) {
@@ -62,9 +71,13 @@ func TestPopulationIsTheSameOnEveryBackend(t *testing.T) {
 	t.Parallel()
 	// The same seed must give the same database whatever the dialect, so
 	// results on different backends compare like with like.
+	// Table 1 at scale 1.
+	if pop := populationAt(1); pop != (population{accounts: 3000, items: 3000}) || holdingsPerAccount != 10 {
+		t.Fatalf("scale 1 is %+v with %d holdings an account, want Table 1's 3000 accounts, 3000 stocks, 30000 holdings", pop, holdingsPerAccount)
+	}
 	sums := make(map[string][3]int64)
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		db, _ := loaded(t, dsn)
+		db, _ := loaded(t, dsn, populationAt(1))
 		sums[string(db.Dialect())] = [3]int64{
 			queryInt(t, db, "SELECT SUM(sub_credit) FROM SubAccount"),
 			queryInt(t, db, "SELECT SUM(current_value + high_value - low_value) FROM StockItem"),
@@ -88,7 +101,7 @@ func TestTransactionsAndTheirExceptions(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		db, r := loaded(t, dsn)
+		db, r := loaded(t, dsn, testPopulation)
 		f := r.beans[0]
 		// A rich account and a cheap stock it does not hold yet.
 		exec(t, db, "UPDATE SubAccount SET sub_credit = 100000000 WHERE sub_accno = 1")
@@ -131,8 +144,8 @@ func TestTransactionsAndTheirExceptions(t *testing.T) {
 		}
 
 		id, err := f.createAccount(ctx, "n", "a", 5000)
-		if err != nil || id != 3001 {
-			t.Errorf("createAccount = %d, %v; want key 3001 from the sequence", id, err)
+		if err != nil || id != testPopulation.accounts+1 {
+			t.Errorf("createAccount = %d, %v; want key %d from the sequence", id, err, testPopulation.accounts+1)
 		}
 		if err := f.updateAccount(ctx, id, 6000); err != nil {
 			t.Errorf("updateAccount: %v", err)
@@ -199,7 +212,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 		{"a trade nobody made", "INSERT INTO StockTransaction (trans_type, sub_accno, stock_id, amount, price, trans_date) VALUES ('S', 1, 1, 1, 1, CURRENT_TIMESTAMP)", "transactions-match-trades"},
 	}
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		db, r := loaded(t, dsn)
+		db, r := loaded(t, dsn, testPopulation)
 		checks, err := r.Check(context.Background(), workload.Outcomes{Succeeded: none})
 		if err != nil {
 			t.Fatal(err)
@@ -234,7 +247,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 func TestChecksReconcileCommitsInDoubt(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		db, _ := loaded(t, dsn)
+		db, _ := loaded(t, dsn, testPopulation)
 		r, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: container.Direct})
 		if err != nil {
 			t.Fatal(err)
@@ -273,7 +286,7 @@ func TestChecksReconcileCommitsInDoubt(t *testing.T) {
 func TestChecksReconcileLostAgents(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
-		db, _ := loaded(t, dsn)
+		db, _ := loaded(t, dsn, testPopulation)
 		r, err := New().Start(context.Background(), db, workload.RunParams{Scale: 1, Persistence: container.Direct})
 		if err != nil {
 			t.Fatal(err)

@@ -15,9 +15,10 @@ import (
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
-// frontOverSQLite is a Front over the service on a loaded SQLite file.
+// frontOverSQLite is a Front over the service on a SQLite file loaded
+// with testPopulation.
 func frontOverSQLite(t testing.TB) *Front {
-	db, _ := loadTest(t, storetest.SQLite(t), 2, LoadOptions{Images: ImagesNone})
+	db, _ := loadTestPopulation(t, storetest.SQLite(t), 2, testPopulation, LoadOptions{Images: ImagesNone})
 	svc, _ := testService(t, db, 1, 1)
 	return NewFront(svc, 2)
 }

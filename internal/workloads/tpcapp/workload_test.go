@@ -23,8 +23,21 @@ import (
 
 const testImageBytes = 2048
 
+// testPopulation is a tenth of scale 1, loaded in a tenth of the time:
+// what the tests that call the methods, corrupt the tables or run the mix
+// need (items 1 to 40, orders 5 and 7, customers without orders, items
+// ordered often enough to be reordered), not 17,000 rows.
+// TestLoadWritesThePopulation loads scale 1 whole.
+var testPopulation = population{Items: 100, Authors: 25, Customers: 200, Addresses: 400, Orders: 180}
+
 // loadTest loads scale 1 with small images into a fresh database.
 func loadTest(t testing.TB, dsn string, threads int, o LoadOptions) (*store.DB, workload.LoadReport) {
+	t.Helper()
+	return loadTestPopulation(t, dsn, threads, populationAt(1), o)
+}
+
+// loadTestPopulation is loadTest of the population pop.
+func loadTestPopulation(t testing.TB, dsn string, threads int, pop population, o LoadOptions) (*store.DB, workload.LoadReport) {
 	t.Helper()
 	db := storetest.Open(t, dsn, store.Options{Threads: threads})
 	if o.Images == "" {
@@ -36,7 +49,7 @@ func loadTest(t testing.TB, dsn string, threads int, o LoadOptions) (*store.DB, 
 	if o.Indexes == "" {
 		o.Indexes = IndexesSpec
 	}
-	rep, err := load(context.Background(), db, workload.LoadParams{Scale: 1, Seed: 7}, o)
+	rep, err := loadPopulation(context.Background(), db, 7, pop, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +205,7 @@ func over(t *testing.T, svc *Service, front string) Methods {
 func methodsEffects(t *testing.T, dsn, front string, beans *container.Settings) {
 	{
 		ctx := context.Background()
-		db, _ := loadTest(t, dsn, 2, LoadOptions{})
+		db, _ := loadTestPopulation(t, dsn, 2, testPopulation, LoadOptions{})
 		q := storetest.Querier{T: t, DB: db}
 		service, _ := testService(t, db, 1, 1)
 		decliner, _ := testService(t, db, 0, 0)
@@ -459,7 +472,7 @@ func TestChecksCatchCorruption(t *testing.T) {
 				// each on one backend, make test-all on the others.
 				storetest.ShareCell(t, dsn, i)
 				t.Parallel()
-				db, _ := loadTest(t, storetest.Fresh(t, dsn), 1, LoadOptions{Images: ImagesNone})
+				db, _ := loadTestPopulation(t, storetest.Fresh(t, dsn), 1, testPopulation, LoadOptions{Images: ImagesNone})
 				if tt.before != nil {
 					tt.before(storetest.Querier{T: t, DB: db})
 				}
@@ -529,9 +542,10 @@ func TestSessionLengths(t *testing.T) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
-// runTest starts a run over a loaded database, runs steps operations of
-// the mix on clients emulated businesses itself, stops the run (draining
-// the shipping) and returns its checks and what succeeded.
+// runTest starts a run over a database loaded with testPopulation, runs
+// steps operations of the mix on clients emulated businesses itself,
+// stops the run (draining the shipping) and returns its checks and what
+// succeeded.
 func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]workload.Check, workload.Outcomes, *site) {
 	t.Helper()
 	ctx := context.Background()
@@ -541,6 +555,7 @@ func runTest(t *testing.T, db *store.DB, cfg config.Run, clients, steps int) ([]
 		t.Fatal(err)
 	}
 	a := wr.(*run)
+	a.pop = testPopulation // the businesses choose among the population loaded
 	t.Cleanup(func() { a.Stop(ctx) })
 	o := outcomes(nil)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 99))
@@ -589,8 +604,8 @@ func TestRunShipsEveryOrderOnce(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		t.Parallel()
-		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
-		checks, o, a := runTest(t, db, testConfig(), 8, 600)
+		db, _ := loadTestPopulation(t, dsn, 4+2*2, testPopulation, LoadOptions{Images: ImagesNone})
+		checks, o, a := runTest(t, db, testConfig(), 8, 300)
 		for _, c := range checks {
 			if !c.Passed {
 				t.Errorf("check %s failed: %s", c.Name, c.Detail)
@@ -620,10 +635,10 @@ func TestPartnersFailingPartOfTheTime(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dsn string) {
 		t.Parallel()
-		db, _ := loadTest(t, dsn, 4+2*2, LoadOptions{Images: ImagesNone})
+		db, _ := loadTestPopulation(t, dsn, 4+2*2, testPopulation, LoadOptions{Images: ImagesNone})
 		cfg := testConfig()
 		workload.SetOptions(&cfg, func(o *Options) { o.PartnerFailRate = 0.3 })
-		checks, o, a := runTest(t, db, cfg, 8, 600)
+		checks, o, a := runTest(t, db, cfg, 8, 300)
 		for _, c := range checks {
 			if !c.Passed {
 				t.Errorf("check %s failed: %s", c.Name, c.Detail)
