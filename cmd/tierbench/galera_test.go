@@ -1,6 +1,8 @@
 package main
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -34,9 +36,18 @@ func TestGaleraNodeLostMidRun(t *testing.T) {
 		})
 	})
 	// The reset between the two: every node Synced again (a cut that
-	// failed its test may still be healing).
+	// failed its test may still be healing), and database test dropped,
+	// which the kills' runs load again: a killed node rejoins by a full
+	// state transfer (SST), whose time grows with the data the cuts' runs
+	// left (over the 90 s a start may take, under load).
 	for _, n := range cluster.Nodes() {
 		waitUntil(t, 2*time.Minute, "node "+n.Addr()+" Synced", func() bool { s, _ := n.Status("wsrep_local_state"); return s == "4" })
+	}
+	for _, ddl := range []string{"DROP DATABASE test", "CREATE DATABASE test"} {
+		// A statement without rows: Query's scan says so (sql.ErrNoRows) after running it.
+		if err := cluster.Node(0).Query(ddl); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatalf("%s: %v", ddl, err)
+		}
 	}
 	t.Run("killed", func(t *testing.T) { galeraKills(t, cluster) })
 }
