@@ -43,8 +43,11 @@ test-all: ## the long tests make test leaves out, then the race run: ~20 min on 
 	$(MAKE) test-rest
 	$(MAKE) test-race
 
+# test-rest and test-race skip go test's own vet (-vet=off): they come
+# after make test, whose go vet ./... checked the same code with every
+# analyzer, and under -race go test would vet every package again.
 test-rest: ## only the long tests and matrix cells make test skips (TIERBENCH_LONG=rest): ~9 min on 2 idle cores
-	TIERBENCH_LONG=rest $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) run ./internal/testsvc/longtests)
+	TIERBENCH_LONG=rest $(GO) test -count=1 -vet=off -timeout $(TEST_TIMEOUT) $$($(GO) run ./internal/testsvc/longtests)
 
 test-long: ## every test whole, the long ones included (TIERBENCH_LONG=1), in one go: ~10 min on 2 idle cores
 	TIERBENCH_LONG=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
@@ -60,7 +63,7 @@ test-long: ## every test whole, the long ones included (TIERBENCH_LONG=1), in on
 # starts no goroutine of its own (it renders pages, its tests drive a
 # browser), so the detector has nothing there to watch.
 test-race: ## every test under the race detector, on SQLite (needs cgo and a C compiler): ~12 min on 2 idle cores
-	$(GO) test -count=1 -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '/cmd/tierbench$$' -e '/internal/report$$')
+	$(GO) test -count=1 -vet=off -race -short -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '/cmd/tierbench$$' -e '/internal/report$$')
 
 bench: ## Go benchmarks: driver overhead, histograms, container cache hit
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/driver/ ./internal/metrics/ ./internal/container/

@@ -92,8 +92,11 @@ func readmeExamples(t *testing.T, path string) []example {
 // swapped for a schema or database of the test's own. Every block of the
 // README's Quick start is marked, quick or not-run with its reason, so a
 // new example is placed knowingly; the Quick start's run must be one of
-// the quick ones, as the first command a newcomer types.
+// the quick ones, as the first command a newcomer types. Beside the other
+// tests: its runs (over a minute of them) wait on fixed lengths and on
+// the servers, use no fixed port, and the databases are its own.
 func TestREADMEExamplesRunAsWritten(t *testing.T) {
+	t.Parallel()
 	examples := readmeExamples(t, "../../README.md")
 	firstScreen := false
 	for _, ex := range examples {

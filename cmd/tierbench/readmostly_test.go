@@ -29,6 +29,8 @@ func TestEcperfReadMostlyItem(t *testing.T) {
 			if b.name == "postgres" {
 				// The mechanism's own tests run on PostgreSQL in make test.
 				testsvc.SkipUnlessLong(t, "ECperf with the read-mostly pattern on PostgreSQL")
+			} else {
+				skipWhatMakeTestRan(t)
 			}
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "r.json")
@@ -56,6 +58,7 @@ func TestEcperfReadMostlyItem(t *testing.T) {
 		})
 	}
 	t.Run("refused", func(t *testing.T) {
+		skipWhatMakeTestRan(t)
 		t.Parallel()
 		run := testsvc.Start(t, bin, "run", "ecperf", "--entity", "Item.read-mostly=Customer", "--duration", "1s")
 		code, err := run.Wait(time.Minute)

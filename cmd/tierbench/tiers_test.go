@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/failpoint"
 	"github.com/tierbench/tierbench/internal/result"
 	"github.com/tierbench/tierbench/internal/testsvc"
 	"github.com/tierbench/tierbench/internal/workloads/stockonline"
@@ -101,20 +102,20 @@ func TestTierKilledMidRun(t *testing.T) {
 			bin := testsvc.Binary(t)
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "rubis.sqlite")
 			out := filepath.Join(t.TempDir(), "run.json")
-			run := testsvc.Start(t, bin, "run", "rubis", "--tiers", "3", "--style", "session", "--db", dsn,
+			run := testsvc.StartEnv(t, []string{failpoint.Env + "=run=print"}, bin, "run", "rubis", "--tiers", "3", "--style", "session", "--db", dsn,
 				"--clients", "4", "--duration", "2m", "--ramp-up", "0s", "--think-scale", "0.01", "--out", out)
-			name := tier + " tier"
-			var pid int
-			for deadline := time.Now().Add(2 * time.Minute); pid == 0 && time.Now().Before(deadline); {
-				time.Sleep(200 * time.Millisecond)
-				pid = tierPID(run, name)
+			// Killed once the run drives (both tiers serve), not while it
+			// starts: 3 s after the tier's pid was too soon on a loaded
+			// machine, and the start failed instead of the run.
+			if err := run.WaitFor("failpoint run", 3*time.Minute); err != nil {
+				t.Fatalf("%v: %s", err, run.Stderr())
 			}
+			name := tier + " tier"
+			pid := tierPID(run, name)
 			if pid == 0 {
 				t.Fatalf("the run did not start its %s: %s", name, run.Stderr())
 			}
-			// Some of the run first: the driver starts once both tiers
-			// serve.
-			time.Sleep(3 * time.Second)
+			time.Sleep(2 * time.Second) // some of the run first
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
