@@ -131,6 +131,12 @@ type Bus struct {
 	// marked, so what this server reads of them before the writer's
 	// database commit is visible is kept (see decision 0034).
 	noDoubt atomic.Bool
+	// unmarkCreated: the test switch that makes the leaving out of
+	// created identities unsound (decision 0044): a settle's created
+	// identities, which its announcement did not mark, are unmarked as
+	// its announced ones are, lifting another commit's mark of the same
+	// identity.
+	unmarkCreated atomic.Bool
 	// Counts of the protocol's events.
 	selfFences, peersFenced, gaps atomic.Int64
 	// announceMessages carried announcedCommits (group commit).

@@ -14,8 +14,9 @@ import (
 // BenchmarkCodec). Integers are varints, strings a length and their
 // bytes, lists a count and their elements; the first byte is the
 // format's version, so that a message of another format is refused, not
-// misread.
-const codecVersion = 1
+// misread. Version 2 added a settle's created identities
+// (container.Written.Created, decision 0044).
+const codecVersion = 2
 
 var errShort = errors.New("coherence: message cut short")
 
@@ -63,16 +64,22 @@ func appendWrites(buf []byte, w *container.Writes) []byte {
 	for n := range w.Items {
 		it := &w.Items[n]
 		buf = appendBool(appendString(buf, it.Type), it.Sync)
-		buf = binary.AppendUvarint(buf, uint64(len(it.Keys)))
-		for _, k := range it.Keys {
-			buf = binary.AppendVarint(buf, k.A)
-			buf = binary.AppendVarint(buf, k.B)
-			buf = appendString(buf, k.S)
-		}
+		buf = appendKeys(buf, it.Keys)
 		buf = binary.AppendUvarint(buf, uint64(len(it.Finders)))
 		for _, f := range it.Finders {
 			buf = appendBool(appendString(appendString(buf, f.Finder), f.Args), f.All)
 		}
+		buf = appendKeys(buf, it.Created)
+	}
+	return buf
+}
+
+func appendKeys(buf []byte, keys []container.Key) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(keys)))
+	for _, k := range keys {
+		buf = binary.AppendVarint(buf, k.A)
+		buf = binary.AppendVarint(buf, k.B)
+		buf = appendString(buf, k.S)
 	}
 	return buf
 }
@@ -224,20 +231,29 @@ func (r *reader) writes(kind byte) *container.Writes {
 		it := &w.Items[n]
 		it.Type = r.name()
 		it.Sync = r.bool()
-		if k := r.count(); k > 0 {
-			it.Keys = make([]container.Key, k)
-			for i := range it.Keys {
-				it.Keys[i] = container.Key{A: r.varint(), B: r.varint(), S: r.string()}
-			}
-		}
+		it.Keys = r.keys()
 		if f := r.count(); f > 0 {
 			it.Finders = make([]container.FinderEntry, f)
 			for i := range it.Finders {
 				it.Finders[i] = container.FinderEntry{Finder: r.name(), Args: r.string(), All: r.bool()}
 			}
 		}
+		it.Created = r.keys()
 	}
 	return w
+}
+
+// keys reads a list of keys; nil when it is empty.
+func (r *reader) keys() []container.Key {
+	k := r.count()
+	if k == 0 {
+		return nil
+	}
+	keys := make([]container.Key, k)
+	for i := range keys {
+		keys[i] = container.Key{A: r.varint(), B: r.varint(), S: r.string()}
+	}
+	return keys
 }
 
 // appendReply appends the reply of server from to message seq.

@@ -62,6 +62,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	settle.Kind, settle.Writes[0].Phase = kindSettle, container.Settle
 	settle.Writes[0].Items[1].Finders = append(settle.Writes[0].Items[1].Finders, container.FinderEntry{Finder: "richerThan", All: true})
 	settle.Writes[0].Items[0].Keys[0].S = "κλειδί"
+	settle.Writes[0].Items[1].Created = []container.Key{{A: 4711, B: 43}, {A: 4711, B: 44}}
 	settle.Sent = -5 // a clock before 1970 is still a number
 	two := stockOnlineAnnounce()
 	two.Writes = append(two.Writes, &container.Writes{Phase: container.Announce, Announced: 98766,

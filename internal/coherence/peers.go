@@ -206,6 +206,14 @@ func (b *Bus) receive(msg *nats.Msg) {
 			if !apply {
 				continue
 			}
+			if b.unmarkCreated.Load() {
+				// The test switch: the created identities taken for
+				// announced ones.
+				for n := range w.Items {
+					it := &w.Items[n]
+					it.Keys, it.Created = append(it.Keys, it.Created...), nil
+				}
+			}
 			b.invalidateLocked(w, func(int) bool { return announced })
 			// An asynchronous item's latency is its delivery; a
 			// synchronous one's, its announcement's round trip (on the

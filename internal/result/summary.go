@@ -282,8 +282,12 @@ func writeCoherence(w io.Writer, r *Result) {
 		if e.InvalidationCommits > 0 {
 			perCommit = float64(e.InvalidationsSent) / float64(e.InvalidationCommits)
 		}
-		lines = append(lines, fmt.Sprintf("%s %d sent (%.1f a commit), %d received, latency p50 %dus p99 %dus max %dus, stale %d of %d read back, fenced %d, peers fenced %d",
-			name, e.InvalidationsSent, perCommit, e.InvalidationsReceived, e.InvalidationP50Micros, e.InvalidationP99Micros, e.InvalidationMaxMicros,
+		unannounced := ""
+		if e.CreatesUnannounced+e.CommitsUnannounced > 0 {
+			unannounced = fmt.Sprintf(" (%d created unannounced; %d commits announced nothing)", e.CreatesUnannounced, e.CommitsUnannounced)
+		}
+		lines = append(lines, fmt.Sprintf("%s %d sent%s (%.1f a commit), %d received, latency p50 %dus p99 %dus max %dus, stale %d of %d read back, fenced %d, peers fenced %d",
+			name, e.InvalidationsSent, unannounced, perCommit, e.InvalidationsReceived, e.InvalidationP50Micros, e.InvalidationP99Micros, e.InvalidationMaxMicros,
 			e.StaleReads, e.ReadBacks, e.Fences, e.PeersFenced))
 	}
 	if len(lines) > 0 {
