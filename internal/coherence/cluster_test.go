@@ -81,6 +81,10 @@ type clusterOpts struct {
 	deadline       time.Duration
 	// noFinders declares the account type without its finders.
 	noFinders bool
+	// lazyClaims leaves the claims of the account type to the first
+	// reads (otherwise every server claims it, and has every answer,
+	// before newCluster returns).
+	lazyClaims bool
 }
 
 // newCluster starts opts.servers app servers over dsn's database, each
@@ -123,6 +127,13 @@ func newCluster(t *testing.T, dsn, url string, s container.Settings, opts cluste
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+	}
+	if !opts.lazyClaims {
+		var buses []*Bus
+		for _, n := range nodes {
+			buses = append(buses, n.bus)
+		}
+		claimAll(t, "Account", buses...)
 	}
 	return nodes
 }

@@ -15,7 +15,8 @@ import (
 // bytes, lists a count and their elements; the first byte is the
 // format's version, so that a message of another format is refused, not
 // misread. Version 2 added a settle's created identities
-// (container.Written.Created, decision 0044).
+// (container.Written.Created), claims and the heartbeat's list of them
+// (decision 0044).
 const codecVersion = 2
 
 var errShort = errors.New("coherence: message cut short")
@@ -52,8 +53,14 @@ func appendMessage(buf []byte, m *message) []byte {
 		for name, seq := range m.Applied {
 			buf = binary.AppendUvarint(appendString(buf, name), seq)
 		}
+		buf = binary.AppendUvarint(buf, uint64(len(m.Claims)))
+		for _, s := range m.Claims {
+			buf = appendString(buf, s)
+		}
 	case kindFence:
 		buf = appendString(buf, m.Fenced)
+	case kindClaim:
+		buf = appendString(buf, m.Claim)
 	}
 	return buf
 }
@@ -208,8 +215,16 @@ func (d *decoder) decode(data []byte, m *message) error {
 			name := r.name()
 			m.Applied[name] = r.uvarint()
 		}
+		if n := r.count(); n > 0 {
+			m.Claims = make([]string, n)
+			for i := range m.Claims {
+				m.Claims[i] = r.name()
+			}
+		}
 	case kindFence:
 		m.Fenced = r.name()
+	case kindClaim:
+		m.Claim = r.name()
 	default:
 		if r.err == nil {
 			return fmt.Errorf("coherence: message of unknown kind %q", m.Kind)
@@ -261,17 +276,27 @@ func appendReply(buf []byte, from string, seq uint64) []byte {
 	return appendString(binary.AppendUvarint(append(buf, codecVersion), seq), from)
 }
 
+// appendClaimAnswer appends the answer of server from to claim message
+// seq: a reply, and whether from ever left the claimed type out.
+func appendClaimAnswer(buf []byte, from string, seq uint64, skipped bool) []byte {
+	return appendBool(appendReply(buf, from, seq), skipped)
+}
+
 // decodeReply reads a reply: the number replied to and the replier's
-// name, a slice of data (so that looking it up allocates nothing).
-func decodeReply(data []byte) (seq uint64, from []byte, err error) {
+// name, a slice of data (so that looking it up allocates nothing), and,
+// a claim's answer, whether the replier left the type out.
+func decodeReply(data []byte) (seq uint64, from []byte, skipped bool, err error) {
 	r := reader{data: data}
 	if v := r.byte(); r.err == nil && v != codecVersion {
-		return 0, nil, fmt.Errorf("coherence: reply of format %d, not %d", v, codecVersion)
+		return 0, nil, false, fmt.Errorf("coherence: reply of format %d, not %d", v, codecVersion)
 	}
 	seq = r.uvarint()
 	from = r.bytes()
-	if r.err == nil && len(r.data) > 0 {
-		return 0, nil, fmt.Errorf("coherence: %d bytes past the reply's end", len(r.data))
+	if r.err == nil && len(r.data) == 1 {
+		skipped = r.bool()
 	}
-	return seq, from, r.err
+	if r.err == nil && len(r.data) > 0 {
+		return 0, nil, false, fmt.Errorf("coherence: %d bytes past the reply's end", len(r.data))
+	}
+	return seq, from, skipped, r.err
 }

@@ -27,7 +27,9 @@
 //     its settle names. Created identities are not announced (no peer
 //     can hold a row that does not exist yet; decision 0044): the settle
 //     names them apart, to be dropped and never unmarked, so that it
-//     lifts only the marks its announcement made. A peer that does not
+//     lifts only the marks its announcement made. A type is published
+//     only once another server has claimed it, before it first serves it
+//     from memory (claims.go). A peer that does not
 //     reply within the deadline is fenced: the publisher stops waiting
 //     for it and publishes a fence notice naming it, and takes it back
 //     once the peer's heartbeat shows it has applied that notice.

@@ -25,9 +25,13 @@ import (
 // subscriber of the test's own.
 type wire struct {
 	mu sync.Mutex
-	// announcedKeys and announcedFinders are what the announcements
-	// named; settledKeys and created what the settles named (created:
-	// their Created).
+	wireCounts
+}
+
+// wireCounts: announcedKeys and announcedFinders are what the
+// announcements named; settledKeys and created what the settles named
+// (created: their Created).
+type wireCounts struct {
 	announcedKeys, announcedFinders, createdAnnounced int
 	settles, settledKeys, created                     int
 }
@@ -142,7 +146,7 @@ func TestCreationsAnnounceNoIdentity(t *testing.T) {
 				return w.settles == k+1
 			})
 			w.mu.Lock()
-			got := *w
+			got := w.wireCounts
 			w.mu.Unlock()
 			if got.announcedKeys != 1 || got.createdAnnounced != 0 || got.announcedFinders != k*tt.finders+tt.lastFinders || got.settledKeys != 1 || got.created != k+1 {
 				t.Errorf("announced %d identities (%d created) and %d finder entries, settled %d identities and %d created; want 1 (0), %d, 1 and %d",

@@ -58,6 +58,12 @@ type Peers interface {
 	// short. Otherwise it lets go at once. The round trip thus overlaps
 	// the database commit (decision 0034).
 	Await(w *Writes, committed bool)
+	// Claim asks the peers to publish typ's writes to this server: a
+	// peer publishes a type only once some other server has claimed it
+	// (decision 0044). It returns at once; the bus calls
+	// Container.Claimed once every peer has answered, and until then the
+	// type serves nothing from memory here.
+	Claim(typ string)
 	// Latency is the type's invalidation latency as the bus measures it
 	// (a synchronous round trip, or an asynchronous message's delivery).
 	Latency(typ string) Latency
@@ -72,6 +78,9 @@ type Latency struct {
 	// PeersFenced: peers the bus stopped waiting for, as they missed the
 	// deadline on a commit of the type.
 	PeersFenced int64
+	// Unclaimed: committed commits whose writes of the type the bus did
+	// not publish, as no peer had claimed the type.
+	Unclaimed int64
 }
 
 // Phase of a write's publication.
@@ -215,19 +224,45 @@ func (c *Container) Clear(types []string) {
 		if !h.coherent || (types != nil && !slices.Contains(types, h.t.Name)) {
 			continue
 		}
-		for n := range h.shards {
-			s := &h.shards[n]
-			s.mu.Lock()
-			for k := range s.cache {
-				s.invalidateKey(k, nil)
-			}
-			s.mu.Unlock()
-		}
-		if h.finders != nil {
-			h.finders.clearAll()
-		}
-		h.noteWrite(c.writes.Add(1))
+		h.dropCached()
 		h.fences.Add(1)
+	}
+}
+
+// dropCached drops every cached instance's data and finder entry of h,
+// and numbers a write, so that data read by a transaction begun before
+// is not kept either.
+func (h *Home) dropCached() {
+	for n := range h.shards {
+		s := &h.shards[n]
+		s.mu.Lock()
+		for k := range s.cache {
+			s.invalidateKey(k, nil)
+		}
+		s.mu.Unlock()
+	}
+	if h.finders != nil {
+		h.finders.clearAll()
+	}
+	h.noteWrite(h.ctr.writes.Add(1))
+}
+
+// Claimed lets the named coherent types (all of them when types is nil)
+// serve from memory: every peer has answered this server's claim
+// (Peers.Claim), so that their commits of the types are published here
+// from now on and those before are in the database. Unless current (no
+// peer ever left the types out of what it published), what the cache
+// holds of them may predate a commit nobody announced here (a warm-up's
+// or a read-write transaction's loads) and is dropped first.
+func (c *Container) Claimed(types []string, current bool) {
+	for _, h := range c.homes {
+		if !h.coherent || (types != nil && !slices.Contains(types, h.t.Name)) || h.claimed.Load() {
+			continue
+		}
+		if !current {
+			h.dropCached()
+		}
+		h.claimed.Store(true)
 	}
 }
 
@@ -352,6 +387,9 @@ func (tx *Tx) settleWithPeers(committed bool) {
 		return
 	}
 	w.Phase = Settle
+	_ = tx.ctr.peers.Publish(context.WithoutCancel(tx.ctx), w)
+	// Counted once published: the bus leaves out the types no peer has
+	// claimed (it counts those, Latency.Unclaimed).
 	if committed {
 		for _, it := range w.Items {
 			h := tx.ctr.Home(it.Type)
@@ -368,13 +406,25 @@ func (tx *Tx) settleWithPeers(committed bool) {
 			}
 		}
 	}
-	_ = tx.ctr.peers.Publish(context.WithoutCancel(tx.ctx), w)
 }
 
 // servesFromMemory reports whether h's cached data may serve a find: a
-// coherent type's only while the bus vouches for it.
+// coherent type's only while the bus vouches for it, and once the peers
+// have answered this server's claim of the type (claimFor).
 func (h *Home) servesFromMemory() bool {
-	return !h.coherent || !h.ctr.outOfSync.Load()
+	return !h.coherent || (h.claimed.Load() && !h.ctr.outOfSync.Load())
+}
+
+// claimFor makes this server's claim of h's type (once; see Peers.Claim)
+// when tx's find of it could be served from memory: not a read-write
+// transaction's across servers (it reads the database), nor the
+// warm-up's (it fills the cache, and would claim Stock-Online's Account,
+// which nothing reads from memory), so that a type only they read is
+// never claimed and its commits wait for nobody.
+func (tx *Tx) claimFor(h *Home) {
+	if h.coherent && !h.claimed.Load() && !tx.warming && !tx.bypassesCache(h) && h.claiming.CompareAndSwap(false, true) {
+		h.ctr.peers.Claim(h.t.Name)
+	}
 }
 
 // bypassesCache: a read-write transaction across servers loads an
@@ -455,4 +505,7 @@ func sameValue(k Kind, a, b *Value) bool {
 // the bus's goroutine.
 type coherenceState struct {
 	received, fences atomic.Int64
+	// claiming: this server has claimed the type (Peers.Claim); claimed:
+	// every peer has answered, and the type serves from memory.
+	claiming, claimed atomic.Bool
 }

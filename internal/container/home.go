@@ -462,7 +462,7 @@ func (h *Home) Stats() Stats {
 	}
 	if h.coherent && h.ctr.peers != nil {
 		st.InvalidationP50Micros, st.InvalidationP99Micros, st.InvalidationMaxMicros = l.P50.Microseconds(), l.P99.Microseconds(), l.Max.Microseconds()
-		st.PeersFenced = l.PeersFenced
+		st.PeersFenced, st.CommitsUnclaimed = l.PeersFenced, l.Unclaimed
 	}
 	return st
 }
