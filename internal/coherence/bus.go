@@ -117,6 +117,12 @@ type Bus struct {
 	dec      decoder
 	replyBuf []byte
 
+	// cmu guards the claims (claims.go); inSyncNow mirrors inSync for
+	// the commits' decisions to leave a type out.
+	cmu sync.Mutex
+	claimState
+	inSyncNow atomic.Bool
+
 	mu         sync.Mutex
 	containers []*container.Container
 	peers      map[string]*peer
@@ -131,6 +137,16 @@ type Bus struct {
 	// marked, so what this server reads of them before the writer's
 	// database commit is visible is kept (see decision 0034).
 	noDoubt atomic.Bool
+	// unmarkCreated: the test switch that makes the leaving out of
+	// created identities unsound (decision 0044): a settle's created
+	// identities, which its announcement did not mark, are unmarked as
+	// its announced ones are, lifting another commit's mark of the same
+	// identity.
+	unmarkCreated atomic.Bool
+	// noDrain: the test switch that makes the leaving out of unclaimed
+	// types unsound (decision 0044): a claim is answered at once, though
+	// commits that left the type out are still committing.
+	noDrain atomic.Bool
 	// Counts of the protocol's events.
 	selfFences, peersFenced, gaps atomic.Int64
 	// announceMessages carried announcedCommits (group commit).
@@ -210,6 +226,10 @@ type message struct {
 	Applied map[string]uint64
 	// Fenced (fence notice): the peer the sender gave up on.
 	Fenced string
+	// Claim (claim): the type the sender claims; Claims (heartbeat): the
+	// types it has claimed (see claims.go).
+	Claim  string
+	Claims []string
 }
 
 const (
@@ -217,6 +237,7 @@ const (
 	kindAnnounce  = 'a'
 	kindSettle    = 's'
 	kindFence     = 'x'
+	kindClaim     = 'c'
 )
 
 var _ container.Peers = (*Bus)(nil)
@@ -229,6 +250,9 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	}
 	b := &Bus{opts: opts, lease: opts.Deadline - opts.Heartbeat, stop: make(chan struct{}),
 		peers: map[string]*peer{}, waits: map[uint64]*wait{}, pending: map[uint64]pending{}, latency: map[string]*latencyOf{}}
+	// Unclaimed types are left out only when the run's server count is
+	// known: a claim is complete once all the other servers answered.
+	b.claimState.init(opts.Servers > 0)
 	url := opts.URL
 	if url == "" {
 		srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
@@ -301,6 +325,10 @@ func (b *Bus) attach(c *container.Container, across bool) {
 		c.AcrossServers()
 	}
 	c.AttachPeers(b)
+	if !b.skips {
+		// Nothing is left out: nothing to claim.
+		c.Claimed(nil, true)
+	}
 	b.mu.Lock()
 	b.containers = append(b.containers, c)
 	c.SetInSync(b.inSync)
@@ -354,6 +382,12 @@ func (b *Bus) Publish(_ context.Context, w *container.Writes) error {
 		sync = sync || (it.Sync && w.Phase == container.Announce)
 	}
 	if !sync {
+		if w.Phase == container.Settle {
+			b.leaveOutSettled(w)
+			if len(w.Items) == 0 {
+				return nil
+			}
+		}
 		m := message{Kind: kindSettle, From: b.opts.Name, Writes: []*container.Writes{w}}
 		b.pub.Lock()
 		if w.Phase == container.Announce {
@@ -367,11 +401,23 @@ func (b *Bus) Publish(_ context.Context, w *container.Writes) error {
 		b.pub.Unlock()
 		return err
 	}
+	skipped := b.leaveOutUnclaimed(w)
 	start := time.Now()
 	b.pub.Lock()
 	defer b.pub.Unlock()
 	b.announces++
 	w.Announced = b.announces
+	if skipped != nil {
+		b.cmu.Lock()
+		b.skipped[w.Announced] = skipped
+		b.cmu.Unlock()
+	}
+	if len(w.Items) == 0 {
+		// Every type left out: nothing to send or wait for; Await ends
+		// the skips.
+		b.pending[w.Announced] = pending{start: start}
+		return nil
+	}
 	bt := b.queued
 	if bt == nil {
 		bt = &batch{sent: make(chan struct{})}
@@ -382,6 +428,7 @@ func (b *Bus) Publish(_ context.Context, w *container.Writes) error {
 	if !b.inFlight {
 		b.sendQueuedLocked()
 		if bt.err != nil {
+			b.endSkips(w.Announced) // no Await follows
 			return bt.err
 		}
 	}
@@ -410,12 +457,25 @@ func (b *Bus) Await(w *container.Writes, committed bool) {
 		return
 	}
 	delete(b.pending, w.Announced)
+	// The database commit is done (or abandoned): the claims of the
+	// types this commit left out may be answered.
+	b.endSkips(w.Announced)
+	if committed {
+		b.countUnclaimed(w.Announced)
+	}
 	bt := p.bt
+	if bt == nil {
+		b.pub.Unlock()
+		return
+	}
 	if !committed {
 		if b.queued == bt {
 			// Not sent yet: it never will be, and nothing is to settle.
 			bt.writes = slices.DeleteFunc(bt.writes, func(q *container.Writes) bool { return q == w })
 			bt.waiting--
+			b.cmu.Lock()
+			delete(b.skipped, w.Announced) // the settle names no announcement
+			b.cmu.Unlock()
 			w.Announced = 0
 			b.pub.Unlock()
 			return

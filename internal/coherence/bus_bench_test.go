@@ -63,6 +63,7 @@ func benchPair(b *testing.B, url string) ([]*container.Container, []*Bus) {
 			b.Fatal("the two servers did not hear each other within 10s")
 		}
 	}
+	claimAll(b, "Account", buses...)
 	return ctrs, buses
 }
 

@@ -176,9 +176,10 @@ func TestReadBacksCountStaleReads(t *testing.T) {
 			n.bus.Drop(off)
 		}
 		h := &history{}
-		readOn(t, nodes[1], h, 1) // a load: s1 caches account 1
+		readOn(t, nodes[1], h, 1)           // a load: s1 caches account 1
+		seq := nodes[1].bus.heardFrom("s0") // (s0's claim is numbered too)
 		addOn(t, nodes[0], h, 1, 10)
-		waitFor(t, "s1 hears s0's commit", func() bool { return nodes[1].bus.heardFrom("s0") >= 1 })
+		waitFor(t, "s1 hears s0's commit", func() bool { return nodes[1].bus.heardFrom("s0") > seq })
 		reads := 16
 		if !off {
 			reads++ // the first read after the invalidation loads

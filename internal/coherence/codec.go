@@ -14,8 +14,10 @@ import (
 // BenchmarkCodec). Integers are varints, strings a length and their
 // bytes, lists a count and their elements; the first byte is the
 // format's version, so that a message of another format is refused, not
-// misread.
-const codecVersion = 1
+// misread. Version 2 added a settle's created identities
+// (container.Written.Created), claims and the heartbeat's list of them
+// (decision 0044).
+const codecVersion = 2
 
 var errShort = errors.New("coherence: message cut short")
 
@@ -51,8 +53,14 @@ func appendMessage(buf []byte, m *message) []byte {
 		for name, seq := range m.Applied {
 			buf = binary.AppendUvarint(appendString(buf, name), seq)
 		}
+		buf = binary.AppendUvarint(buf, uint64(len(m.Claims)))
+		for _, s := range m.Claims {
+			buf = appendString(buf, s)
+		}
 	case kindFence:
 		buf = appendString(buf, m.Fenced)
+	case kindClaim:
+		buf = appendString(buf, m.Claim)
 	}
 	return buf
 }
@@ -63,16 +71,22 @@ func appendWrites(buf []byte, w *container.Writes) []byte {
 	for n := range w.Items {
 		it := &w.Items[n]
 		buf = appendBool(appendString(buf, it.Type), it.Sync)
-		buf = binary.AppendUvarint(buf, uint64(len(it.Keys)))
-		for _, k := range it.Keys {
-			buf = binary.AppendVarint(buf, k.A)
-			buf = binary.AppendVarint(buf, k.B)
-			buf = appendString(buf, k.S)
-		}
+		buf = appendKeys(buf, it.Keys)
 		buf = binary.AppendUvarint(buf, uint64(len(it.Finders)))
 		for _, f := range it.Finders {
 			buf = appendBool(appendString(appendString(buf, f.Finder), f.Args), f.All)
 		}
+		buf = appendKeys(buf, it.Created)
+	}
+	return buf
+}
+
+func appendKeys(buf []byte, keys []container.Key) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(keys)))
+	for _, k := range keys {
+		buf = binary.AppendVarint(buf, k.A)
+		buf = binary.AppendVarint(buf, k.B)
+		buf = appendString(buf, k.S)
 	}
 	return buf
 }
@@ -201,8 +215,16 @@ func (d *decoder) decode(data []byte, m *message) error {
 			name := r.name()
 			m.Applied[name] = r.uvarint()
 		}
+		if n := r.count(); n > 0 {
+			m.Claims = make([]string, n)
+			for i := range m.Claims {
+				m.Claims[i] = r.name()
+			}
+		}
 	case kindFence:
 		m.Fenced = r.name()
+	case kindClaim:
+		m.Claim = r.name()
 	default:
 		if r.err == nil {
 			return fmt.Errorf("coherence: message of unknown kind %q", m.Kind)
@@ -224,20 +246,29 @@ func (r *reader) writes(kind byte) *container.Writes {
 		it := &w.Items[n]
 		it.Type = r.name()
 		it.Sync = r.bool()
-		if k := r.count(); k > 0 {
-			it.Keys = make([]container.Key, k)
-			for i := range it.Keys {
-				it.Keys[i] = container.Key{A: r.varint(), B: r.varint(), S: r.string()}
-			}
-		}
+		it.Keys = r.keys()
 		if f := r.count(); f > 0 {
 			it.Finders = make([]container.FinderEntry, f)
 			for i := range it.Finders {
 				it.Finders[i] = container.FinderEntry{Finder: r.name(), Args: r.string(), All: r.bool()}
 			}
 		}
+		it.Created = r.keys()
 	}
 	return w
+}
+
+// keys reads a list of keys; nil when it is empty.
+func (r *reader) keys() []container.Key {
+	k := r.count()
+	if k == 0 {
+		return nil
+	}
+	keys := make([]container.Key, k)
+	for i := range keys {
+		keys[i] = container.Key{A: r.varint(), B: r.varint(), S: r.string()}
+	}
+	return keys
 }
 
 // appendReply appends the reply of server from to message seq.
@@ -245,17 +276,27 @@ func appendReply(buf []byte, from string, seq uint64) []byte {
 	return appendString(binary.AppendUvarint(append(buf, codecVersion), seq), from)
 }
 
+// appendClaimAnswer appends the answer of server from to claim message
+// seq: a reply, and whether from ever left the claimed type out.
+func appendClaimAnswer(buf []byte, from string, seq uint64, skipped bool) []byte {
+	return appendBool(appendReply(buf, from, seq), skipped)
+}
+
 // decodeReply reads a reply: the number replied to and the replier's
-// name, a slice of data (so that looking it up allocates nothing).
-func decodeReply(data []byte) (seq uint64, from []byte, err error) {
+// name, a slice of data (so that looking it up allocates nothing), and,
+// a claim's answer, whether the replier left the type out.
+func decodeReply(data []byte) (seq uint64, from []byte, skipped bool, err error) {
 	r := reader{data: data}
 	if v := r.byte(); r.err == nil && v != codecVersion {
-		return 0, nil, fmt.Errorf("coherence: reply of format %d, not %d", v, codecVersion)
+		return 0, nil, false, fmt.Errorf("coherence: reply of format %d, not %d", v, codecVersion)
 	}
 	seq = r.uvarint()
 	from = r.bytes()
-	if r.err == nil && len(r.data) > 0 {
-		return 0, nil, fmt.Errorf("coherence: %d bytes past the reply's end", len(r.data))
+	if r.err == nil && len(r.data) == 1 {
+		skipped = r.bool()
 	}
-	return seq, from, r.err
+	if r.err == nil && len(r.data) > 0 {
+		return 0, nil, false, fmt.Errorf("coherence: %d bytes past the reply's end", len(r.data))
+	}
+	return seq, from, skipped, r.err
 }

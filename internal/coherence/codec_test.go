@@ -46,7 +46,7 @@ func BenchmarkCodec(b *testing.B) {
 	b.Run("reply", func(b *testing.B) {
 		for b.Loop() {
 			buf = appendReply(buf[:0], "server-2-of-2", 123456)
-			if _, _, err := decodeReply(buf); err != nil {
+			if _, _, _, err := decodeReply(buf); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -62,6 +62,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	settle.Kind, settle.Writes[0].Phase = kindSettle, container.Settle
 	settle.Writes[0].Items[1].Finders = append(settle.Writes[0].Items[1].Finders, container.FinderEntry{Finder: "richerThan", All: true})
 	settle.Writes[0].Items[0].Keys[0].S = "κλειδί"
+	settle.Writes[0].Items[1].Created = []container.Key{{A: 4711, B: 43}, {A: 4711, B: 44}}
 	settle.Sent = -5 // a clock before 1970 is still a number
 	two := stockOnlineAnnounce()
 	two.Writes = append(two.Writes, &container.Writes{Phase: container.Announce, Announced: 98766,
@@ -73,6 +74,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		"heartbeat":    {Kind: kindHeartbeat, From: "s0", Seq: 7, Sent: 1, Members: []string{"s1", "s2"}, Applied: map[string]uint64{"s1": 3, "s2": 1 << 40}},
 		"no members":   {Kind: kindHeartbeat, From: "s0", Applied: map[string]uint64{}},
 		"fence notice": {Kind: kindFence, From: "s0", Seq: 8, Sent: 2, Fenced: "s2"},
+		"claim":        {Kind: kindClaim, From: "s0", Seq: 9, Sent: 3, Claim: "Holding"},
+		"claims":       {Kind: kindHeartbeat, From: "s0", Seq: 9, Sent: 4, Applied: map[string]uint64{"s1": 2}, Claims: []string{"Holding", "Item"}},
 	}
 	var d decoder
 	for name, m := range msgs {
@@ -95,12 +98,21 @@ func TestCodecRoundTrip(t *testing.T) {
 		}
 	}
 	data := appendReply(nil, "s1", 1<<33)
-	if seq, from, err := decodeReply(data); err != nil || seq != 1<<33 || string(from) != "s1" {
-		t.Errorf("reply read back as %d from %q (%v); want %d from s1", seq, from, err, uint64(1<<33))
+	if seq, from, skipped, err := decodeReply(data); err != nil || seq != 1<<33 || string(from) != "s1" || skipped {
+		t.Errorf("reply read back as %d from %q, skipped %v (%v); want %d from s1", seq, from, skipped, err, uint64(1<<33))
 	}
 	for n := range len(data) {
-		if _, _, err := decodeReply(data[:n]); err == nil {
+		if _, _, _, err := decodeReply(data[:n]); err == nil {
 			t.Errorf("reply cut to %d of %d bytes: read without an error", n, len(data))
+		}
+	}
+	for _, want := range []bool{false, true} {
+		answer := appendClaimAnswer(nil, "s1", 7, want)
+		if seq, from, skipped, err := decodeReply(answer); err != nil || seq != 7 || string(from) != "s1" || skipped != want {
+			t.Errorf("claim answer read back as %d from %q, skipped %v (%v); want 7 from s1, %v", seq, from, skipped, err, want)
+		}
+		if _, _, _, err := decodeReply(append(answer, 0)); err == nil {
+			t.Errorf("claim answer with a byte past its end: read without an error")
 		}
 	}
 }

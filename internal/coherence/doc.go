@@ -24,7 +24,12 @@
 //     group-committed: one message is in flight at a time, and the
 //     commits that come while it waits for its replies go out together
 //     in the next, each commit's writes under a number of its own that
-//     its settle names. A peer that does not
+//     its settle names. Created identities are not announced (no peer
+//     can hold a row that does not exist yet; decision 0044): the settle
+//     names them apart, to be dropped and never unmarked, so that it
+//     lifts only the marks its announcement made. A type is published
+//     only once another server has claimed it, before it first serves it
+//     from memory (claims.go). A peer that does not
 //     reply within the deadline is fenced: the publisher stops waiting
 //     for it and publishes a fence notice naming it, and takes it back
 //     once the peer's heartbeat shows it has applied that notice.

@@ -49,6 +49,12 @@ func (b *Bus) record(w *container.Writes, d time.Duration) {
 
 // Latency of typ's invalidations (container.Peers).
 func (b *Bus) Latency(typ string) container.Latency {
+	l := b.latencyNow(typ)
+	l.Unclaimed = b.unclaimedOf(typ)
+	return l
+}
+
+func (b *Bus) latencyNow(typ string) container.Latency {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.latency[typ]
@@ -65,6 +71,9 @@ func (b *Bus) Latency(typ string) container.Latency {
 // ResetLatency forgets the latencies recorded so far (after a warm-up).
 func (b *Bus) ResetLatency() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	clear(b.latency)
+	b.mu.Unlock()
+	b.cmu.Lock()
+	clear(b.unclaimed)
+	b.cmu.Unlock()
 }

@@ -82,13 +82,18 @@ func (b *Bus) next() {
 // replies' subscription, as every reply does: no goroutine, and no
 // allocation, a reply.
 func (b *Bus) replied(msg *nats.Msg) {
-	seq, from, err := decodeReply(msg.Data)
+	seq, from, skipped, err := decodeReply(msg.Data)
 	if err != nil {
 		return
 	}
 	b.wmu.Lock()
 	w := b.waits[seq]
-	if w == nil || !w.need[string(from)] {
+	if w == nil {
+		b.wmu.Unlock()
+		b.claimAnswered(seq, string(from), skipped)
+		return
+	}
+	if !w.need[string(from)] {
 		b.wmu.Unlock()
 		return
 	}
@@ -172,6 +177,15 @@ func (b *Bus) receive(msg *nats.Msg) {
 		p.lastSeq = max(p.lastSeq, m.Seq)
 	}
 	if m.Kind == kindHeartbeat {
+		if len(m.Claims) > 0 {
+			// Before the lease below: a server in sync knows its peers'
+			// claims.
+			b.cmu.Lock()
+			for _, typ := range m.Claims {
+				b.claimFrom(typ, m.From)
+			}
+			b.cmu.Unlock()
+		}
 		if slices.Contains(m.Members, b.opts.Name) {
 			p.syncedUntil = time.Unix(0, m.Sent).Add(b.lease)
 		} else {
@@ -186,7 +200,10 @@ func (b *Bus) receive(msg *nats.Msg) {
 		p.syncedUntil = time.Unix(0, m.Sent).Add(b.lease)
 	}
 	apply := !b.dropping.Load()
+	deferred, skipped := false, false
 	switch m.Kind {
+	case kindClaim:
+		deferred, skipped = b.takeClaim(m.Claim, m.From, msg.Reply, m.Seq)
 	case kindAnnounce:
 		for _, w := range m.Writes {
 			switch {
@@ -206,6 +223,14 @@ func (b *Bus) receive(msg *nats.Msg) {
 			if !apply {
 				continue
 			}
+			if b.unmarkCreated.Load() {
+				// The test switch: the created identities taken for
+				// announced ones.
+				for n := range w.Items {
+					it := &w.Items[n]
+					it.Keys, it.Created = append(it.Keys, it.Created...), nil
+				}
+			}
 			b.invalidateLocked(w, func(int) bool { return announced })
 			// An asynchronous item's latency is its delivery; a
 			// synchronous one's, its announcement's round trip (on the
@@ -223,9 +248,13 @@ func (b *Bus) receive(msg *nats.Msg) {
 	}
 	b.updateSyncLocked(now)
 	b.mu.Unlock()
-	if msg.Reply != "" {
+	if msg.Reply != "" && !deferred {
 		// nats.go copies the data before Publish returns.
-		b.replyBuf = appendReply(b.replyBuf[:0], b.opts.Name, m.Seq)
+		if m.Kind == kindClaim {
+			b.replyBuf = appendClaimAnswer(b.replyBuf[:0], b.opts.Name, m.Seq, skipped)
+		} else {
+			b.replyBuf = appendReply(b.replyBuf[:0], b.opts.Name, m.Seq)
+		}
 		_ = b.nc.Publish(msg.Reply, b.replyBuf)
 	}
 }
@@ -279,6 +308,7 @@ func (b *Bus) updateSyncLocked(now time.Time) {
 	}
 	if ok != b.inSync {
 		b.inSync = ok
+		b.inSyncNow.Store(ok)
 		for _, c := range b.containers {
 			c.SetInSync(ok)
 		}
@@ -298,7 +328,7 @@ func (b *Bus) heartbeats() {
 		case <-tick.C:
 		}
 		now := time.Now()
-		m := message{Kind: kindHeartbeat, From: b.opts.Name, Applied: map[string]uint64{}}
+		m := message{Kind: kindHeartbeat, From: b.opts.Name, Applied: map[string]uint64{}, Claims: b.claimsDue(now)}
 		b.mu.Lock()
 		for name, p := range b.peers {
 			if !p.gone && now.Sub(p.lastHeard) > b.opts.Expiry {

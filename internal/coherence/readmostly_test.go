@@ -73,6 +73,7 @@ func TestReadMostlyInvalidatesAcrossServers(t *testing.T) {
 	for _, s := range servers {
 		waitFor(t, "each server in sync with its peer", s.bus.synced)
 	}
+	claimAll(t, "Account", servers[0].bus, servers[1].bus)
 	read := func(s server) int64 {
 		t.Helper()
 		tx, err := s.ctr.BeginReadOnly(ctx, 0)

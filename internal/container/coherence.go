@@ -58,6 +58,12 @@ type Peers interface {
 	// short. Otherwise it lets go at once. The round trip thus overlaps
 	// the database commit (decision 0034).
 	Await(w *Writes, committed bool)
+	// Claim asks the peers to publish typ's writes to this server: a
+	// peer publishes a type only once some other server has claimed it
+	// (decision 0044). It returns at once; the bus calls
+	// Container.Claimed once every peer has answered, and until then the
+	// type serves nothing from memory here.
+	Claim(typ string)
 	// Latency is the type's invalidation latency as the bus measures it
 	// (a synchronous round trip, or an asynchronous message's delivery).
 	Latency(typ string) Latency
@@ -72,6 +78,9 @@ type Latency struct {
 	// PeersFenced: peers the bus stopped waiting for, as they missed the
 	// deadline on a commit of the type.
 	PeersFenced int64
+	// Unclaimed: committed commits whose writes of the type the bus did
+	// not publish, as no peer had claimed the type.
+	Unclaimed int64
 }
 
 // Phase of a write's publication.
@@ -104,6 +113,13 @@ type Written struct {
 	Sync    bool
 	Keys    []Key
 	Finders []FinderEntry `json:",omitempty"`
+	// Created are identities the commit creates, named in a settle only:
+	// no peer can hold a row that does not exist yet, so the announcement
+	// leaves them out (nothing to hold in doubt, nothing to wait for),
+	// and the settle drops them and never unmarks them. The marks a
+	// settle lifts are exactly its announcement's Keys, so it cannot
+	// lift another commit's mark of the same identity (decision 0044).
+	Created []Key `json:",omitempty"`
 }
 
 // FinderEntry is a finder cache entry a write can change: the entry of
@@ -156,7 +172,9 @@ func (c *Container) SetInSync(ok bool) { c.outOfSync.Store(!ok) }
 // again, unmarks the announced ones, and numbers the write so that data
 // read by a transaction that began before it is not kept (lastWrite).
 // announced says which items of a Settle were announced to this
-// container (a peer that joined mid-commit saw only the settle).
+// container (a peer that joined mid-commit saw only the settle). A
+// settle's created identities (Written.Created) were never announced:
+// they are dropped, never unmarked.
 func (c *Container) Invalidate(w *Writes, announced func(item int) bool) {
 	for n := range w.Items {
 		it := &w.Items[n]
@@ -181,12 +199,18 @@ func (c *Container) Invalidate(w *Writes, announced func(item int) bool) {
 			s.invalidateKey(k, nil)
 			s.mu.Unlock()
 		}
+		for _, k := range it.Created {
+			s := h.shardOf(k)
+			s.mu.Lock()
+			s.invalidateKey(k, nil)
+			s.mu.Unlock()
+		}
 		if h.finders != nil {
 			h.finders.remote(it.Finders, w.Phase == Announce, unmark)
 		}
 		if w.Phase == Settle {
 			h.noteWrite(c.writes.Add(1))
-			h.received.Add(int64(len(it.Keys) + len(it.Finders)))
+			h.received.Add(int64(len(it.Keys) + len(it.Created) + len(it.Finders)))
 		}
 	}
 }
@@ -200,26 +224,57 @@ func (c *Container) Clear(types []string) {
 		if !h.coherent || (types != nil && !slices.Contains(types, h.t.Name)) {
 			continue
 		}
-		for n := range h.shards {
-			s := &h.shards[n]
-			s.mu.Lock()
-			for k := range s.cache {
-				s.invalidateKey(k, nil)
-			}
-			s.mu.Unlock()
-		}
-		if h.finders != nil {
-			h.finders.clearAll()
-		}
-		h.noteWrite(c.writes.Add(1))
+		h.dropCached()
 		h.fences.Add(1)
 	}
 }
 
-// collectWrites gathers, into tx.published, the writes of the coherent
-// types this commit makes, its writes of writer types as writes of
-// their coherent read-mostly types too; sync: only those of invalidate
-// types (the announcement).
+// dropCached drops every cached instance's data and finder entry of h,
+// and numbers a write, so that data read by a transaction begun before
+// is not kept either.
+func (h *Home) dropCached() {
+	for n := range h.shards {
+		s := &h.shards[n]
+		s.mu.Lock()
+		for k := range s.cache {
+			s.invalidateKey(k, nil)
+		}
+		s.mu.Unlock()
+	}
+	if h.finders != nil {
+		h.finders.clearAll()
+	}
+	h.noteWrite(h.ctr.writes.Add(1))
+}
+
+// Claimed lets the named coherent types (all of them when types is nil)
+// serve from memory: every peer has answered this server's claim
+// (Peers.Claim), so that their commits of the types are published here
+// from now on and those before are in the database. Unless current (no
+// peer ever left the types out of what it published), what the cache
+// holds of them may predate a commit nobody announced here (a warm-up's
+// or a read-write transaction's loads) and is dropped first.
+func (c *Container) Claimed(types []string, current bool) {
+	for _, h := range c.homes {
+		if !h.coherent || (types != nil && !slices.Contains(types, h.t.Name)) || h.claimed.Load() {
+			continue
+		}
+		if !current {
+			h.dropCached()
+		}
+		h.claimed.Store(true)
+	}
+}
+
+// collectWrites gathers, into w, the writes of the coherent types this
+// commit makes, its writes of writer types as writes of their coherent
+// read-mostly types too; sync: only those of invalidate types, for the
+// announcement. A created identity is left out of the announcement and
+// named in the settle's Created (see Written.Created); the finder
+// entries a creation changes are announced as any write's. A type whose
+// writes are all creations and change no cached finder entry has no
+// item in the announcement: a commit that only creates such instances
+// announces nothing and waits for nobody.
 func (tx *Tx) collectWrites(w *Writes, sync bool) {
 	w.Items = w.Items[:0]
 	for _, i := range tx.enlisted {
@@ -227,9 +282,14 @@ func (tx *Tx) collectWrites(w *Writes, sync bool) {
 		if !(i.stored || i.created || i.removed) || (i.created && i.removed) {
 			continue
 		}
-		if h.coherent && (!sync || h.s.Coherence == Invalidate) {
+		// Only an instance created and not removed is created here (one
+		// created and removed by the commit is skipped above); one removed
+		// and created again under the same key is two instances, and the
+		// removed one's key is announced.
+		created := i.created
+		if h.coherent && (!sync || h.s.Coherence == Invalidate) && !(sync && created && h.finders == nil) {
 			it, _ := w.item(h)
-			it.Keys = append(it.Keys, i.key)
+			it.addKey(i.key, created, sync)
 			if h.finders != nil {
 				h.finders.touched(i, func(f *finderEntries, args string, all bool) {
 					it.Finders = append(it.Finders, FinderEntry{Finder: f.plan.name, Args: args, All: all})
@@ -240,15 +300,26 @@ func (tx *Tx) collectWrites(w *Writes, sync bool) {
 			continue
 		}
 		for _, m := range h.mirrors {
-			if !m.coherent || (sync && m.s.Coherence != Invalidate) {
+			if !m.coherent || (sync && m.s.Coherence != Invalidate) || (sync && created && len(m.mirrorFinders) == 0) {
 				continue
 			}
 			it, added := w.item(m)
-			it.Keys = append(it.Keys, i.key)
+			it.addKey(i.key, created, sync)
 			if added {
 				it.Finders = append(it.Finders, m.mirrorFinders...)
 			}
 		}
+	}
+}
+
+// addKey adds key to the item: to Keys, or, created, to Created in a
+// settle and nowhere in an announcement.
+func (it *Written) addKey(key Key, created, announce bool) {
+	switch {
+	case !created:
+		it.Keys = append(it.Keys, key)
+	case !announce:
+		it.Created = append(it.Created, key)
 	}
 }
 
@@ -265,7 +336,7 @@ func (w *Writes) item(h *Home) (it *Written, added bool) {
 	if n < cap(w.Items) {
 		w.Items = w.Items[:n+1]
 		it := &w.Items[n]
-		it.Type, it.Sync, it.Keys, it.Finders = h.t.Name, isSync, it.Keys[:0], it.Finders[:0]
+		it.Type, it.Sync, it.Keys, it.Finders, it.Created = h.t.Name, isSync, it.Keys[:0], it.Finders[:0], it.Created[:0]
 	} else {
 		w.Items = append(w.Items, Written{Type: h.t.Name, Sync: isSync})
 	}
@@ -316,20 +387,44 @@ func (tx *Tx) settleWithPeers(committed bool) {
 		return
 	}
 	w.Phase = Settle
+	_ = tx.ctr.peers.Publish(context.WithoutCancel(tx.ctx), w)
+	// Counted once published: the bus leaves out the types no peer has
+	// claimed (it counts those, Latency.Unclaimed).
 	if committed {
 		for _, it := range w.Items {
 			h := tx.ctr.Home(it.Type)
 			tx.count(h, invalidationCommits, 1)
-			tx.count(h, invalidationsSent, int64(len(it.Keys)+len(it.Finders)))
+			tx.count(h, invalidationsSent, int64(len(it.Keys)+len(it.Created)+len(it.Finders)))
+			if it.Sync {
+				// What the announcement left out (decision 0044): the
+				// created identities, and the whole item when that was
+				// all it had.
+				tx.count(h, createsUnannounced, int64(len(it.Created)))
+				if len(it.Keys)+len(it.Finders) == 0 {
+					tx.count(h, commitsUnannounced, 1)
+				}
+			}
 		}
 	}
-	_ = tx.ctr.peers.Publish(context.WithoutCancel(tx.ctx), w)
 }
 
 // servesFromMemory reports whether h's cached data may serve a find: a
-// coherent type's only while the bus vouches for it.
+// coherent type's only while the bus vouches for it, and once the peers
+// have answered this server's claim of the type (claimFor).
 func (h *Home) servesFromMemory() bool {
-	return !h.coherent || !h.ctr.outOfSync.Load()
+	return !h.coherent || (h.claimed.Load() && !h.ctr.outOfSync.Load())
+}
+
+// claimFor makes this server's claim of h's type (once; see Peers.Claim)
+// when tx's find of it could be served from memory: not a read-write
+// transaction's across servers (it reads the database), nor the
+// warm-up's (it fills the cache, and would claim Stock-Online's Account,
+// which nothing reads from memory), so that a type only they read is
+// never claimed and its commits wait for nobody.
+func (tx *Tx) claimFor(h *Home) {
+	if h.coherent && !h.claimed.Load() && !tx.warming && !tx.bypassesCache(h) && h.claiming.CompareAndSwap(false, true) {
+		h.ctr.peers.Claim(h.t.Name)
+	}
 }
 
 // bypassesCache: a read-write transaction across servers loads an
@@ -410,4 +505,7 @@ func sameValue(k Kind, a, b *Value) bool {
 // the bus's goroutine.
 type coherenceState struct {
 	received, fences atomic.Int64
+	// claiming: this server has claimed the type (Peers.Claim); claimed:
+	// every peer has answered, and the type serves from memory.
+	claiming, claimed atomic.Bool
 }

@@ -141,6 +141,7 @@ func (c *Container) Warm(ctx context.Context, h *Home) error {
 	if err != nil {
 		return err
 	}
+	tx.warming = true
 	defer tx.Rollback()
 	seen := h.lastWrite.Load()
 	if err := tx.readRows(h, h.sql.all, nil, true); err != nil {
@@ -159,6 +160,7 @@ func (c *Container) Warm(ctx context.Context, h *Home) error {
 			if tx, err = c.BeginReadOnly(ctx, -1); err != nil {
 				return err
 			}
+			tx.warming = true
 		}
 	}
 	return nil

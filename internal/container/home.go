@@ -454,6 +454,7 @@ func (h *Home) Stats() Stats {
 		LockWaits: t[lockWaits], LockTimeouts: t[lockTimeouts], Deadlocks: t[deadlocks], Conflicts: t[conflicts],
 		FinderHits: t[finderHits], FinderMisses: t[finderMisses], FinderInvalidations: t[finderInvalidations],
 		InvalidationCommits: t[invalidationCommits], InvalidationsSent: t[invalidationsSent],
+		CreatesUnannounced: t[createsUnannounced], CommitsUnannounced: t[commitsUnannounced],
 		InvalidationsReceived: h.received.Load(), Fences: h.fences.Load(), ReadBacks: t[readBacks], StaleReads: t[staleReads],
 		SharedHits: t[sharedHits], SharedMisses: t[sharedMisses], SharedPuts: t[sharedPuts],
 		SharedInvalidations: t[sharedInvalidations], NearHits: t[nearHits],
@@ -461,7 +462,7 @@ func (h *Home) Stats() Stats {
 	}
 	if h.coherent && h.ctr.peers != nil {
 		st.InvalidationP50Micros, st.InvalidationP99Micros, st.InvalidationMaxMicros = l.P50.Microseconds(), l.P99.Microseconds(), l.Max.Microseconds()
-		st.PeersFenced = l.PeersFenced
+		st.PeersFenced, st.CommitsUnclaimed = l.PeersFenced, l.Unclaimed
 	}
 	return st
 }

@@ -61,8 +61,23 @@ type Stats struct {
 	// server stopped waiting for. The latencies are the invalidations'
 	// (a synchronous round trip to every peer, an asynchronous message's
 	// delivery), in microseconds.
-	InvalidationCommits   int64 `json:"invalidation_commits,omitempty"`
-	InvalidationsSent     int64 `json:"invalidations_sent,omitempty"`
+	InvalidationCommits int64 `json:"invalidation_commits,omitempty"`
+	InvalidationsSent   int64 `json:"invalidations_sent,omitempty"`
+	// Under invalidate, what this server's published commits left out of
+	// their announcements (decision 0044): CreatesUnannounced are created
+	// identities (no peer can hold a row that does not exist yet; they
+	// are named in the settle only, and counted in InvalidationsSent),
+	// CommitsUnannounced the commits whose writes of the type were all
+	// creations changing no cached finder entry, so that the type had
+	// nothing to announce (a commit with nothing to announce of any type
+	// waits for no peer).
+	CreatesUnannounced int64 `json:"creates_unannounced,omitempty"`
+	CommitsUnannounced int64 `json:"commits_unannounced,omitempty"`
+	// CommitsUnclaimed are this server's commits whose writes of the
+	// type were published neither announced nor settled, as no other
+	// server had claimed the type (none serves it from memory; decision
+	// 0044); they are not in InvalidationCommits.
+	CommitsUnclaimed      int64 `json:"commits_unclaimed,omitempty"`
 	InvalidationsReceived int64 `json:"invalidations_received,omitempty"`
 	Fences                int64 `json:"fences,omitempty"`
 	PeersFenced           int64 `json:"peers_fenced,omitempty"`
@@ -130,6 +145,8 @@ const (
 	finderInvalidations
 	invalidationCommits
 	invalidationsSent
+	createsUnannounced
+	commitsUnannounced
 	readBacks
 	staleReads
 	sharedHits

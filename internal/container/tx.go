@@ -91,6 +91,9 @@ type Tx struct {
 	// awaiting: the announcement is published and its replies are to be
 	// awaited after the database commit (settleWithPeers).
 	awaiting bool
+	// warming: the transaction is the warm-up's (Container.Warm), which
+	// claims no type (see claimFor).
+	warming bool
 	// hitsSinceCheck and backVals serve the sampled read-backs.
 	hitsSinceCheck int
 	backVals       []Value
@@ -255,10 +258,16 @@ func (tx *Tx) take(h *Home, key Key) (i *Instance, fresh bool) {
 // takeHeld is take, called with s.mu, key's shard's, held, and i the
 // shard's cached instance of key or nil; it releases s.mu.
 func (tx *Tx) takeHeld(h *Home, s *shard, key Key, i *Instance) (_ *Instance, fresh bool) {
+	// A find that could be served from memory (the first, without an
+	// instance cached, too) claims the type, so that the peers' answers
+	// are in by the next (decision 0044).
+	tx.claimFor(h)
 	switch {
 	case i != nil && i.owner == nil:
 		s.idle.remove(i)
-		fresh = h.fresh(i, time.Now) && !tx.bypassesCache(h)
+		// The bypass first: a read-write transaction across servers
+		// must not make the type claim its peers' commits (fresh would).
+		fresh = !tx.bypassesCache(h) && h.fresh(i, time.Now)
 		if !fresh && h.expired(i) {
 			tx.count(h, refreshes, 1)
 		}
@@ -432,6 +441,7 @@ func (tx *Tx) find(h *Home, name string, buf []*Instance, args []any) ([]*Instan
 		return buf, fmt.Errorf("container: %s has no finder %q", h.t.Name, name)
 	}
 	cached, gen := false, uint64(0)
+	tx.claimFor(h)
 	if h.finders != nil && h.finders.finders[name] != nil && !tx.writes(h) && !tx.bypassesCache(h) && h.servesFromMemory() {
 		// The transaction's own writes of the type are not in any cached
 		// result (nor in the database's until it commits): it asks the
@@ -902,5 +912,5 @@ func (tx *Tx) finish(committed bool) {
 	clear(tx.queuedArgs)
 	tx.queuedArgs = tx.queuedArgs[:0]
 	tx.enlisted, tx.held, tx.found = tx.enlisted[:0], tx.held[:0], tx.found[:0]
-	tx.stx, tx.active, tx.synced = nil, false, false
+	tx.stx, tx.active, tx.synced, tx.warming = nil, false, false, false
 }

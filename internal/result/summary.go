@@ -275,15 +275,20 @@ func writeCoherence(w io.Writer, r *Result) {
 	var lines []string
 	for _, name := range r.EntityOrder {
 		e := r.Container[name]
-		if e.InvalidationCommits+e.InvalidationsReceived+e.ReadBacks+e.Fences+e.PeersFenced == 0 {
+		if e.InvalidationCommits+e.CommitsUnclaimed+e.InvalidationsReceived+e.ReadBacks+e.Fences+e.PeersFenced == 0 {
 			continue
 		}
 		perCommit := 0.0
 		if e.InvalidationCommits > 0 {
 			perCommit = float64(e.InvalidationsSent) / float64(e.InvalidationCommits)
 		}
-		lines = append(lines, fmt.Sprintf("%s %d sent (%.1f a commit), %d received, latency p50 %dus p99 %dus max %dus, stale %d of %d read back, fenced %d, peers fenced %d",
-			name, e.InvalidationsSent, perCommit, e.InvalidationsReceived, e.InvalidationP50Micros, e.InvalidationP99Micros, e.InvalidationMaxMicros,
+		unannounced := ""
+		if e.CreatesUnannounced+e.CommitsUnannounced+e.CommitsUnclaimed > 0 {
+			unannounced = fmt.Sprintf(" (%d created unannounced; %d commits announced nothing, %d published nothing: unclaimed)",
+				e.CreatesUnannounced, e.CommitsUnannounced, e.CommitsUnclaimed)
+		}
+		lines = append(lines, fmt.Sprintf("%s %d sent%s (%.1f a commit), %d received, latency p50 %dus p99 %dus max %dus, stale %d of %d read back, fenced %d, peers fenced %d",
+			name, e.InvalidationsSent, unannounced, perCommit, e.InvalidationsReceived, e.InvalidationP50Micros, e.InvalidationP99Micros, e.InvalidationMaxMicros,
 			e.StaleReads, e.ReadBacks, e.Fences, e.PeersFenced))
 	}
 	if len(lines) > 0 {
