@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/container"
 	"github.com/tierbench/tierbench/internal/store"
@@ -105,6 +106,37 @@ func TestSumDatabase(t *testing.T) {
 	got := SumDatabase(store.Stats{Statements: 10, Commits: 3, InDoubt: 1}, store.Stats{Statements: 5, Deadlocks: 2, NodesLost: []store.NodeLoss{lost}})
 	if !reflect.DeepEqual(got, store.Stats{Statements: 15, Commits: 3, Deadlocks: 2, InDoubt: 1, NodesLost: []store.NodeLoss{lost}}) {
 		t.Errorf("SumDatabase = %+v", got)
+	}
+}
+
+// The replicas' counters of a run's processes add up replica by
+// replica; the lag, sampled by the run's own process alone, is kept; a
+// loss is the earliest, the outages every process's in order.
+func TestSumDatabaseReplicas(t *testing.T) {
+	at := func(s int) *time.Time { x := time.Date(2026, 12, 2, 18, 0, s, 0, time.UTC); return &x }
+	process := func(reads1, reads2, missed int64, lost *time.Time) store.Stats {
+		rs := &store.ReplicaSummary{Reads: store.Causal, PrimaryReads: 1, Positions: 3, Replicas: []store.ReplicaStats{
+			{Replica: "r1", Reads: reads1, Statements: 2 * reads1, Probes: 1, ReadYourWritesViolations: missed, CausalWaits: 1, CausalWaitMs: 1.5, CausalFallbacks: 1},
+			{Replica: "r2", Reads: reads2, Statements: 2 * reads2},
+		}}
+		if lost != nil {
+			rs.Replicas[1].Lost = lost
+			rs.Replicas[1].Outages = []store.ReplicaOutage{{Lost: *lost}}
+		}
+		return store.Stats{Statements: 1, Replicas: rs}
+	}
+	lag := []store.ReplicationLag{{Standby: "standby1", Samples: 9}}
+	own := store.Stats{Replicas: &store.ReplicaSummary{Reads: store.Causal, Replicas: []store.ReplicaStats{{Replica: "r1"}, {Replica: "r2"}}, Lag: lag}}
+	got := SumDatabase(SumDatabase(process(5, 7, 1, at(9)), process(6, 8, 2, at(4))), own).Replicas
+	want := &store.ReplicaSummary{Reads: store.Causal, PrimaryReads: 2, Positions: 6, Lag: lag, Replicas: []store.ReplicaStats{
+		{Replica: "r1", Reads: 11, Statements: 22, Probes: 2, ReadYourWritesViolations: 3, CausalWaits: 2, CausalWaitMs: 3, CausalFallbacks: 2},
+		{Replica: "r2", Reads: 15, Statements: 30, Lost: at(4), Outages: []store.ReplicaOutage{{Lost: *at(4)}, {Lost: *at(9)}}},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SumDatabase's replicas =\n%+v\nwant\n%+v", got, want)
+	}
+	if SumDatabase(store.Stats{Statements: 1}).Replicas != nil {
+		t.Error("replicas summed from servers without any")
 	}
 }
 

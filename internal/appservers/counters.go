@@ -51,8 +51,9 @@ func (r Reading) Decode() []workload.EntityStats {
 	return out
 }
 
-// SumDatabase is the servers' database counters summed, each field, and
-// the cluster nodes each lost, in the servers' order.
+// SumDatabase is the servers' database counters summed, each field, the
+// cluster nodes each lost, in the servers' order, and their read
+// replicas' counters (store.ReplicaSummary.Plus).
 func SumDatabase(all ...store.Stats) store.Stats {
 	var out store.Stats
 	vo := reflect.ValueOf(&out).Elem()
@@ -64,6 +65,7 @@ func SumDatabase(all ...store.Stats) store.Stats {
 			}
 		}
 		out.NodesLost = append(out.NodesLost, s.NodesLost...)
+		out.Replicas = out.Replicas.Plus(s.Replicas)
 	}
 	return out
 }

@@ -45,7 +45,7 @@ func TestTierArgsGiveTheTierTheRunsConfiguration(t *testing.T) {
 	// The keys a tier reads.
 	tierOf := func(c config.Run) string {
 		return fmt.Sprint(c.ServerThreads, c.Isolation, c.Persistence, c.CommitOption, c.Cache, c.Pool,
-			c.Concurrency, c.RefreshInterval, c.LockTimeout, c.Entity, c.Dispatch, c.Options)
+			c.Concurrency, c.RefreshInterval, c.LockTimeout, c.Entity, c.Dispatch, c.ReplicaReads, c.Options)
 	}
 	for _, tc := range []struct {
 		workload string
@@ -60,6 +60,7 @@ func TestTierArgsGiveTheTierTheRunsConfiguration(t *testing.T) {
 		{"rubis", []string{"--style", "session"}},
 		{"rubis", []string{"--style", "facade", "--dispatch", "reflect"}},
 		{"stockonline", []string{"--persistence", "direct", "--dispatch", "reflect"}},
+		{"stockonline", []string{"--replica-reads", "eventual"}},
 	} {
 		run := parse(tc.workload, func(fs *pflag.FlagSet, f *runFlags) { addRunFlags(fs, f) }, tc.args)
 		args := runner.TierArgs(run)

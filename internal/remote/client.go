@@ -19,9 +19,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tierbench/tierbench/internal/store"
 )
 
 // DialOptions configure a Conn.
@@ -171,6 +174,10 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 		if len(c.grpcs) > 1 {
 			cc = c.grpcs[c.next.Add(1)%uint32(len(c.grpcs))]
 		}
+		if _, at := carriedPosition(ctx); at > 0 {
+			// What comes back, callStats reads from the trailer.
+			ctx = metadata.AppendToOutgoingContext(ctx, positionKey, store.FormatLSN(at))
+		}
 		err = cc.Invoke(ctx, method, args, reply, opts...)
 	case c.lean != nil:
 		err = c.lean.invoke(ctx, m, method, args.(proto.Message), reply.(proto.Message))
@@ -205,6 +212,10 @@ func (c *Conn) invokeHTTP(ctx context.Context, m *Meter, method string, args, re
 	if c.auth != "" {
 		req.Header.Set(tokenKey, c.auth)
 	}
+	t, carried := carriedPosition(ctx)
+	if carried > 0 {
+		req.Header.Set(positionKey, store.FormatLSN(carried))
+	}
 	count := func(in int64) {
 		if m != nil {
 			m.bytes(int64(len(out)), in)
@@ -216,6 +227,11 @@ func (c *Conn) invokeHTTP(ctx context.Context, m *Meter, method string, args, re
 		return c.transportError(ctx, method, err)
 	}
 	defer resp.Body.Close()
+	if t != nil {
+		if v := resp.Header.Get(positionKey); v != "" {
+			t.Advance(parsePosition(v))
+		}
+	}
 	buf, _ := c.replies.Get().(*bytes.Buffer)
 	if buf == nil {
 		buf = new(bytes.Buffer)
@@ -269,6 +285,14 @@ func (callStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Cont
 func (callStats) HandleConn(context.Context, stats.ConnStats)                       {}
 
 func (callStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if tr, ok := s.(*stats.InTrailer); ok {
+		// The position the call's writes moved its caller's terminal to.
+		if v := tr.Trailer.Get(positionKey); len(v) == 1 {
+			if t := store.TerminalOf(ctx); t != nil {
+				t.Advance(parsePosition(v[0]))
+			}
+		}
+	}
 	m := meterOf(ctx)
 	if m == nil {
 		return

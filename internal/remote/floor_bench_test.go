@@ -32,13 +32,14 @@ const floorTierPrefix = "floor-"
 // floorFrames are the sizes of an empty call's request and reply frames
 // over lean, their 4-byte lengths included: the request with the layer's
 // default timeout and Ping's Empty method, the reply with a bean time of
-// a few microseconds.
+// a few microseconds, neither with a commit position.
 func floorFrames() (request, reply int) {
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(DefaultTimeout))
+	b = binary.AppendUvarint(b, 0) // no position
 	b = binary.AppendUvarint(b, uint64(len(pingpb.Ping_Empty_FullMethodName)))
 	request = leanPrefix + len(b) + len(pingpb.Ping_Empty_FullMethodName)
-	reply = leanPrefix + 1 + len(binary.AppendUvarint(nil, uint64(5*time.Microsecond)))
+	reply = leanPrefix + 1 + len(binary.AppendUvarint(nil, uint64(5*time.Microsecond))) + 1 // and no position
 	return request, reply
 }
 

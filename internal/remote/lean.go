@@ -19,23 +19,27 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tierbench/tierbench/internal/store"
 )
 
 // The lean protocol (decision 0030): the seed's "optimized calls" (JBoss's
 // optimized invokers, JOnAS's Jeremie), protobuf frames on a persistent
 // TCP connection, one call at a time per connection, and nothing else:
-// no HTTP, no HTTP/2 streams, no per-call headers but the method and the
-// deadline.
+// no HTTP, no HTTP/2 streams, no per-call headers but the method, the
+// deadline and the caller's commit position (position.go).
 //
-// A connection opens with the preface: "TBL1", then the token (uvarint
+// A connection opens with the preface: "TBL2", then the token (uvarint
 // length, bytes; empty when none). Then, for each call:
 //
-//	request: u32 length | uvarint timeout ns (0: none) | uvarint len | method | request message
-//	reply:   u32 length | code (1 byte, 0 = OK) | uvarint bean ns | reply message, or a google.rpc.Status
+//	request: u32 length | uvarint timeout ns (0: none) | uvarint position (0: none) | uvarint len | method | request message
+//	reply:   u32 length | code (1 byte, 0 = OK) | uvarint bean ns | uvarint position (0: unmoved) | reply message, or a google.rpc.Status
 //
-// Lengths are big-endian and count the bytes after them.
+// Lengths are big-endian and count the bytes after them. (TBL1, before
+// decision 0045, had no positions: a tier of either refuses the other's
+// preface.)
 
-const leanMagic = "TBL1"
+const leanMagic = "TBL2"
 
 // leanPrefix is a frame's length field.
 const leanPrefix = 4
@@ -135,7 +139,8 @@ func (p *leanPool) invoke(ctx context.Context, m *Meter, method string, args, re
 		}
 		return p.transportError(ctx, method, err)
 	}
-	code, bean, body, sent, err := lc.roundTrip(ctx, method, args, p.timeout)
+	t, carried := carriedPosition(ctx)
+	code, bean, at, body, sent, err := lc.roundTrip(ctx, method, args, p.timeout, carried)
 	if m != nil {
 		// A message is counted with its frame's 4-byte length, as gRPC's
 		// are with their 5-byte prefix: an empty message is not free.
@@ -157,6 +162,9 @@ func (p *leanPool) invoke(ctx context.Context, m *Meter, method string, args, re
 			return status.Errorf(codes.ResourceExhausted, "%s on %s: %v", method, p.addr, err)
 		}
 		return p.transportError(ctx, method, err)
+	}
+	if t != nil && at > 0 {
+		t.Advance(at)
 	}
 	var rerr error
 	if code == codes.OK {
@@ -181,11 +189,12 @@ var (
 	errLeanTooLarge = fmt.Errorf("reply larger than %d bytes", maxMessageBytes)
 )
 
-// roundTrip writes the request and reads its reply: the reply's code, the
-// bean's time, its message (valid until lc's next call), and the bytes of
+// roundTrip writes the request, carrying the position carried, and reads
+// its reply: the reply's code, the bean's time, the position it sent back
+// (0: none), its message (valid until lc's next call), and the bytes of
 // the request's message. A context without a deadline gets timeout's, on
 // the socket alone.
-func (lc *leanConn) roundTrip(ctx context.Context, method string, args proto.Message, timeout time.Duration) (code codes.Code, bean int64, body []byte, sent int, err error) {
+func (lc *leanConn) roundTrip(ctx context.Context, method string, args proto.Message, timeout time.Duration, carried uint64) (code codes.Code, bean int64, at uint64, body []byte, sent int, err error) {
 	d, ok := ctx.Deadline()
 	if !ok {
 		d = time.Now().Add(timeout)
@@ -204,46 +213,51 @@ func (lc *leanConn) roundTrip(ctx context.Context, method string, args proto.Mes
 	start := len(lc.out) // after the preface of a new connection
 	lc.out = append(lc.out, 0, 0, 0, 0)
 	lc.out = binary.AppendUvarint(lc.out, uint64(left))
+	lc.out = binary.AppendUvarint(lc.out, carried)
 	lc.out = binary.AppendUvarint(lc.out, uint64(len(method)))
 	lc.out = append(lc.out, method...)
 	head := len(lc.out)
 	if lc.out, err = (proto.MarshalOptions{}).MarshalAppend(lc.out, args); err != nil {
 		lc.out = lc.out[:0]
-		return 0, 0, nil, 0, fmt.Errorf("request: %w", err)
+		return 0, 0, 0, nil, 0, fmt.Errorf("request: %w", err)
 	}
 	sent = len(lc.out) - head
 	binary.BigEndian.PutUint32(lc.out[start:], uint32(len(lc.out)-start-4))
 	_, err = lc.c.Write(lc.out)
 	lc.out = lc.out[:0]
 	if err != nil {
-		return 0, 0, nil, sent, err
+		return 0, 0, 0, nil, sent, err
 	}
 	if _, err := io.ReadFull(lc.r, lc.hdr[:]); err != nil {
-		return 0, 0, nil, sent, err
+		return 0, 0, 0, nil, sent, err
 	}
 	n := int(binary.BigEndian.Uint32(lc.hdr[:]))
 	if n < 2 {
-		return 0, 0, nil, sent, errLeanFrame
+		return 0, 0, 0, nil, sent, errLeanFrame
 	}
 	if n > maxMessageBytes+leanHeaderMax {
 		// Over HTTP it would say HTTP/1.1: "HTTP" is 1.2 GB.
 		if n > 2*maxMessageBytes {
-			return 0, 0, nil, sent, errLeanFrame
+			return 0, 0, 0, nil, sent, errLeanFrame
 		}
-		return 0, 0, nil, sent, errLeanTooLarge
+		return 0, 0, 0, nil, sent, errLeanTooLarge
 	}
 	if cap(lc.in) < n {
 		lc.in = make([]byte, n)
 	}
 	in := lc.in[:n]
 	if _, err := io.ReadFull(lc.r, in); err != nil {
-		return 0, 0, nil, sent, err
+		return 0, 0, 0, nil, sent, err
 	}
 	ns, k := binary.Uvarint(in[1:])
 	if k <= 0 || in[0] > byte(codes.Unauthenticated) {
-		return 0, 0, nil, sent, errLeanFrame
+		return 0, 0, 0, nil, sent, errLeanFrame
 	}
-	return codes.Code(in[0]), int64(ns), in[1+k:], sent, nil
+	at, j := binary.Uvarint(in[1+k:])
+	if j <= 0 {
+		return 0, 0, 0, nil, sent, errLeanFrame
+	}
+	return codes.Code(in[0]), int64(ns), at, in[1+k+j:], sent, nil
 }
 
 // transportError is the status of a call that got no whole answer, as
@@ -393,7 +407,7 @@ func (s *Server) serveLeanConn(sc *leanServerConn) {
 		n := int(binary.BigEndian.Uint32(hdr[:]))
 		if n > maxMessageBytes+leanHeaderMax {
 			// Not read: the connection cannot carry on.
-			out = leanReply(out[:0], status.Newf(codes.ResourceExhausted, "request larger than %d bytes", maxMessageBytes).Proto(), codes.ResourceExhausted, 0)
+			out = leanReply(out[:0], status.Newf(codes.ResourceExhausted, "request larger than %d bytes", maxMessageBytes).Proto(), codes.ResourceExhausted, 0, 0)
 			sc.c.Write(out)
 			return
 		}
@@ -445,18 +459,23 @@ func (s *Server) leanPreface(r *bufio.Reader) (authorized bool, err error) {
 func (s *Server) answerLean(sc *leanServerConn, in []byte, authorized bool, out []byte) []byte {
 	timeout, k := binary.Uvarint(in)
 	if k <= 0 {
-		return leanReply(out, status.New(codes.InvalidArgument, "request frame: no timeout").Proto(), codes.InvalidArgument, 0)
+		return leanReply(out, status.New(codes.InvalidArgument, "request frame: no timeout").Proto(), codes.InvalidArgument, 0, 0)
+	}
+	in = in[k:]
+	from, k := binary.Uvarint(in)
+	if k <= 0 {
+		return leanReply(out, status.New(codes.InvalidArgument, "request frame: no position").Proto(), codes.InvalidArgument, 0, 0)
 	}
 	in = in[k:]
 	mlen, k := binary.Uvarint(in)
 	if k <= 0 || uint64(len(in)-k) < mlen {
-		return leanReply(out, status.New(codes.InvalidArgument, "request frame: no method").Proto(), codes.InvalidArgument, 0)
+		return leanReply(out, status.New(codes.InvalidArgument, "request frame: no method").Proto(), codes.InvalidArgument, 0, 0)
 	}
 	method := in[k : k+int(mlen)]
 	sc.body = in[k+int(mlen):]
 	lm, ok := s.lean.methods[string(method)]
 	if !ok {
-		return leanReply(out, status.Newf(codes.Unimplemented, "unknown method %s", method).Proto(), codes.Unimplemented, 0)
+		return leanReply(out, status.Newf(codes.Unimplemented, "unknown method %s", method).Proto(), codes.Unimplemented, 0, 0)
 	}
 	code := codes.OK
 	if s.observe != nil {
@@ -465,7 +484,7 @@ func (s *Server) answerLean(sc *leanServerConn, in []byte, authorized bool, out 
 	}
 	if !authorized {
 		code = codes.Unauthenticated
-		return leanReply(out, status.Convert(errUnauthenticated).Proto(), code, 0)
+		return leanReply(out, status.Convert(errUnauthenticated).Proto(), code, 0, 0)
 	}
 	ctx := context.Background()
 	if timeout > 0 {
@@ -473,32 +492,44 @@ func (s *Server) answerLean(sc *leanServerConn, in []byte, authorized bool, out 
 		defer bc.end()
 		ctx = bc
 	}
+	var t *store.Terminal
+	if s.positions {
+		ctx, t = callTerminal(ctx, from)
+	}
 	sc.bean = 0
 	resp, err := lm.md.Handler(lm.impl, ctx, sc.dec, sc.timed)
+	var at uint64
+	if t != nil {
+		at = returned(t, from)
+	}
 	if err != nil {
 		st := statusOf(err)
 		code = st.Code()
-		return leanReply(out, st.Proto(), code, sc.bean)
+		return leanReply(out, st.Proto(), code, sc.bean, at)
 	}
 	out = append(out, 0, 0, 0, 0, 0)
 	out = binary.AppendUvarint(out, uint64(sc.bean))
+	out = binary.AppendUvarint(out, at)
 	out, err = (proto.MarshalOptions{}).MarshalAppend(out, resp.(proto.Message))
 	if err != nil {
 		code = codes.Internal
-		return leanReply(out[:0], status.New(code, "reply: "+err.Error()).Proto(), code, sc.bean)
+		return leanReply(out[:0], status.New(code, "reply: "+err.Error()).Proto(), code, sc.bean, at)
 	}
 	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 	return out
 }
 
-// leanReply is the reply frame of an error, appended to out.
-func leanReply(out []byte, st *spb.Status, code codes.Code, bean time.Duration) []byte {
+// leanReply is the reply frame of an error, appended to out, with the
+// position the call moved its terminal to (0: none).
+func leanReply(out []byte, st *spb.Status, code codes.Code, bean time.Duration, at uint64) []byte {
 	start := len(out)
 	out = append(out, 0, 0, 0, 0, byte(code))
 	out = binary.AppendUvarint(out, uint64(bean))
+	out = binary.AppendUvarint(out, at)
+	head := len(out)
 	out, err := (proto.MarshalOptions{}).MarshalAppend(out, st)
 	if err != nil {
-		out = append(out[:start+5], 0) // no message: the code alone
+		out = out[:head] // no message: the code alone
 	}
 	binary.BigEndian.PutUint32(out[start:], uint32(len(out)-start-4))
 	return out

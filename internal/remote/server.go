@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tierbench/tierbench/internal/store"
 )
 
 // ServerOptions configure a Server.
@@ -31,6 +33,11 @@ type ServerOptions struct {
 	// it arrives (its service's full name, "/", the method's), refused
 	// ones included; done is told the code it was answered with.
 	Observe func(method string) (done func(codes.Code))
+	// Positions: the tier's database has read replicas. Each call runs
+	// with a store.Terminal at the commit position its caller carried
+	// (none: 0), and the position after its writes goes back with the
+	// reply (position.go; decision 0045).
+	Positions bool
 }
 
 // Server answers the calls of the services registered with it over one
@@ -40,15 +47,17 @@ type Server struct {
 	token   []byte // nil: none required
 	log     *slog.Logger
 	observe func(method string) (done func(codes.Code))
-	grpc    *grpc.Server
-	mux     *http.ServeMux
-	http    *http.Server
-	lean    *leanServer
+	// positions: ServerOptions.Positions.
+	positions bool
+	grpc      *grpc.Server
+	mux       *http.ServeMux
+	http      *http.Server
+	lean      *leanServer
 }
 
 // NewServer returns a server of protocol p.
 func NewServer(p Protocol, o ServerOptions) *Server {
-	s := &Server{log: o.Log, observe: o.Observe}
+	s := &Server{log: o.Log, observe: o.Observe, positions: o.Positions}
 	if o.Token != "" {
 		s.token = []byte(o.Token)
 	}
@@ -57,8 +66,12 @@ func NewServer(p Protocol, o ServerOptions) *Server {
 	}
 	switch p {
 	case GRPC:
+		unary := []grpc.UnaryServerInterceptor{s.observeCall, s.authorize, timeBean}
+		if s.positions {
+			unary = append(unary, carryPosition)
+		}
 		s.grpc = grpc.NewServer(
-			grpc.ChainUnaryInterceptor(s.observeCall, s.authorize, timeBean),
+			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(s.authorizeStream),
 			grpc.MaxRecvMsgSize(maxMessageBytes),
 			// Callers ping an idle-looking connection to find a tier that
@@ -238,8 +251,20 @@ func (s *Server) httpMethod(name string, md *grpc.MethodDesc, impl any) http.Han
 			defer func() { bean = time.Since(start) }()
 			return handler(ctx, req)
 		}
-		resp, err := md.Handler(impl, r.Context(), dec, timed)
+		ctx := r.Context()
+		var t *store.Terminal
+		var from uint64
+		if s.positions {
+			from = parsePosition(r.Header.Get(positionKey))
+			ctx, t = callTerminal(ctx, from)
+		}
+		resp, err := md.Handler(impl, ctx, dec, timed)
 		w.Header().Set(beanTimeKey, strconv.FormatInt(int64(bean), 10))
+		if t != nil {
+			if at := returned(t, from); at > 0 {
+				w.Header().Set(positionKey, store.FormatLSN(at))
+			}
+		}
 		if err != nil {
 			fail(statusOf(err))
 			return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/workload"
 )
 
@@ -31,6 +32,10 @@ type Server struct {
 	// Container is from its last reading, read every second while the
 	// run went on: partial, and in the result's container sum as such.
 	CountersPartial bool `json:"counters_partial,omitempty"`
+	// Replicas are its read replicas' counters (--replica): the reads it
+	// routed to each, the violations and causal waits of its calls, which
+	// the result's database.replicas sums; the lag is the run's, there.
+	Replicas *store.ReplicaSummary `json:"replicas,omitempty"`
 }
 
 // Balancer is the load balancer in front of the app servers.
@@ -65,6 +70,8 @@ type ServerInputs struct {
 	Entities  []workload.EntityStats
 	// Partial: Entities are from its last reading before it died.
 	Partial bool
+	// Replicas: its read replicas' counters over the same readings.
+	Replicas *store.ReplicaSummary
 }
 
 // buildServers is each server apart, with its share.
@@ -75,7 +82,7 @@ func buildServers(in []ServerInputs) []Server {
 	}
 	var out []Server
 	for _, s := range in {
-		sv := Server{Name: s.Name, URL: s.URL, PID: s.PID, Served: s.Served, Counted: s.Counted, Died: s.Died, CountersPartial: s.Partial}
+		sv := Server{Name: s.Name, URL: s.URL, PID: s.PID, Served: s.Served, Counted: s.Counted, Died: s.Died, CountersPartial: s.Partial, Replicas: s.Replicas}
 		if total > 0 {
 			sv.Share = round(float64(s.Served)/float64(total), 4)
 		}
@@ -117,6 +124,10 @@ func writeServers(w io.Writer, r *Result) {
 			if s.CountersPartial {
 				fmt.Fprint(w, " (partial: to its last reading before it died)")
 			}
+		}
+		if rs := s.Replicas; rs != nil {
+			t := rs.Total()
+			fmt.Fprintf(w, ", %d reads on replicas, %d on the primary, %d read-your-writes violations", t.Reads, rs.PrimaryReads, t.ReadYourWritesViolations)
 		}
 		if s.Died != "" {
 			fmt.Fprintf(w, "; DIED: %s", s.Died)

@@ -421,23 +421,15 @@ func writeReplicas(w io.Writer, rs *store.ReplicaSummary) {
 	if rs == nil {
 		return
 	}
-	var reads, missed, waits, fellBack int64
-	var waited float64
-	for _, r := range rs.Replicas {
-		reads += r.Reads
-		missed += r.ReadYourWritesViolations
-		waits += r.CausalWaits
-		waited += r.CausalWaitMs
-		fellBack += r.CausalFallbacks
-	}
+	t := rs.Total()
 	fmt.Fprintf(w, "replicas (%s reads): %d read-only transactions on %d replicas, %d on the primary; %d read-your-writes violations",
-		rs.Reads, reads, len(rs.Replicas), rs.PrimaryReads, missed)
+		rs.Reads, t.Reads, len(rs.Replicas), rs.PrimaryReads, t.ReadYourWritesViolations)
 	if rs.Reads == store.Causal {
 		mean := 0.0
-		if waits > 0 {
-			mean = waited / float64(waits)
+		if t.CausalWaits > 0 {
+			mean = t.CausalWaitMs / float64(t.CausalWaits)
 		}
-		fmt.Fprintf(w, ", %d causal waits (%.2f ms mean), %d gave up for the primary", waits, mean, fellBack)
+		fmt.Fprintf(w, ", %d causal waits (%.2f ms mean), %d gave up for the primary", t.CausalWaits, mean, t.CausalFallbacks)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rs.Replicas {

@@ -538,6 +538,9 @@ func (t *tieredRun) serverInputs() []result.ServerInputs {
 		in := result.ServerInputs{Name: sv.name, URL: sv.url, Counted: how}
 		in.Entities, in.Partial = sv.counters()
 		in.Partial = in.Partial && in.Entities != nil
+		if r, _, ok := sv.reading(); ok {
+			in.Replicas = r.Database.Sub(sv.start.Database).Replicas
+		}
 		if sv.holder != nil {
 			in.PID = sv.holder.PID()
 		}

@@ -16,12 +16,19 @@ import (
 const ReplicaCatchUp = 2 * time.Minute
 
 // attachReplicas opens cfg's --replica standbys beside db, the primary,
-// which then routes its read-only transactions to them.
-func (r *Runner) attachReplicas(ctx context.Context, db *store.DB, cfg config.Run) error {
+// which then routes its read-only transactions to them. checksOnly: db is
+// the pool of a run whose tiers run the transactions in processes of
+// their own; it routes none, so it never probes a lost replica to take
+// it back.
+func (r *Runner) attachReplicas(ctx context.Context, db *store.DB, cfg config.Run, checksOnly bool) error {
 	if len(cfg.Replicas) == 0 {
 		return nil
 	}
-	err := r.Backends.AttachReplicas(ctx, db, cfg.Replicas, store.ReplicaOptions{Reads: cfg.ReplicaReads})
+	o := store.ReplicaOptions{Reads: cfg.ReplicaReads}
+	if checksOnly {
+		o.Rejoin = -1
+	}
+	err := r.Backends.AttachReplicas(ctx, db, cfg.Replicas, o)
 	var ue *store.UsageError
 	if errors.As(err, &ue) {
 		return config.Usage(ue.Err)

@@ -845,8 +845,12 @@ func (r *Runner) open(ctx context.Context, cfg config.Run, w workload.Workload, 
 		db.Close()
 		return nil, err
 	}
-	if !checksOnly {
-		if err := r.attachReplicas(ctx, db, cfg); err != nil {
+	// A run whose tiers are its children attaches the replicas too
+	// (decision 0045): it waits for them to replay the load, samples
+	// their lag once for the run, and gives its clients the terminals
+	// whose positions the remote calls carry; its tiers route the reads.
+	if !checksOnly || u == useRun {
+		if err := r.attachReplicas(ctx, db, cfg, checksOnly); err != nil {
 			db.Close()
 			return nil, err
 		}

@@ -58,7 +58,7 @@ func (s *state) startTiers(ctx context.Context, w workload.Workload, dir string)
 		t.stopAll()
 		return nil, err
 	}
-	db, err := dbFile(dir, cfg.DB)
+	db, err := dbFile(dir, cfg)
 	if err != nil {
 		t.stopAll()
 		return nil, err

@@ -155,7 +155,9 @@ func (r *Runner) serveBusiness(ctx context.Context, cfg config.Run, w workload.W
 		return err
 	}
 	defer db.Close()
-	so := remote.ServerOptions{Token: token}
+	// Over read replicas each call carries its caller's commit position
+	// in and out (decision 0045).
+	so := remote.ServerOptions{Token: token, Positions: db.Replicas() > 0}
 	if o.Metrics != nil {
 		so.Observe = func(method string) func(codes.Code) {
 			done := o.Metrics.Call(livemetrics.TierBusiness, method)
@@ -308,6 +310,10 @@ func TierArgs(cfg config.Run) []string {
 	if cfg.Dispatch != "" {
 		args = append(args, "--dispatch", cfg.Dispatch.String())
 	}
+	if cfg.ReplicaReads != "" {
+		// The replicas themselves go in the database's file (dbFile).
+		args = append(args, "--replica-reads", string(cfg.ReplicaReads))
+	}
 	if cfg.LockGranularity == store.TableLocks {
 		args = append(args, "--lock-granularity", cfg.LockGranularity.String())
 	}
@@ -335,15 +341,26 @@ func TierArgs(cfg config.Run) []string {
 	return args
 }
 
-// dbFile writes the run's database, password and all, as the db key of a
-// configuration file (-f) only the run's user reads: on a command line
-// the password would show in every user's process list.
-func dbFile(dir string, d store.DSN) (string, error) {
-	dsn := d.String()
-	if d.URL != nil {
-		dsn = d.URL.String()
+// dbFile writes the run's database and its read replicas, passwords and
+// all, as the db and replica keys of a configuration file (-f) only the
+// run's user reads: on a command line a password would show in every
+// user's process list.
+func dbFile(dir string, cfg config.Run) (string, error) {
+	unmasked := func(d store.DSN) string {
+		if d.URL != nil {
+			return d.URL.String()
+		}
+		return d.String()
 	}
-	b, err := yaml.Marshal(map[string]string{"db": dsn})
+	keys := map[string]any{"db": unmasked(cfg.DB)}
+	if len(cfg.Replicas) > 0 {
+		var replicas []string
+		for _, d := range cfg.Replicas {
+			replicas = append(replicas, unmasked(d))
+		}
+		keys["replica"] = replicas
+	}
+	b, err := yaml.Marshal(keys)
 	if err != nil {
 		return "", err
 	}

@@ -57,7 +57,9 @@ func WithTerminal(ctx context.Context, t *Terminal) context.Context {
 	return context.WithValue(ctx, terminalKey{}, t)
 }
 
-func terminalOf(ctx context.Context) *Terminal {
+// TerminalOf is ctx's terminal (WithTerminal); nil when it has none.
+// The remote layer carries it across a tier boundary (decision 0045).
+func TerminalOf(ctx context.Context) *Terminal {
 	t, _ := ctx.Value(terminalKey{}).(*Terminal)
 	return t
 }
@@ -95,60 +97,6 @@ func ParseLSN(s string) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q is not a WAL position (want HI/LO in hexadecimal, as 16/B374D848)", s)
-}
-
-// ReplicaStats are what one replica did for a run.
-type ReplicaStats struct {
-	Replica string `json:"replica"`
-	// Reads are the read-only transactions routed to it.
-	Reads int64 `json:"reads"`
-	// Statements it ran (those reads', and its catch-up probes apart).
-	Statements int64 `json:"statements"`
-	// Probes: reads of its replay position (pg_last_wal_replay_lsn), to
-	// learn whether it had replayed a terminal's last commit.
-	Probes int64 `json:"probes"`
-	// ReadYourWritesViolations: reads routed to it (eventual) while it
-	// had not yet replayed the terminal's last commit: the read could
-	// have missed the terminal's own write.
-	ReadYourWritesViolations int64 `json:"read_your_writes_violations"`
-	// CausalWaits are causal reads that waited for it to catch up, and
-	// CausalWaitMs how long they waited in all; CausalFallbacks gave up
-	// after CausalWait and ran on the primary.
-	CausalWaits     int64   `json:"causal_waits"`
-	CausalWaitMs    float64 `json:"causal_wait_ms"`
-	CausalFallbacks int64   `json:"causal_fallbacks"`
-	// Lost is when it was first found gone (a connection to it failed);
-	// its reads moved to the other replicas and the primary.
-	Lost *time.Time `json:"lost,omitempty"`
-	// Outages are each time it was lost, and whether and when it was
-	// taken back (see RejoinInterval).
-	Outages []ReplicaOutage `json:"outages,omitempty"`
-}
-
-// ReplicaOutage is one time a replica was lost.
-type ReplicaOutage struct {
-	Lost time.Time `json:"lost"`
-	// Back is when it was taken back: a standby again, and replaying
-	// within a probe interval of the primary. Nil: not during the run.
-	Back *time.Time `json:"back,omitempty"`
-	// ReadsAfter are the read-only transactions routed to it from Back
-	// until it was lost again or the run ended.
-	ReadsAfter int64 `json:"reads_after_back"`
-}
-
-// ReplicaSummary is the replicas' part of a run's database counters.
-type ReplicaSummary struct {
-	Reads ReplicaReads `json:"reads"`
-	// PrimaryReads are read-only transactions that ran on the primary: no
-	// replica was live, or a causal read gave up waiting.
-	PrimaryReads int64 `json:"primary_reads"`
-	// Positions are the WAL positions read on the primary after a
-	// terminal's write commits (one round trip each).
-	Positions int64          `json:"positions"`
-	Replicas  []ReplicaStats `json:"replicas"`
-	// Lag is the standbys' lag as the primary saw it
-	// (pg_stat_replication), sampled while the run went on.
-	Lag []ReplicationLag `json:"lag,omitempty"`
 }
 
 // replicaSet is the primary's replicas and how reads are routed to them.
@@ -306,7 +254,7 @@ func (db *DB) ReadOnly(ctx context.Context, i int) *Session {
 		return db.Thread(i)
 	}
 	var want uint64
-	if t := terminalOf(ctx); t != nil {
+	if t := TerminalOf(ctx); t != nil {
 		want = t.lsn.Load()
 	}
 	n := uint64(len(rs.list))
@@ -420,7 +368,7 @@ func (db *DB) wrote(ctx context.Context, x Querier) {
 	if rs == nil {
 		return
 	}
-	t := terminalOf(ctx)
+	t := TerminalOf(ctx)
 	if t == nil {
 		return
 	}
@@ -432,47 +380,6 @@ func (db *DB) wrote(ctx context.Context, x Querier) {
 		return
 	}
 	t.Advance(uint64(at))
-}
-
-// replicaSummary is the replicas' counters now.
-func (rs *replicaSet) summary() *ReplicaSummary {
-	out := &ReplicaSummary{Reads: rs.reads, PrimaryReads: rs.primaryReads.Load(), Positions: rs.positions.Load(), Lag: rs.lag.stats()}
-	for _, r := range rs.list {
-		st := r.db.Stats()
-		rst := ReplicaStats{
-			Replica: r.name, Reads: r.reads.Load(), Statements: st.Statements, Probes: r.probes.Load(),
-			ReadYourWritesViolations: r.missed.Load(), CausalWaits: r.waits.Load(),
-			CausalWaitMs: float64(r.waitNs.Load()) / 1e6, CausalFallbacks: r.fellBack.Load(),
-		}
-		rst.Lost, rst.Outages = r.outageStats()
-		out.Replicas = append(out.Replicas, rst)
-	}
-	return out
-}
-
-// sub is s less the counts of an earlier snapshot; losses and lag stand.
-func (s *ReplicaSummary) sub(e *ReplicaSummary) *ReplicaSummary {
-	if s == nil || e == nil {
-		return s
-	}
-	out := *s
-	out.PrimaryReads -= e.PrimaryReads
-	out.Positions -= e.Positions
-	out.Replicas = make([]ReplicaStats, len(s.Replicas))
-	for i, r := range s.Replicas {
-		if i < len(e.Replicas) {
-			p := e.Replicas[i]
-			r.Reads -= p.Reads
-			r.Statements -= p.Statements
-			r.Probes -= p.Probes
-			r.ReadYourWritesViolations -= p.ReadYourWritesViolations
-			r.CausalWaits -= p.CausalWaits
-			r.CausalWaitMs -= p.CausalWaitMs
-			r.CausalFallbacks -= p.CausalFallbacks
-		}
-		out.Replicas[i] = r
-	}
-	return &out
 }
 
 func (rs *replicaSet) close() {

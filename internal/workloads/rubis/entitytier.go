@@ -67,6 +67,10 @@ type openTx struct {
 	used  time.Time // the end of its last call
 	timer *time.Timer
 	ended bool
+	// position is the terminal the Begin call carried (nil: none), which
+	// the transaction runs with; its Commit call carries the position
+	// the commit moved it to back to the caller.
+	position *store.Terminal
 }
 
 // ServeEntities registers on s the Entities service answered by ctr, a
@@ -117,8 +121,15 @@ func (e *EntityTier) Begin(ctx context.Context, r *rubispb.BeginRequest) (*rubis
 		return nil, err
 	}
 	// The transaction outlives this call: its statements run under a
-	// context of its own, ended with it.
-	txCtx, cancel := context.WithCancel(context.Background())
+	// context of its own, ended with it, with the caller's commit
+	// position (remote.ServerOptions.Positions) for its reads on a
+	// replica and its commit's.
+	txCtx := context.Background()
+	position := store.TerminalOf(ctx)
+	if position != nil {
+		txCtx = store.WithTerminal(txCtx, position)
+	}
+	txCtx, cancel := context.WithCancel(txCtx)
 	begin := e.ctr.Begin
 	if r.GetReadOnly() {
 		begin = e.ctr.BeginReadOnly
@@ -129,7 +140,7 @@ func (e *EntityTier) Begin(ctx context.Context, r *rubispb.BeginRequest) (*rubis
 		e.threads.Give(thread)
 		return nil, entityStatus(err)
 	}
-	o := &openTx{tx: tx, thread: thread, cancel: cancel, used: time.Now()}
+	o := &openTx{tx: tx, thread: thread, cancel: cancel, used: time.Now(), position: position}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e.mu.Lock()
@@ -258,8 +269,14 @@ func (o *openTx) field(ref int64, f int32) (*container.Instance, container.Kind,
 	return o.refs[ref], t.Fields[f].Kind, nil
 }
 
-func (e *EntityTier) Commit(_ context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
-	err := e.with(r.GetTx(), func(o *openTx) error { return e.end(o, true) })
+func (e *EntityTier) Commit(ctx context.Context, r *rubispb.TxRequest) (*rubispb.TxReply, error) {
+	err := e.with(r.GetTx(), func(o *openTx) error {
+		err := e.end(o, true)
+		if t := store.TerminalOf(ctx); t != nil && o.position != nil {
+			t.Advance(o.position.Position())
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -676,7 +676,7 @@ func TestContainerConcurrentWrites(t *testing.T) {
 				}
 				var a Auction = b.b
 				if v.entity != "" {
-					bt, err := startBusinessTier("entity", b.b, testThreads, v.entity, container.Generated, nil)
+					bt, err := startBusinessTier("entity", b.b, testThreads, v.entity, container.Generated, nil, false)
 					if err != nil {
 						t.Fatal(err)
 					}

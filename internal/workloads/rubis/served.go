@@ -39,7 +39,7 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 	if err != nil {
 		return nil, err
 	}
-	afterStop, err := serveStyle(invoker.Registrar(s, p.Common.Dispatch), style, a, p.Threads, remote.Protocol(optionsOf(p.Options).Protocol), nil)
+	afterStop, err := serveStyle(invoker.Registrar(s, p.Common.Dispatch), style, a, p.Threads, remote.Protocol(optionsOf(p.Options).Protocol), nil, db.Replicas() > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -54,9 +54,11 @@ func (Workload) ServeBusiness(ctx context.Context, db *store.DB, s grpc.ServiceR
 // or the entity beans of its container (entity: a is the container's
 // Facade, and the interactions run in the web tier), or under
 // facade-remote the Auction of a facade over an entity tier of its own,
-// whose calls entityCalls (when set) counts. afterStop releases what the
-// interface holds, once the server has stopped.
-func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, protocol remote.Protocol, entityCalls *remote.Meter) (afterStop func(), err error) {
+// whose calls entityCalls (when set) counts; that entity tier carries the
+// calls' commit positions when positions is set (the database has read
+// replicas; s's own server is told so by whoever made it). afterStop
+// releases what the interface holds, once the server has stopped.
+func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, protocol remote.Protocol, entityCalls *remote.Meter, positions bool) (afterStop func(), err error) {
 	if style != "entity" && style != FacadeRemote {
 		ServeAuction(s, a, threads)
 		return func() {}, nil
@@ -66,7 +68,7 @@ func serveStyle(s grpc.ServiceRegistrar, style string, a Auction, threads int, p
 		return nil, fmt.Errorf("--style %s serves the entity container's beans: run it on --persistence cmp or bmp", style)
 	}
 	if style == FacadeRemote {
-		return serveFacadeOverRemoteEntities(s, beans, threads, protocol, entityCalls)
+		return serveFacadeOverRemoteEntities(s, beans, threads, protocol, entityCalls, positions)
 	}
 	e := ServeEntities(s, beans.ctr, threads)
 	return e.Close, nil
@@ -85,10 +87,10 @@ const FacadeRemote = "facade-remote"
 // each of the facade's finders, getters, setters, creates, begins and
 // commits is a call of the layer, counted into calls (when set). The
 // entity tier stops after s (afterStop).
-func serveFacadeOverRemoteEntities(s grpc.ServiceRegistrar, beans *Facade, threads int, protocol remote.Protocol, calls *remote.Meter) (afterStop func(), err error) {
+func serveFacadeOverRemoteEntities(s grpc.ServiceRegistrar, beans *Facade, threads int, protocol remote.Protocol, calls *remote.Meter, positions bool) (afterStop func(), err error) {
 	entities, err := startTierMetered(func(s *remote.Server) (func(), error) {
 		return ServeEntities(s, beans.ctr, threads).Close, nil
-	}, threads, protocol, calls)
+	}, threads, remote.ServerOptions{Positions: positions}, protocol, calls)
 	if err != nil {
 		return nil, fmt.Errorf("the facade's entity tier: %w", err)
 	}
@@ -115,7 +117,9 @@ func (Workload) WebTier(_ context.Context, business grpc.ClientConnInterface, p 
 	if !slices.Contains(RemoteStyles, style) {
 		return nil, config.Usage(fmt.Errorf("--style %s has no business tier to call; a web tier over --business takes --style %s", style, strings.Join(RemoteStyles, ", ")))
 	}
-	site := NewSite(auctionOver(style, business), SiteOptions{Threads: p.Threads, Remote: true})
+	// Positions: whether the business tier's database has replicas, its
+	// replies say (SiteOptions.Positions).
+	site := NewSite(auctionOver(style, business), SiteOptions{Threads: p.Threads, Remote: true, Positions: true})
 	return webTier{Site: site, style: style, protocol: optionsOf(p.Options).Protocol}, nil
 }
 

@@ -39,7 +39,7 @@ func serveRemoteBy(t testing.TB, p remote.Protocol, a Auction, threads int, d co
 // (whose facade-remote's entity calls entityCalls counts).
 func serveStyleRemote(t testing.TB, style string, p remote.Protocol, a Auction, threads int, d container.Dispatch, entityCalls *remote.Meter) Auction {
 	t.Helper()
-	b, err := startBusinessTier(style, a, threads, p, d, entityCalls)
+	b, err := startBusinessTier(style, a, threads, p, d, entityCalls, false)
 	if err != nil {
 		t.Fatal(err)
 	}

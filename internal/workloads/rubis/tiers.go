@@ -38,23 +38,26 @@ type businessTier struct {
 // free loopback port over protocol, each call on one of threads server
 // threads invoking its bean as d says, and connects to it with a
 // connection per thread. Under facade-remote, entityCalls (when set)
-// counts the facade's calls to its entity beans.
-func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol, d container.Dispatch, entityCalls *remote.Meter) (*businessTier, error) {
-	return startTier(func(s *remote.Server) (func(), error) {
-		return serveStyle(invoker.Registrar(s, d), style, a, threads, protocol, entityCalls)
-	}, threads, protocol)
+// counts the facade's calls to its entity beans. positions: a's database
+// has read replicas, and the calls carry their commit positions
+// (remote.ServerOptions).
+func startBusinessTier(style string, a Auction, threads int, protocol remote.Protocol, d container.Dispatch, entityCalls *remote.Meter, positions bool) (*businessTier, error) {
+	return startTierMetered(func(s *remote.Server) (func(), error) {
+		return serveStyle(invoker.Registrar(s, d), style, a, threads, protocol, entityCalls, positions)
+	}, threads, remote.ServerOptions{Positions: positions}, protocol, nil)
 }
 
 // startTier serves what register registers (its afterStop run once the
 // server has stopped) as startBusinessTier does.
 func startTier(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol) (*businessTier, error) {
-	return startTierMetered(register, threads, protocol, nil)
+	return startTierMetered(register, threads, remote.ServerOptions{}, protocol, nil)
 }
 
-// startTierMetered is startTier whose connection counts into calls (when
-// set) the calls made with a context that carries no meter.
-func startTierMetered(register func(*remote.Server) (afterStop func(), err error), threads int, protocol remote.Protocol, calls *remote.Meter) (*businessTier, error) {
-	srv := remote.NewServer(protocol, remote.ServerOptions{})
+// startTierMetered is startTier, its server made with o, whose connection
+// counts into calls (when set) the calls made with a context that carries
+// no meter.
+func startTierMetered(register func(*remote.Server) (afterStop func(), err error), threads int, o remote.ServerOptions, protocol remote.Protocol, calls *remote.Meter) (*businessTier, error) {
+	srv := remote.NewServer(protocol, o)
 	remote.RegisterPing(srv)
 	afterStop, err := register(srv)
 	if err != nil {
@@ -106,7 +109,7 @@ type tiering struct {
 // split puts a behind a remote boundary when the run's style has one: the
 // Auction the web tier calls is then a client of style's business tier
 // over a, served (serveStyle, auctionOver).
-func split(c config.Run, o Options, a Auction, threads int) (Auction, tiering, error) {
+func split(c config.Run, o Options, a Auction, threads int, positions bool) (Auction, tiering, error) {
 	t := tiering{style: o.StyleOf(c)}
 	if !slices.Contains(RemoteStyles, t.style) {
 		return a, t, nil
@@ -115,7 +118,7 @@ func split(c config.Run, o Options, a Auction, threads int) (Auction, tiering, e
 	if t.style == FacadeRemote {
 		t.entityCalls = new(remote.Meter)
 	}
-	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol), c.Dispatch, t.entityCalls); err != nil {
+	if t.business, err = startBusinessTier(t.style, a, threads, remote.Protocol(o.Protocol), c.Dispatch, t.entityCalls, positions); err != nil {
 		return nil, t, err
 	}
 	t.protocol = o.Protocol

@@ -106,8 +106,12 @@ type SiteOptions struct {
 	// Positions: the database has read replicas, and each page's
 	// transactions carry the browser's commit position, from and to its
 	// PositionCookie, so that the store checks its reads for
-	// read-your-writes (or, under causal reads, waits for them). The
-	// Auction must run in this process: a remote call carries no position.
+	// read-your-writes (or, under causal reads, waits for them). Over a
+	// remote Auction the page's calls carry the position to the business
+	// tier and back (remote's metadata, decision 0045): a web tier that
+	// does not know whether the business tier's database has replicas
+	// sets Positions, and the cookie is set only when a call's writes
+	// moved the position, which a tier without replicas never does.
 	Positions bool
 }
 
@@ -126,7 +130,7 @@ func NewSite(a Auction, o SiteOptions) *Site {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Site{auction: a, threads: remote.NewThreads(o.Threads), pages: mustParsePages(), log: logger, mux: http.NewServeMux(),
-		calls: map[string]*scriptCalls{}, remote: o.Remote, positions: o.Positions && !o.Remote}
+		calls: map[string]*scriptCalls{}, remote: o.Remote, positions: o.Positions}
 	s.routes()
 	return s
 }

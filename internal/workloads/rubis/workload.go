@@ -151,11 +151,12 @@ func (Workload) Site(ctx context.Context, db *store.DB, p workload.RunParams) (w
 	if err != nil {
 		return nil, err
 	}
-	a, t, err := split(p.Common, optionsOf(p.Options), a, p.Threads)
+	positions := db.Replicas() > 0
+	a, t, err := split(p.Common, optionsOf(p.Options), a, p.Threads, positions)
 	if err != nil {
 		return nil, err
 	}
-	s := site{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: t.business != nil, Positions: db.Replicas() > 0}), checker: c, tiering: t}
+	s := site{Site: NewSite(a, SiteOptions{Threads: p.Threads, Remote: t.business != nil, Positions: positions}), checker: c, tiering: t}
 	if beans != nil {
 		return entitySite{site: s, beans: beans}, nil
 	}
