@@ -1,14 +1,11 @@
 package coherence
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/container"
-	"github.com/tierbench/tierbench/internal/store"
 	"github.com/tierbench/tierbench/internal/store/storetest"
 )
 
@@ -143,7 +140,6 @@ func TestUnclaimedTypeIsNotPublished(t *testing.T) {
 func TestSerialModelCatchesClaimAnsweredEarly(t *testing.T) {
 	url := testNATS(t)
 	dsn := storetest.Postgres(t)
-	ctx := context.Background()
 	for _, unsound := range []bool{false, true} {
 		nodes := newCluster(t, dsn, url, cachingSettings(container.OptionA, container.Invalidate, time.Hour),
 			clusterOpts{servers: 2, threads: 1, deadline: 5 * time.Second, lazyClaims: true})
@@ -152,39 +148,9 @@ func TestSerialModelCatchesClaimAnsweredEarly(t *testing.T) {
 		h := &history{}
 
 		// 1.
-		other := storetest.Open(t, dsn, store.Options{Threads: 1})
-		insert := prepare(t, other, "INSERT INTO acct (id, name, credit) VALUES (99, 'other', 0)")
-		inserted, release, otherDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		errUndo := errors.New("undone")
-		go func() {
-			otherDone <- other.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, insert); err != nil {
-					return err
-				}
-				close(inserted)
-				<-release
-				return errUndo
-			})
-		}()
-		<-inserted
 		began := h.now()
-		tx, err := s0.ctr.Begin(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := tx.Find(s0.h, container.Key{A: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		read := a.Int(fCredit)
-		a.SetInt(fCredit, read+10)
-		n, err := tx.Create(s0.h, container.Key{A: 99})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.SetString(0, "ninety-nine")
-		committed := make(chan error, 1)
-		go func() { committed <- tx.Commit() }()
+		held := holdCommit(t, dsn, s0, 1, nil)
+		read, committed := held.read, held.committed
 		waitFor(t, "s0's commit leaves Account out", func() bool { skipping, _ := s0.bus.skipsInFlight("Account"); return skipping == 1 })
 
 		// 2.
@@ -207,10 +173,7 @@ func TestSerialModelCatchesClaimAnsweredEarly(t *testing.T) {
 		}
 
 		// 4.
-		close(release)
-		if err := <-otherDone; !errors.Is(err, errUndo) {
-			t.Fatalf("the other transaction: %v", err)
-		}
+		held.release()
 		if err := <-committed; err != nil {
 			t.Fatal(err)
 		}

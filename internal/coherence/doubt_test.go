@@ -37,7 +37,6 @@ import (
 func TestSerialModelCatchesInDoubtSwitchedOff(t *testing.T) {
 	url := testNATS(t)
 	dsn := storetest.Postgres(t)
-	ctx := context.Background()
 	for _, off := range []bool{false, true} {
 		nodes := newCluster(t, dsn, url, cachingSettings(container.OptionA, container.Invalidate, time.Hour),
 			clusterOpts{servers: 2, threads: 1, deadline: 2 * time.Second})
@@ -47,41 +46,10 @@ func TestSerialModelCatchesInDoubtSwitchedOff(t *testing.T) {
 		readOn(t, s1, h, 1)
 		readOn(t, s1, h, 1)
 
-		other := storetest.Open(t, dsn, store.Options{Threads: 1})
-		insert := prepare(t, other, "INSERT INTO acct (id, name, credit) VALUES (99, 'other', 0)")
-		inserted, release, otherDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		errUndo := errors.New("undone")
-		go func() {
-			otherDone <- other.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, insert); err != nil {
-					return err
-				}
-				close(inserted)
-				<-release
-				return errUndo
-			})
-		}()
-		<-inserted
-
 		began := h.now()
-		tx, err := s0.ctr.Begin(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := tx.Find(s0.h, container.Key{A: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		read := a.Int(fCredit)
-		a.SetInt(fCredit, read+10)
-		n, err := tx.Create(s0.h, container.Key{A: 99})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.SetString(0, "ninety-nine")
-		seq := s1.bus.heardFrom(s0.name)
-		committed := make(chan error, 1)
-		go func() { committed <- tx.Commit() }()
+		var seq uint64
+		held := holdCommit(t, dsn, s0, 1, func() { seq = s1.bus.heardFrom(s0.name) })
+		read, committed := held.read, held.committed
 		waitFor(t, "s1 applies s0's announcement", func() bool { return s1.bus.heardFrom(s0.name) > seq })
 		readOn(t, s1, h, 1)
 		select {
@@ -92,10 +60,7 @@ func TestSerialModelCatchesInDoubtSwitchedOff(t *testing.T) {
 
 		hits := s1.h.Stats().CacheHits // (Stats takes the bus's mutex)
 		s1.bus.mu.Lock()
-		close(release)
-		if err := <-otherDone; !errors.Is(err, errUndo) {
-			t.Fatalf("the other transaction: %v", err)
-		}
+		held.release()
 		if err := <-committed; err != nil {
 			s1.bus.mu.Unlock()
 			t.Fatal(err)
@@ -114,4 +79,67 @@ func TestSerialModelCatchesInDoubtSwitchedOff(t *testing.T) {
 			t.Errorf("in-doubt state switched off: the checker found %q, the last read a cache hit: %v; want one stale read, a hit", v.problems, hit)
 		}
 	}
+}
+
+// heldCommit is a commit held at its database commit: a transaction
+// outside the servers holds an uncommitted insert of account 99, and the
+// commit, which adds 10 to an account and creates account 99, waits for
+// it until release rolls it back.
+type heldCommit struct {
+	// read is the credit the transaction read; committed its outcome.
+	read      int64
+	committed chan error
+	release   func()
+}
+
+// holdCommit starts a held commit on n, adding to account key; before
+// runs once the transaction's writes are made, just before its commit.
+func holdCommit(t *testing.T, dsn string, n *node, key int64, before func()) heldCommit {
+	t.Helper()
+	ctx := context.Background()
+	other := storetest.Open(t, dsn, store.Options{Threads: 1})
+	insert := prepare(t, other, "INSERT INTO acct (id, name, credit) VALUES (99, 'other', 0)")
+	inserted, undo, otherDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	errUndo := errors.New("undone")
+	go func() {
+		otherDone <- other.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, insert); err != nil {
+				return err
+			}
+			close(inserted)
+			<-undo
+			return errUndo
+		})
+	}()
+	select {
+	case <-inserted:
+	case err := <-otherDone:
+		t.Fatalf("the other transaction: %v", err)
+	}
+	tx, err := n.ctr.Begin(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tx.Find(n.h, container.Key{A: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := heldCommit{read: a.Int(fCredit), committed: make(chan error, 1)}
+	a.SetInt(fCredit, hc.read+10)
+	c, err := tx.Create(n.h, container.Key{A: 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetString(0, "ninety-nine")
+	if before != nil {
+		before()
+	}
+	go func() { hc.committed <- tx.Commit() }()
+	hc.release = func() {
+		close(undo)
+		if err := <-otherDone; !errors.Is(err, errUndo) {
+			t.Fatalf("the other transaction: %v", err)
+		}
+	}
+	return hc
 }

@@ -2,7 +2,6 @@ package coherence
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -244,39 +243,10 @@ func TestSerialModelCatchesCreatedIdentityUnmarked(t *testing.T) {
 		})
 
 		// 2.
-		insert := prepare(t, other, "INSERT INTO acct (id, name, credit) VALUES (99, 'other', 0)")
-		inserted, release, otherDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		errUndo := errors.New("undone")
-		go func() {
-			otherDone <- other.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, insert); err != nil {
-					return err
-				}
-				close(inserted)
-				<-release
-				return errUndo
-			})
-		}()
-		<-inserted
 		began := h.now()
-		tx, err := s2.ctr.Begin(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := tx.Find(s2.h, container.Key{A: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		read := a.Int(fCredit)
-		a.SetInt(fCredit, read+10)
-		n, err := tx.Create(s2.h, container.Key{A: 99})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.SetString(0, "ninety-nine")
-		seq := s0.bus.heardFrom(s2.name)
-		committed := make(chan error, 1)
-		go func() { committed <- tx.Commit() }()
+		var seq uint64
+		hc := holdCommit(t, dsn, s2, key, func() { seq = s0.bus.heardFrom(s2.name) })
+		read, committed := hc.read, hc.committed
 		// Once s0 has applied s2's announcement, the broker has queued it
 		// for s1 too, ahead of s0's settle, which s1's reply to s0's
 		// announcement is still to release.
@@ -300,10 +270,7 @@ func TestSerialModelCatchesCreatedIdentityUnmarked(t *testing.T) {
 		// 5.
 		hits := s1.h.Stats().CacheHits // (Stats takes the bus's mutex)
 		hold(true)
-		close(release)
-		if err := <-otherDone; !errors.Is(err, errUndo) {
-			t.Fatalf("the other transaction: %v", err)
-		}
+		hc.release()
 		if err := <-committed; err != nil {
 			t.Fatal(err)
 		}
