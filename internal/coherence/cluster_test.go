@@ -223,6 +223,20 @@ type verdict struct {
 
 // check compares the history with the serial model, the database, and
 // the mode's promise.
+// oneStaleReadIf fails t unless the checker found nothing and the last
+// read came from the database (sound: faulty false), or, with fault
+// switched on (faulty true), exactly one stale read, served from memory:
+// the checker's proof that it catches what the mechanism prevents.
+func (v verdict) oneStaleReadIf(t *testing.T, faulty, hit bool, fault string) {
+	t.Helper()
+	switch {
+	case !faulty && (len(v.problems) > 0 || hit):
+		t.Errorf("sound: the checker found %q, the last read a cache hit: %v; want none, and a read from the database", v.problems, hit)
+	case faulty && (len(v.problems) != 1 || !strings.Contains(v.problems[0], "the mode promises none") || !hit):
+		t.Errorf("%s: the checker found %q, the last read a cache hit: %v; want one stale read, a hit", fault, v.problems, hit)
+	}
+}
+
 func (h *history) check(t *testing.T, db *store.DB, p promise) verdict {
 	t.Helper()
 	var v verdict
