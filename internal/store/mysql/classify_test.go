@@ -85,4 +85,21 @@ func TestCommitInDoubt(t *testing.T) {
 			t.Errorf("commitInDoubt(%v) = %v, want %v", tt.err, got, tt.doubt)
 		}
 	}
+	// A Galera node leaving the primary component refuses a COMMIT it was
+	// replicating with 1047 or 1180; the others may have committed it.
+	// A certification failure (1213) is a definite no.
+	for _, tt := range []struct {
+		err   error
+		doubt bool
+	}{
+		{&gomysql.MySQLError{Number: 1047}, true},
+		{&gomysql.MySQLError{Number: 1180}, true},
+		{&gomysql.MySQLError{Number: 1213}, false},
+		{driver.ErrBadConn, false},
+		{io.ErrUnexpectedEOF, true},
+	} {
+		if got := galeraCommitInDoubt(tt.err); got != tt.doubt {
+			t.Errorf("galeraCommitInDoubt(%v) = %v, want %v", tt.err, got, tt.doubt)
+		}
+	}
 }

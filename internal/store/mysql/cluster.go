@@ -365,15 +365,24 @@ func connectionError(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
 
-// galeraCommitInDoubt: on a Galera node a COMMIT refused with 1047 (the
+// galeraCommitInDoubt: on a Galera node a COMMIT refused with 1047 or 1180 (the
 // node left the primary component while the COMMIT was out) may have
 // been replicated before it left, and committed by the others: measured,
 // a Stock-Online trade so refused and run again was in the database
 // twice. It is in doubt, as a COMMIT whose connection broke.
 func galeraCommitInDoubt(err error) bool {
 	var me *gomysql.MySQLError
-	return commitInDoubt(err) || errors.As(err, &me) && me.Number == errUnknownCom
+	return commitInDoubt(err) || errors.As(err, &me) && (me.Number == errUnknownCom || me.Number == errDuringCommit)
 }
+
+// errDuringCommit is ER_ERROR_DURING_COMMIT, which a Galera node leaving
+// the primary component answers to a COMMIT whose write set it was
+// replicating ("Error while appending streaming replication fragment
+// (provider status: Not connected to Primary Component)"): the others
+// may have certified and committed it. Measured: a Stock-Online
+// CreateAccount so refused was in the database, one account more than
+// the run counted.
+const errDuringCommit = 1180
 
 // errUnknownCom is ER_UNKNOWN_COM_ERROR, which a Galera node not in the
 // primary component answers to every query.
