@@ -24,14 +24,14 @@ docs: ## regenerate docs/cli/*.md (the commands' reference) and docs/result.sche
 	$(GO) run ./cmd/tierbench docs docs
 
 # make test is the README's test command: every package against the real
-# databases, broker and browser, in about 7½ minutes on two idle cores
-# (444 s measured 2 December 2026; its target is 5: docs/testing.md).
+# databases, broker and browser, in about 6 minutes on two idle cores
+# (373 s measured 2 December 2026; its target is 5: docs/testing.md).
 # The long tests (servers and tiers killed mid-run, soaks, every cell of a
 # matrix: testsvc.SkipUnlessLong, storetest.ShareCell) skip unless
 # TIERBENCH_LONG=1, which make test-all sets. The tests that wait on the
 # databases, runs and child processes run four at a time within their
 # package (testsvc.MainWaiting). docs/testing.md has the measured times.
-test: ## go vet, then every package's tests, the long ones skipped: ~7½ min on 2 idle cores (444 s measured; target 5) (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
+test: ## go vet, then every package's tests, the long ones skipped: ~6 min on 2 idle cores (373 s measured; target 5) (servers from TIERBENCH_TEST_*; unreachable ones skip unless TIERBENCH_REQUIRE_SERVICES=1)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
