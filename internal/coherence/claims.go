@@ -42,6 +42,9 @@ type ownClaim struct {
 	answered map[string]bool
 	stale    bool
 	done     bool
+	// applied: the containers have been told (Container.Claimed
+	// returned), so they serve the type from memory; done comes first.
+	applied bool
 }
 
 // deferredReply is a claim's answer held until the commits that skipped
@@ -283,6 +286,9 @@ func (b *Bus) checkClaim(typ string) {
 		for _, ctr := range containers {
 			ctr.Claimed([]string{typ}, current)
 		}
+		b.cmu.Lock()
+		c.applied = true
+		b.cmu.Unlock()
 	}
 }
 

@@ -32,12 +32,13 @@ func claimAll(t testing.TB, typ string, buses ...*Bus) {
 	}
 }
 
-// claimDone reports whether the bus's claim of typ has every answer.
+// claimDone reports whether the bus's claim of typ has every answer and
+// its containers have been told: they serve the type from memory.
 func (b *Bus) claimDone(typ string) bool {
 	b.cmu.Lock()
 	defer b.cmu.Unlock()
 	c := b.mine[typ]
-	return c != nil && c.done
+	return c != nil && c.applied
 }
 
 // claimCount is how many types the bus has claimed.
