@@ -485,7 +485,7 @@ func (b *Bus) Await(w *container.Writes, committed bool) {
 		b.pub.Unlock()
 		// Sent (under pub): bt.sent is closed, bt.err and bt.wt are set.
 		if bt.err == nil && last {
-			if _, ok := b.complete(bt.wt, false); ok {
+			if b.complete(bt.wt, false) {
 				b.next()
 			}
 		}

@@ -55,8 +55,19 @@ func (b *Bus) expect(seq uint64, writes []*container.Writes) *wait {
 
 // complete ends wait w, fenced or not, unless it has ended already;
 // true when this call ended it (the caller then sends what queued
-// meanwhile: b.next), with the members that had not replied.
-func (b *Bus) complete(w *wait, fenced bool) (silent []string, ok bool) {
+// meanwhile: b.next).
+func (b *Bus) complete(w *wait, fenced bool) bool {
+	if _, ok := b.take(w); !ok {
+		return false
+	}
+	b.end(w, fenced)
+	return true
+}
+
+// take removes wait w from those its replies are matched against,
+// unless another caller has; true when this call took it, with the
+// members that had not replied. The caller must end it (b.end).
+func (b *Bus) take(w *wait) (silent []string, ok bool) {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	if b.waits[w.seq] != w {
@@ -64,9 +75,13 @@ func (b *Bus) complete(w *wait, fenced bool) (silent []string, ok bool) {
 	}
 	delete(b.waits, w.seq)
 	w.timer.Stop()
+	return slices.Collect(maps.Keys(w.need)), true
+}
+
+// end lets the commits that wait on w go.
+func (b *Bus) end(w *wait, fenced bool) {
 	w.fenced, w.ended = fenced, time.Now()
 	close(w.done)
-	return slices.Collect(maps.Keys(w.need)), true
 }
 
 // next sends the announcements that queued while the one in flight
@@ -103,7 +118,7 @@ func (b *Bus) replied(msg *nats.Msg) {
 	if !last {
 		return
 	}
-	if _, ok := b.complete(w, false); ok {
+	if b.complete(w, false) {
 		b.next()
 	}
 }
@@ -115,7 +130,7 @@ func (b *Bus) replied(msg *nats.Msg) {
 // than the deadline, and a peer that missed a message renews it no
 // more.
 func (b *Bus) fence(w *wait) {
-	need, ok := b.complete(w, true)
+	need, ok := b.take(w)
 	if !ok {
 		return // its last reply came meanwhile
 	}
@@ -130,9 +145,13 @@ func (b *Bus) fence(w *wait) {
 	for _, typ := range w.types {
 		b.latencyOf(typ).fenced += int64(len(silent))
 	}
+	b.peersFenced.Add(int64(len(silent)))
 	b.mu.Unlock()
+	// Only now may the commits go: a commit that returns has its silent
+	// peers out of the members and counted (CI read Counts between the
+	// two once).
+	b.end(w, true)
 	for _, name := range silent {
-		b.peersFenced.Add(1)
 		b.opts.Log.Warn("coherence: peer fenced: no reply within the deadline", "peer", name, "deadline", b.opts.Deadline)
 		b.pub.Lock()
 		b.seq++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"reflect"
 	"testing"
 	"time"
@@ -25,7 +26,11 @@ type bundle struct {
 
 func setup(t testing.TB, threads int, ddl string) bundle {
 	t.Helper()
-	dsn := storetest.Postgres(t) // skips when PostgreSQL is unreachable
+	return setupOn(t, storetest.Postgres(t), threads, ddl) // skips when PostgreSQL is unreachable
+}
+
+func setupOn(t testing.TB, dsn string, threads int, ddl string) bundle {
+	t.Helper()
 	var be store.Backend
 	backends := &store.Backends{}
 	backends.Add(store.Postgres, func(ctx context.Context, d store.DSN, o store.Options) (store.Backend, error) {
@@ -401,10 +406,20 @@ func TestFastPathCommit(t *testing.T) {
 }
 
 // The fast path allocates less than pgx for the same statement on the
-// same connection.
+// same connection. The connection is plain TCP: over TLS, crypto/tls
+// grows its record buffer as the bytes happen to arrive, one allocation
+// more on a loaded machine (CI's) and none here, which says nothing of
+// either path.
 func TestFastPathAllocatesLess(t *testing.T) {
 	ctx := context.Background()
-	x := setup(t, 2, "CREATE TABLE kv (k BIGINT PRIMARY KEY, v TEXT NOT NULL, n BIGINT NOT NULL)")
+	u, err := url.Parse(storetest.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("sslmode", "disable")
+	u.RawQuery = q.Encode()
+	x := setupOn(t, u.String(), 2, "CREATE TABLE kv (k BIGINT PRIMARY KEY, v TEXT NOT NULL, n BIGINT NOT NULL)")
 	x.q.Exec("INSERT INTO kv (k, v, n) VALUES (1, 'one', 10)")
 	sel := x.q.Stmt("SELECT v, n FROM kv WHERE k = ?")
 	allocs := func(th *store.Session) float64 {
@@ -422,9 +437,8 @@ func TestFastPathAllocatesLess(t *testing.T) {
 	postgres.UsePgx(x.be)
 	slow := allocs(x.db.Thread(1))
 	t.Logf("allocations per primary-key select: fast path %.0f, pgx %.0f", fast, slow)
-	// pgconn's command tag, the scanned string and, over TLS, a record
-	// read by crypto/tls.
-	if (fast > 3 && !raceEnabled) || fast >= slow {
-		t.Errorf("fast path %.0f allocations, pgx %.0f; want at most 3 and fewer than pgx", fast, slow)
+	// pgconn's command tag and the scanned string.
+	if (fast > 2 && !raceEnabled) || fast >= slow {
+		t.Errorf("fast path %.0f allocations, pgx %.0f; want at most 2 and fewer than pgx", fast, slow)
 	}
 }
