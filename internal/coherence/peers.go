@@ -134,36 +134,33 @@ func (b *Bus) fence(w *wait) {
 	if !ok {
 		return // its last reply came meanwhile
 	}
-	var silent []string
+	var notices []message
+	b.pub.Lock()
 	b.mu.Lock()
 	for _, name := range need {
 		if p := b.peers[name]; p != nil && p.member {
-			p.member = false
-			silent = append(silent, name)
+			// Out of the members and owed the notice in one step: a
+			// heartbeat of the silent peer heard in between (it may
+			// still send them) would make it a member again before it
+			// has applied the notice. CI's race run found that window.
+			b.seq++
+			p.member, p.fencedAt = false, b.seq
+			notices = append(notices, message{Kind: kindFence, From: b.opts.Name, Seq: b.seq, Sent: time.Now().UnixNano(), Fenced: name})
 		}
 	}
 	for _, typ := range w.types {
-		b.latencyOf(typ).fenced += int64(len(silent))
+		b.latencyOf(typ).fenced += int64(len(notices))
 	}
-	b.peersFenced.Add(int64(len(silent)))
+	b.peersFenced.Add(int64(len(notices)))
 	b.mu.Unlock()
-	// Only now may the commits go: a commit that returns has its silent
-	// peers out of the members and counted (CI read Counts between the
-	// two once).
-	b.end(w, true)
-	for _, name := range silent {
-		b.opts.Log.Warn("coherence: peer fenced: no reply within the deadline", "peer", name, "deadline", b.opts.Deadline)
-		b.pub.Lock()
-		b.seq++
-		m := message{Kind: kindFence, From: b.opts.Name, Seq: b.seq, Sent: time.Now().UnixNano(), Fenced: name}
-		_ = b.send(&m, false)
-		b.mu.Lock()
-		if p := b.peers[name]; p != nil && !p.member {
-			p.fencedAt = m.Seq
-		}
-		b.mu.Unlock()
-		b.pub.Unlock()
+	for i := range notices {
+		b.opts.Log.Warn("coherence: peer fenced: no reply within the deadline", "peer", notices[i].Fenced, "deadline", b.opts.Deadline)
+		_ = b.send(&notices[i], false)
 	}
+	b.pub.Unlock()
+	// Only now may the commits go: one that returns finds its silent
+	// peers out of the members and counted.
+	b.end(w, true)
 	b.next()
 }
 
