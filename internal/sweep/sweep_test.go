@@ -186,8 +186,8 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(points) != 66 {
-		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 6 Ir + 2 chopped modes × 4 Ir) + SQLite's 2 modes × 3 Ir + MariaDB with table locks' 2 modes × 4 Ir", len(points))
+	if len(points) != 68 {
+		t.Fatalf("%d points, want 2 databases × (3 dispatch modes × 6 Ir + 2 chopped modes × 4 Ir) + SQLite's 2 modes × 4 Ir + MariaDB with table locks' 2 modes × 4 Ir", len(points))
 	}
 	for _, p := range points {
 		if err := r.Validate(p.Config); err != nil {
