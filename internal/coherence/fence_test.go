@@ -72,6 +72,12 @@ func TestSilentPeerIsFencedAndComesBack(t *testing.T) {
 	if c := s0.bus.Counts(); c.PeersFenced != 1 || slices.Contains(c.Members, "s1") {
 		t.Errorf("s0 after the deadline: %+v; want s1 fenced and not waited for", c)
 	}
+	// s1 still sends heartbeats, naming no fence notice applied: they
+	// must not make it a member again, however many come.
+	time.Sleep(5 * deadline / 20)
+	if c := s0.bus.Counts(); slices.Contains(c.Members, "s1") {
+		t.Errorf("s0 after s1's heartbeats: %+v; want s1 kept out until it applies the fence notice", c)
+	}
 	if st := s0.h.Stats(); st.PeersFenced != 1 {
 		t.Errorf("s0's Account stats: %d peers fenced, want 1", st.PeersFenced)
 	}

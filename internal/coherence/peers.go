@@ -154,10 +154,14 @@ func (b *Bus) fence(w *wait) {
 	b.peersFenced.Add(int64(len(notices)))
 	b.mu.Unlock()
 	for i := range notices {
-		b.opts.Log.Warn("coherence: peer fenced: no reply within the deadline", "peer", notices[i].Fenced, "deadline", b.opts.Deadline)
 		_ = b.send(&notices[i], false)
 	}
 	b.pub.Unlock()
+	// Logged outside pub: the log's writes must not hold up the other
+	// commits' announcements.
+	for i := range notices {
+		b.opts.Log.Warn("coherence: peer fenced: no reply within the deadline", "peer", notices[i].Fenced, "deadline", b.opts.Deadline)
+	}
 	// Only now may the commits go: one that returns finds its silent
 	// peers out of the members and counted.
 	b.end(w, true)
