@@ -128,3 +128,24 @@ func TestHolderLineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The lock is free the moment Close returns: a run that follows another
+// on the same database at once (a sweep's next point, a test's next
+// setting) is not refused by the one that ended. Closing a session alone
+// frees its locks only when the server has torn it down, after Close has
+// returned, so each server backend lets go of its lock explicitly first.
+func TestLockIsFreeOnceCloseReturns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dsn string) {
+		for i := range 100 {
+			db, err := storetest.Backends().Open(context.Background(), store.MustParseDSN(dsn), store.Options{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Lock(context.Background(), store.Me("run stockonline", store.LockExclusive)); err != nil {
+				db.Close()
+				t.Fatalf("round %d: the previous round's closed lock refused this one: %v", i, err)
+			}
+			db.Close()
+		}
+	})
+}

@@ -298,8 +298,7 @@ func (c *Cluster) Close() error {
 		}
 	}
 	if c.lockConn != nil {
-		c.lockConn.Close()
-		c.lockDB.Close()
+		unlock(c.lockConn, c.lockDB)
 	}
 	return first
 }

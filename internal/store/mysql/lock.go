@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/store"
 )
@@ -168,3 +169,18 @@ func describe(ctx context.Context, c *sql.Conn, me store.Holder) {
 	}
 	c.ExecContext(ctx, "INSERT INTO tierbench_lock (session, holder) VALUES (CONNECTION_ID(), ?)", me.Line())
 }
+
+// unlock lets go of the locks, then closes their connection. Closing
+// alone frees them only once the server has ended the session, after
+// Close has returned, and a run that follows at once would be refused.
+// A server that does not answer within unlockWait ends the session, and
+// the locks with it, when it notices the closed socket.
+func unlock(c *sql.Conn, db *sql.DB) {
+	ctx, cancel := context.WithTimeout(context.Background(), unlockWait)
+	defer cancel()
+	c.ExecContext(ctx, "DO RELEASE_ALL_LOCKS()")
+	c.Close()
+	db.Close()
+}
+
+const unlockWait = 5 * time.Second

@@ -151,8 +151,7 @@ func (b *Backend) Isolation() store.Isolation { return b.isolation }
 func (b *Backend) Close() error {
 	err := b.SQL.Close()
 	if b.lockConn != nil {
-		b.lockConn.Close()
-		b.lockDB.Close()
+		unlock(b.lockConn, b.lockDB)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -125,3 +126,17 @@ func lockHolders(ctx context.Context, c *pgx.Conn, key int32, want store.LockMod
 	}
 	return holders, nil
 }
+
+// unlock lets go of the lock, then closes its connection. Closing alone
+// frees the lock only once the server has torn the session down, after
+// Close has returned, and a run that follows at once would be refused.
+// A server that does not answer within unlockWait loses the session, and
+// the lock with it, when it notices the closed socket.
+func unlock(c *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), unlockWait)
+	defer cancel()
+	c.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+	c.Close(ctx)
+}
+
+const unlockWait = 5 * time.Second

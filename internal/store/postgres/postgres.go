@@ -87,7 +87,7 @@ func (b *Backend) Close() error {
 	}
 	b.pool.Close()
 	if b.lock != nil {
-		b.lock.Close(context.Background())
+		unlock(b.lock)
 	}
 	return nil
 }
