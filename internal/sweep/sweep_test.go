@@ -199,7 +199,7 @@ func TestShippedKounevChoppingSweepIsValid(t *testing.T) {
 	}
 }
 
-func TestShippedRUBiSTPCAppAndClusterSweepsAreValid(t *testing.T) {
+func TestShippedSweepsAreValid(t *testing.T) {
 	r := newRunner(t)
 	for _, tc := range []struct {
 		file, workload string
@@ -212,6 +212,8 @@ func TestShippedRUBiSTPCAppAndClusterSweepsAreValid(t *testing.T) {
 		{"asskildt-tuning.yaml", "tpcapp", 48, "4 experiments × 2 variants × 6 counts of businesses"},
 		{"cluster-caching.yaml", "stockonline", 18, "6 options × 3 counts of app servers"},
 		{"cluster-caching-rubis.yaml", "rubis", 18, "6 options × 3 counts of app servers"},
+		{"kounev-concurrency.yaml", "ecperf", 10, "2 strategies × 3 Ir, then 2 strategies × 2 access orders"},
+		{"read-mostly.yaml", "ecperf", 2, "the pattern off and on"},
 	} {
 		base, _, _ := r.Config(tc.workload)
 		f, err := sweep.Parse("../../experiments/" + tc.file)
