@@ -214,6 +214,7 @@ func TestShippedSweepsAreValid(t *testing.T) {
 		{"cluster-caching-rubis.yaml", "rubis", 18, "6 options × 3 counts of app servers"},
 		{"kounev-concurrency.yaml", "ecperf", 10, "2 strategies × 3 Ir, then 2 strategies × 2 access orders"},
 		{"read-mostly.yaml", "ecperf", 2, "the pattern off and on"},
+		{"cluster-caching-writes.yaml", "stockonline", 12, "3 write ratios × 4 options"},
 	} {
 		base, _, _ := r.Config(tc.workload)
 		f, err := sweep.Parse("../../experiments/" + tc.file)
