@@ -49,13 +49,7 @@ type client struct {
 }
 
 func newClient(pop population, rng *rand.Rand) *client {
-	pairs := 0
-	for _, c := range Mix().Cards {
-		if c.Op == BuyStock {
-			pairs += c.Count
-		}
-	}
-	return &client{pop: pop, rng: rng, bought: make([]trade, pairs), stmt: make([]holding, 0, maxHoldingStatement)}
+	return &client{pop: pop, rng: rng, stmt: make([]holding, 0, maxHoldingStatement)}
 }
 
 // choose draws the arguments of step.
@@ -74,6 +68,11 @@ func (c *client) choose(step workload.Step) call {
 		k.code = StockCode(k.stock)
 	case BuyStock:
 		t := trade{account: c.account(), stock: c.stock(), amount: 1 + c.rng.Int64N(maxTradeSize)}
+		if step.Pair >= len(c.bought) {
+			// The run's deck (--mix) sets the pairs, not Table 2's: the
+			// first iteration grows the slice to them.
+			c.bought = append(c.bought, make([]trade, step.Pair+1-len(c.bought))...)
+		}
 		c.bought[step.Pair] = t
 		k.account, k.stock, k.amount = t.account, t.stock, t.amount
 	case SellStock:
