@@ -244,14 +244,24 @@ const duplicateWindow = 10 * time.Minute
 // place that many replicas (fewer servers up) gives an error wrapping
 // ErrReplicas, with the server's word.
 func (b *Broker) Queue(ctx context.Context, name string) (*Queue, error) {
-	s, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:       name,
 		Subjects:   []string{name},
 		Storage:    jetstream.FileStorage,
 		Retention:  jetstream.WorkQueuePolicy,
 		Duplicates: duplicateWindow,
 		Replicas:   b.replicas,
-	})
+	}
+	s, err := b.js.CreateOrUpdateStream(ctx, cfg)
+	// Right after a stream of the same name was deleted, the server may
+	// still be removing the old store's files and refuses to make the new
+	// store; it succeeds moments later.
+	for deadline := time.Now().Add(recreateTimeout); storeFailed(err) && time.Now().Before(deadline); {
+		if werr := sleepCtx(ctx, recreatePoll); werr != nil {
+			break
+		}
+		s, err = b.js.CreateOrUpdateStream(ctx, cfg)
+	}
 	if err != nil {
 		if tooFewServers(err) {
 			return nil, errReplicas("--stream-replicas %d: the cluster %s cannot place %d replicas of queue %s (fewer servers up than replicas): %v",
@@ -282,14 +292,71 @@ const (
 	jsClusterNoPeers             jetstream.ErrorCode = 10005
 	jsInsufficientResources      jetstream.ErrorCode = 10023
 	jsStreamReplicasNotSupported jetstream.ErrorCode = 10074
+	jsStreamStoreFailed          jetstream.ErrorCode = 10049
 )
 
 // DeleteQueue deletes stream name with its messages and consumers, for a
 // fresh run; a queue that does not exist is not an error.
 func (b *Broker) DeleteQueue(ctx context.Context, name string) error {
-	err := b.js.DeleteStream(ctx, name)
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+	// Purged first: nats-server moves a deleted stream's files aside and
+	// removes them in the background, and a second delete of the name
+	// while the first's are still there leaves its files in place, where
+	// the next create of the name recovers them, messages and all
+	// (TestQueueRecreatedAtOnce). Purged, they hold nothing to recover.
+	s, err := b.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err == nil {
+		err = s.Purge(ctx)
+	}
+	if err == nil {
+		err = b.js.DeleteStream(ctx, name)
+	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("messaging: delete queue %s: %w", name, err)
 	}
-	return nil
+	// The delete is answered before the stream is gone everywhere: a
+	// create at once could update the old stream, messages and all
+	// (TestQueueRecreatedAtOnce). Wait until the server no longer knows it.
+	for deadline := time.Now().Add(recreateTimeout); ; {
+		_, err := b.js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("messaging: delete queue %s: still there %s after its delete was answered", name, recreateTimeout)
+		}
+		if err := sleepCtx(ctx, recreatePoll); err != nil {
+			return fmt.Errorf("messaging: delete queue %s: %w", name, err)
+		}
+	}
+}
+
+// How long a queue's delete and a create of the same name wait for the
+// server to finish with the old stream, and how often they look.
+const (
+	recreateTimeout = 5 * time.Second
+	recreatePoll    = 10 * time.Millisecond
+)
+
+// storeFailed reports whether err is the server's failure to make a
+// stream's store (nats-server's JSStreamStoreFailedErr).
+func storeFailed(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jsStreamStoreFailed
+}
+
+// sleepCtx waits for d or until ctx ends (an unfired time.After is
+// collected since Go 1.23: no timer to stop).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
