@@ -304,40 +304,19 @@ func (b *Broker) DeleteQueue(ctx context.Context, name string) error {
 	// the next create of the name recovers them, messages and all
 	// (TestQueueRecreatedAtOnce). Purged, they hold nothing to recover.
 	s, err := b.js.Stream(ctx, name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
 	if err == nil {
-		err = s.Purge(ctx)
+		if err = s.Purge(ctx); err == nil {
+			err = b.js.DeleteStream(ctx, name)
+		}
 	}
-	if err == nil {
-		err = b.js.DeleteStream(ctx, name)
-	}
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("messaging: delete queue %s: %w", name, err)
 	}
-	// The delete is answered before the stream is gone everywhere: a
-	// create at once could update the old stream, messages and all
-	// (TestQueueRecreatedAtOnce). Wait until the server no longer knows it.
-	for deadline := time.Now().Add(recreateTimeout); ; {
-		_, err := b.js.Stream(ctx, name)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("messaging: delete queue %s: still there %s after its delete was answered", name, recreateTimeout)
-		}
-		if err := sleepCtx(ctx, recreatePoll); err != nil {
-			return fmt.Errorf("messaging: delete queue %s: %w", name, err)
-		}
-	}
+	return nil
 }
 
-// How long a queue's delete and a create of the same name wait for the
-// server to finish with the old stream, and how often they look.
+// How long a create of a just-deleted queue's name retries while the
+// server still removes the old store, and how often.
 const (
 	recreateTimeout = 5 * time.Second
 	recreatePoll    = 10 * time.Millisecond

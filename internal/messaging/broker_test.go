@@ -65,11 +65,11 @@ func TestDeleteQueue(t *testing.T) {
 }
 
 // A queue deleted and created again at once, as a TPC-App load then run
-// against an external broker does: nats-server removes the old store's
-// files in the background, and a create that meets them was refused
-// ("error creating store for stream", CI's race run of stop 40). Fifty
-// rounds, each with a message in the old stream, must all succeed and
-// leave the new stream empty.
+// does: nats-server removes the old store's files in the background, and a
+// create that met them was refused ("error creating store for stream",
+// CI's race run of stop 40) or recovered them, the deleted stream's
+// message in the new one. Fifty rounds, each with a message in the old
+// stream, must all succeed and leave the new stream empty.
 func TestQueueRecreatedAtOnce(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b *Broker) {
 		ctx := testContext(t)
