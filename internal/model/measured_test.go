@@ -151,7 +151,8 @@ func TestModelRefusesParallelCPU(t *testing.T) {
 	if r.Resources.AppCPUS/r.Resources.SteadyS <= 1 {
 		t.Fatalf("%s: %.2f CPUs busy at one client: the run no longer shows CPU beside its operations", path, r.Resources.AppCPUS/r.Resources.SteadyS)
 	}
-	_, _, _, err := Calibrate([]string{path, readPoint(t, "sqlite", 8).paths[1]}, []*result.Result{r, readPoint(t, "sqlite", 8).runs[1]})
+	path8, r8, _ := readPoint(t, "sqlite", 8).median()
+	_, _, _, err := Calibrate([]string{path, path8}, []*result.Result{r, r8})
 	if err == nil || !strings.Contains(err.Error(), "the CPU demand is too high for this run") {
 		t.Fatalf("fitting %s: want the refusal naming the CPU demand, got %v", path, err)
 	}
