@@ -76,8 +76,10 @@ func (c *client) choose(step workload.Step) call {
 		c.bought[step.Pair] = t
 		k.account, k.stock, k.amount = t.account, t.stock, t.amount
 	case SellStock:
-		// A sell dealt before its pair's first buy (a test's own deal can)
-		// sells the zero trade: an unknown account, a business exception.
+		// A sell dealt before its pair's first buy sells the zero trade: an
+		// unknown account, a business exception. A real deal never does
+		// (workload.Pair); dealForTest's does, and the remote test counts
+		// on those exceptions crossing the tier boundary.
 		var t trade
 		if step.Pair < len(c.bought) {
 			t = c.bought[step.Pair]
