@@ -6,8 +6,8 @@
 // (deadlock, serialization failure, lock timeout, a multi-master cluster's
 // certification failure, unique violation, not found, connection lost, a
 // cluster node lost before COMMIT, and a commit in doubt: the connection
-// lost after COMMIT was sent, so that the transaction may or may not have
-// committed).
+// lost after COMMIT was sent, or after a statement outside a transaction
+// was, so that the transaction may or may not have committed).
 // Backends live in sub-packages (store/sqlite,
 // store/postgres, store/mysql) and are handed to Open through a Backends
 // registry built in main, so nothing above this package imports a database

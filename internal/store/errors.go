@@ -25,10 +25,11 @@ var (
 	// committed.
 	ErrConnectionLost = errors.New("connection lost")
 	// ErrInDoubt: the connection failed after COMMIT was sent (alone, or
-	// pipelined behind queued statements) and before its answer arrived;
-	// the transaction may or may not have committed. It is not retryable:
-	// running the transaction again could apply it twice.
-	ErrInDoubt     = errors.New("commit outcome unknown: the connection was lost after COMMIT was sent")
+	// pipelined behind queued statements), or after a statement outside a
+	// transaction was sent (it commits in its own), and before its answer
+	// arrived; the transaction may or may not have committed. It is not
+	// retryable: running the transaction again could apply it twice.
+	ErrInDoubt     = errors.New("commit outcome unknown: the connection was lost after COMMIT (or a statement in its own transaction) was sent")
 	ErrUnreachable = errors.New("database unreachable")
 	// ErrNodeLost: a node of a cluster was lost before the transaction's
 	// COMMIT was sent, so nothing of it committed, and its connection has

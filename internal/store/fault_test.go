@@ -197,6 +197,89 @@ func TestFaultCommitInDoubt(t *testing.T) {
 	}
 }
 
+// A statement outside a transaction commits in its own implicit one: the
+// server killed while it runs leaves it in doubt, as a COMMIT so cut, and
+// a run's checks must allow for it (a Stock-Online CreateAccount under
+// --persistence direct was counted failed and was in the database: CI, 3
+// December 2026). Both ways a workload writes outside a transaction: Exec,
+// and InsertID (RETURNING on PostgreSQL, a row to scan).
+func TestFaultStatementInDoubt(t *testing.T) {
+	testsvc.SkipUnlessLong(t, "private servers killed while a statement outside a transaction runs, per backend")
+	t.Parallel()
+	// Each statement sleeps on the server before it writes: while it
+	// sleeps it has been sent and its answer is outstanding.
+	sleepy := store.Statement{Name: "sleepy insert", SQL: "INSERT INTO fault (id) SELECT ? FROM (SELECT SLEEP(60)) AS s",
+		Dialects: map[store.Dialect]string{store.Postgres: "INSERT INTO fault (id) SELECT CAST(? AS BIGINT) FROM pg_sleep(60)"}}
+	under := map[string]string{
+		"postgres": "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'INSERT INTO fault%'",
+		"mariadb":  "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'INSERT INTO fault%'",
+	}
+	for _, b := range faultBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := b.setup(t, 1)
+			running := prepare(t, f.db, under[b.name])
+			ways := []struct {
+				name string
+				s    store.Statement
+				run  func(s *store.Stmt) error
+			}{
+				{"exec", sleepy, func(s *store.Stmt) error { _, err := f.db.Thread(0).Exec(ctx, s, 1); return err }},
+				{"insert-id", store.InsertReturning(sleepy.Name, sleepy.SQL, "id"), func(s *store.Stmt) error {
+					_, err := store.InsertID(ctx, f.db.Thread(0), s, 2)
+					return err
+				}},
+			}
+			for _, w := range ways {
+				w.s.Dialects = sleepy.Dialects
+				st, err := f.db.Prepare(ctx, w.s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := f.db.Stats()
+				done := make(chan error, 1)
+				go func() { done <- w.run(st) }()
+				poll(t, 30*time.Second, w.name+": the statement under way on the server", func() (bool, error) {
+					var n int64
+					err := f.db.QueryRow(ctx, running).Scan(&n)
+					return n == 1, err
+				})
+				f.srv.Kill()
+				var serr error
+				select {
+				case serr = <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("%s: no answer within 30 s of the server's death", w.name)
+				}
+				t.Logf("%s: %v", w.name, serr)
+				if !errors.Is(serr, store.ErrInDoubt) || errors.Is(serr, store.ErrConnectionLost) || store.Retryable(serr) {
+					t.Errorf("%s: a statement outside a transaction cut by the server's death: %v; want ErrInDoubt, not connection lost, not retryable", w.name, serr)
+				}
+				if c := driver.FailureClass(serr); c != "in_doubt" {
+					t.Errorf("%s: failure class %q, want in_doubt", w.name, c)
+				}
+				if st := f.db.Stats().Sub(before); st.InDoubt != 1 || st.ConnectionsLost != 0 {
+					t.Errorf("%s: stats %+v; want 1 in doubt, no connection lost", w.name, st)
+				}
+				f.srv.Start()
+				// Killed while it slept, before it wrote: nothing committed.
+				if n := f.rows(t); n != 0 {
+					t.Errorf("%s: %d rows after the crash, want 0", w.name, n)
+				}
+			}
+			// A connection the server closed before the statement was
+			// sent is known dead, not in doubt: the statement runs on a
+			// new one (here after a restart, as the second way above ran
+			// after the first's crash).
+			f.srv.Restart()
+			if _, err := f.db.Thread(0).Exec(ctx, f.insert, 3); err != nil {
+				t.Errorf("a statement on a connection the restart closed: %v; want it run on a new connection", err)
+			}
+		})
+	}
+}
+
 func TestFaultConnectionLostBeforeCommit(t *testing.T) {
 	t.Parallel()
 	for _, b := range faultBackends {

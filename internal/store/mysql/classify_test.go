@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"net"
+	"syscall"
 	"testing"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -100,6 +102,36 @@ func TestCommitInDoubt(t *testing.T) {
 	} {
 		if got := galeraCommitInDoubt(tt.err); got != tt.doubt {
 			t.Errorf("galeraCommitInDoubt(%v) = %v, want %v", tt.err, got, tt.doubt)
+		}
+	}
+}
+
+// A statement outside a transaction commits in its own: in doubt as a
+// COMMIT is, but only when the connection or session ended; an argument
+// database/sql could not convert was never sent. On Galera, also the
+// refusals of a node leaving the primary component.
+func TestStatementInDoubt(t *testing.T) {
+	for _, tt := range []struct {
+		err           error
+		doubt, galera bool
+	}{
+		{driver.ErrBadConn, false, false},
+		{errors.New("sql: converting argument $1 type: unsupported type"), false, false},
+		{&gomysql.MySQLError{Number: 1062}, false, false},
+		{context.Canceled, false, false},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, false, false},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true, true},
+		{gomysql.ErrInvalidConn, true, true},
+		{io.ErrUnexpectedEOF, false, false}, // not a connection error to classify: the driver reports ErrInvalidConn
+		{&gomysql.MySQLError{Number: 1053}, true, true},
+		{&gomysql.MySQLError{Number: 1047}, false, true},
+		{&gomysql.MySQLError{Number: 1180}, false, true},
+	} {
+		if got := statementInDoubt(tt.err); got != tt.doubt {
+			t.Errorf("statementInDoubt(%v) = %v, want %v", tt.err, got, tt.doubt)
+		}
+		if got := galeraStatementInDoubt(tt.err); got != tt.galera {
+			t.Errorf("galeraStatementInDoubt(%v) = %v, want %v", tt.err, got, tt.galera)
 		}
 	}
 }

@@ -130,8 +130,21 @@ func TestGalera(t *testing.T) {
 
 	// Last: the cluster keeps two nodes.
 	t.Run("a node killed: its connections move, counted", func(t *testing.T) {
-		db, q, inc, get := accounts(t, newDSN(t), 6)
+		dsn := newDSN(t)
+		db, q, inc, get := accounts(t, dsn, 6)
 		waitFor(t, func() bool { var n int64; return db.Thread(2).QueryRow(ctx, get, 3).Scan(&n) == nil })
+		// A second DB on the cluster, whose thread 2 runs a statement
+		// outside a transaction that sleeps on node 2 before it writes:
+		// under way when the node dies, it is in doubt. Its own DB, so
+		// that its meeting the loss does not race the first DB's.
+		other := storetest.Open(t, dsn, store.Options{Threads: 3})
+		sleepy := storetest.Querier{T: t, DB: other}.Stmt("INSERT INTO acct (id, n) SELECT ?, 0 FROM (SELECT SLEEP(60)) AS s")
+		cut := make(chan error, 1)
+		go func() { _, err := other.Thread(2).Exec(ctx, sleepy, 10); cut <- err }()
+		waitFor(t, func() bool {
+			var n int64
+			return cluster.Node(2).Query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'INSERT INTO acct%'", &n) == nil && n == 1
+		})
 		// Threads 2 and 5 run on node 2.
 		a, _ := db.Thread(2).Begin(ctx)
 		b, _ := db.Thread(5).Begin(ctx)
@@ -153,6 +166,9 @@ func TestGalera(t *testing.T) {
 		if err := a.Commit(ctx); !errors.Is(err, store.ErrInDoubt) {
 			t.Errorf("COMMIT sent to the killed node: %v; want ErrInDoubt", err)
 		}
+		if err := <-cut; !errors.Is(err, store.ErrInDoubt) {
+			t.Errorf("a statement outside a transaction under way on the killed node: %v; want ErrInDoubt", err)
+		}
 		_, err := b.Exec(ctx, inc, 3)
 		if !errors.Is(err, store.ErrNodeLost) || !store.Retryable(err) {
 			t.Errorf("a statement of an open transaction on the killed node: %v; want a retryable ErrNodeLost", err)
@@ -171,6 +187,12 @@ func TestGalera(t *testing.T) {
 		l := st.NodesLost[0]
 		if l.Node != cluster.Node(2).Addr() || l.InDoubt != 1 || l.Retried != 2 || l.Failed != 0 || l.At.Before(killed) {
 			t.Errorf("loss %+v; want node %s after %v, 1 in doubt, 2 retried (the SELECT and the open transaction), 0 failed", l, cluster.Node(2).Addr(), killed)
+		}
+		if lost := other.Stats().NodesLost; len(lost) != 1 || lost[0].InDoubt != 1 || lost[0].Retried != 0 || lost[0].Failed != 0 {
+			t.Errorf("the second DB's losses %+v; want node 2's, 1 in doubt (the statement outside a transaction), none retried or failed", lost)
+		}
+		if n := q.Int("SELECT COUNT(*) FROM acct WHERE id = ?", 10); n != 0 {
+			t.Errorf("%d rows 10; the statement cut while it slept must not have written", n)
 		}
 		if n := q.IntOf(get, 3); n != 2 {
 			t.Errorf("row 3 = %d; want the 2 writes made after the loss", n)

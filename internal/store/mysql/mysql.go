@@ -61,7 +61,7 @@ func Open(ctx context.Context, dsn store.DSN, opts store.Options) (store.Backend
 	// checks, statements prepared mid-run) that a busy thread cannot block.
 	db.SetMaxOpenConns(opts.Threads + 1)
 	db.SetMaxIdleConns(opts.Threads + 1)
-	b := &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt}, isolation: opts.Isolation, connector: connector}
+	b := &Backend{DB: sqldb.DB{SQL: db, CommitInDoubt: commitInDoubt, StatementInDoubt: statementInDoubt}, isolation: opts.Isolation, connector: connector}
 	if opts.TableLocks {
 		b.tables = &tableList{}
 	}
@@ -85,6 +85,20 @@ func commitInDoubt(err error) bool {
 		return me.Number == errServerShutdown || me.Number == errConnKilled
 	}
 	return true
+}
+
+// statementInDoubt reports whether an error of a statement outside a
+// transaction (an INSERT in its own implicit transaction, say) leaves its
+// outcome unknown: as a COMMIT's, but only for the end of the connection
+// or session: an error raised before sending (an argument database/sql
+// could not convert, the dial of a new connection for it) is known to
+// have changed nothing.
+func statementInDoubt(err error) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return false
+	}
+	return commitInDoubt(err) && errors.Is(classify(err), store.ErrConnectionLost)
 }
 
 // driverConfig translates mysql://user:pass@host:port/db?params into the

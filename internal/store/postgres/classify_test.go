@@ -89,3 +89,30 @@ func TestInDoubt(t *testing.T) {
 		}
 	}
 }
+
+// A statement outside a transaction commits in its own: in doubt as a
+// COMMIT is, but only for a lost connection or an abandoned wait; an error
+// of anything else (an argument pgx could not encode) came before it was
+// sent.
+func TestStatementInDoubt(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   error
+		doubt bool
+	}{
+		{"nil", nil, false},
+		{"nothing sent", notSent{}, false},
+		{"prepare failed", errNotSent{io.ErrUnexpectedEOF}, false},
+		{"the pool's dial", &pgconn.ConnectError{}, false},
+		{"the server answered", &pgconn.PgError{Severity: "ERROR", Code: "23505"}, false},
+		{"an argument not encoded", errors.New("unable to encode 1.5 into binary format for int8"), false},
+		{"connection broke", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{"session ended", &pgconn.PgError{Severity: "FATAL", Code: "57P01"}, true},
+		{"context ended", context.DeadlineExceeded, true},
+	}
+	for _, tt := range tests {
+		if got := statementInDoubt(tt.err); errors.Is(got, store.ErrInDoubt) != tt.doubt {
+			t.Errorf("%s: statementInDoubt(%v) = %v; in doubt should be %v", tt.name, tt.err, got, tt.doubt)
+		}
+	}
+}

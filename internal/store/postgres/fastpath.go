@@ -170,7 +170,7 @@ func pgxOnly(dest []any) bool {
 func (f *fastPath) exec(ctx context.Context, c *pgx.Conn, sql string, args []any) (store.Result, error) {
 	st, err := f.stmt(ctx, c, sql)
 	if err != nil {
-		return store.Result{}, err
+		return store.Result{}, errNotSent{err}
 	}
 	if !f.encode(st, args) {
 		f.fallback++
@@ -206,7 +206,7 @@ func (r *fastRow) Scan(dest ...any) error {
 	f, c := r.f, r.c
 	st, err := f.stmt(r.ctx, c, r.sql)
 	if err != nil {
-		return err
+		return errNotSent{err}
 	}
 	if pgxOnly(dest) || !f.encode(st, r.args) {
 		f.fallback++

@@ -126,11 +126,11 @@ type shared struct{ pool *pgxpool.Pool }
 
 func (s shared) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
 	tag, err := s.pool.Exec(ctx, p.(string), args...)
-	return store.Result{RowsAffected: tag.RowsAffected()}, err
+	return store.Result{RowsAffected: tag.RowsAffected()}, statementInDoubt(err)
 }
 
 func (s shared) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
-	return s.pool.QueryRow(ctx, p.(string), args...)
+	return writeRow(p.(string), s.pool.QueryRow(ctx, p.(string), args...))
 }
 
 func (s shared) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
@@ -189,9 +189,10 @@ func (t *thread) Exec(ctx context.Context, p store.Prepared, args []any) (store.
 	}
 	if t.f == nil {
 		tag, err := c.Exec(ctx, p.(string), args...)
-		return store.Result{RowsAffected: tag.RowsAffected()}, err
+		return store.Result{RowsAffected: tag.RowsAffected()}, statementInDoubt(err)
 	}
-	return t.f.exec(ctx, c, p.(string), args)
+	r, err := t.f.exec(ctx, c, p.(string), args)
+	return r, statementInDoubt(err)
 }
 
 func (t *thread) QueryRow(ctx context.Context, p store.Prepared, args []any) store.Scanner {
@@ -200,10 +201,40 @@ func (t *thread) QueryRow(ctx context.Context, p store.Prepared, args []any) sto
 		return store.FailedRow(err)
 	}
 	if t.f == nil {
-		return c.QueryRow(ctx, p.(string), args...)
+		return writeRow(p.(string), c.QueryRow(ctx, p.(string), args...))
 	}
-	return t.f.queryRow(ctx, c, p.(string), args)
+	return writeRow(p.(string), t.f.queryRow(ctx, c, p.(string), args))
 }
+
+// statementInDoubt classifies the error of a statement outside a
+// transaction, which commits in its own implicit transaction: a lost
+// connection, or a wait for the answer given up, once the statement may
+// have gone out leaves it in doubt, as a COMMIT (inDoubt); one that sent
+// nothing, and every other error (the server's answer, an argument pgx
+// could not encode), is known.
+func statementInDoubt(err error) error {
+	var ce *pgconn.ConnectError // the pool's dial for it: nothing sent
+	if err == nil || errors.As(err, &ce) || !errors.Is(classify(err), store.ErrConnectionLost) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return inDoubt(err)
+}
+
+// writeRow gives the row of a statement outside a transaction that writes
+// (an INSERT … RETURNING, for InsertID) its errors through
+// statementInDoubt; a SELECT's row is returned as it is, unwrapped, for it
+// writes nothing and allocates nothing more.
+func writeRow(sql string, row store.Scanner) store.Scanner {
+	if len(sql) >= 6 && strings.EqualFold(sql[:6], "select") {
+		return row
+	}
+	return inDoubtRow{row}
+}
+
+type inDoubtRow struct{ row store.Scanner }
+
+func (r inDoubtRow) Scan(dest ...any) error { return statementInDoubt(r.row.Scan(dest...)) }
 
 func (t *thread) Query(ctx context.Context, p store.Prepared, args []any) (store.BackendRows, error) {
 	c, err := t.conn(ctx)
@@ -459,7 +490,9 @@ const (
 	classConstraint = "23"
 )
 
-func (b *Backend) Classify(err error) error {
+func (b *Backend) Classify(err error) error { return classify(err) }
+
+func classify(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Classified(store.ErrNotFound, err)
 	}

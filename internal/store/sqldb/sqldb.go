@@ -25,6 +25,11 @@ type DB struct {
 	// was sent); Commit then returns it as store.ErrInDoubt. Nil: never
 	// (an embedded database).
 	CommitInDoubt func(error) bool
+	// StatementInDoubt is CommitInDoubt for a statement run outside a
+	// transaction (Exec), which commits in its own implicit transaction:
+	// the connection failed once it was sent, and it may have committed.
+	// Exec then returns store.ErrInDoubt. Nil: never.
+	StatementInDoubt func(error) bool
 }
 
 var _ store.Executor = DB{}
@@ -43,6 +48,9 @@ func (d DB) Prepare(ctx context.Context, q string) (store.Prepared, error) {
 
 func (d DB) Exec(ctx context.Context, p store.Prepared, args []any) (store.Result, error) {
 	r, err := p.(Stmt).S.ExecContext(ctx, args...)
+	if err != nil && d.StatementInDoubt != nil && d.StatementInDoubt(err) {
+		return store.Result{}, store.Classified(store.ErrInDoubt, err)
+	}
 	return result(r, err)
 }
 
