@@ -210,6 +210,8 @@ func TestFaultStatementInDoubt(t *testing.T) {
 	// sleeps it has been sent and its answer is outstanding.
 	sleepy := store.Statement{Name: "sleepy insert", SQL: "INSERT INTO fault (id) SELECT ? FROM (SELECT SLEEP(60)) AS s",
 		Dialects: map[store.Dialect]string{store.Postgres: "INSERT INTO fault (id) SELECT CAST(? AS BIGINT) FROM pg_sleep(60)"}}
+	returning := sleepy
+	returning.Returning = "id"
 	under := map[string]string{
 		"postgres": "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'INSERT INTO fault%'",
 		"mariadb":  "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'INSERT INTO fault%'",
@@ -226,13 +228,12 @@ func TestFaultStatementInDoubt(t *testing.T) {
 				run  func(s *store.Stmt) error
 			}{
 				{"exec", sleepy, func(s *store.Stmt) error { _, err := f.db.Thread(0).Exec(ctx, s, 1); return err }},
-				{"insert-id", store.InsertReturning(sleepy.Name, sleepy.SQL, "id"), func(s *store.Stmt) error {
+				{"insert-id", returning, func(s *store.Stmt) error {
 					_, err := store.InsertID(ctx, f.db.Thread(0), s, 2)
 					return err
 				}},
 			}
 			for _, w := range ways {
-				w.s.Dialects = sleepy.Dialects
 				st, err := f.db.Prepare(ctx, w.s)
 				if err != nil {
 					t.Fatal(err)

@@ -87,6 +87,16 @@ func InsertID(ctx context.Context, q Inserter, s *Stmt, args ...any) (int64, err
 	return id, err
 }
 
+// IsSelect reports whether q, a statement's text in any dialect, is a
+// SELECT: outside a transaction it writes nothing, so a connection lost
+// under it leaves nothing in doubt (a backend runs it again or fails it),
+// where any other statement may have committed in its own implicit
+// transaction. A WITH may write (PostgreSQL) and counts as a write.
+func IsSelect(q string) bool {
+	q = strings.TrimSpace(q)
+	return len(q) >= 6 && strings.EqualFold(q[:6], "select")
+}
+
 // numberPlaceholders rewrites ? to $1, $2, … outside quoted strings.
 func numberPlaceholders(q string) string {
 	if !strings.Contains(q, "?") {

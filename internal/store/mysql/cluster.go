@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -216,7 +215,7 @@ func (c *Cluster) ServerVersion(ctx context.Context) (string, error) {
 
 func (c *Cluster) Prepare(ctx context.Context, q string) (store.Prepared, error) {
 	stmt := &clusterStmt{q: q, on: make([]atomic.Pointer[nodeStmt], len(c.nodes)),
-		reads: strings.HasPrefix(strings.ToUpper(strings.TrimSpace(q)), "SELECT")}
+		reads: store.IsSelect(q)}
 	prepared := false
 	var lastErr error
 	for _, n := range c.nodes {

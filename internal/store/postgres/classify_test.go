@@ -116,3 +116,25 @@ func TestStatementInDoubt(t *testing.T) {
 		}
 	}
 }
+
+// rowOf is a Scanner that answers err, comparable so that a test can tell
+// whether writeRow returned it as it is.
+type rowOf struct{ err error }
+
+func (r *rowOf) Scan(...any) error { return r.err }
+
+// A SELECT's row outside a transaction is left as it is (its lost
+// connection is a connection lost), even with blanks before it; a
+// writing statement's row answers a lost connection in doubt.
+func TestWriteRow(t *testing.T) {
+	lost := &rowOf{fmt.Errorf("read: %w", io.ErrUnexpectedEOF)}
+	for _, q := range []string{"SELECT n FROM t WHERE id = $1", "\n\t SELECT n FROM t"} {
+		if got := writeRow(q, lost); got != store.Scanner(lost) {
+			t.Errorf("writeRow(%q) wrapped the row of a SELECT", q)
+		}
+	}
+	got := writeRow("INSERT INTO t (n) VALUES ($1) RETURNING id", lost).Scan()
+	if !errors.Is(got, store.ErrInDoubt) {
+		t.Errorf("an INSERT … RETURNING's row with its connection lost: %v; want ErrInDoubt", got)
+	}
+}

@@ -226,7 +226,7 @@ func statementInDoubt(err error) error {
 // statementInDoubt; a SELECT's row is returned as it is, unwrapped, for it
 // writes nothing and allocates nothing more.
 func writeRow(sql string, row store.Scanner) store.Scanner {
-	if len(sql) >= 6 && strings.EqualFold(sql[:6], "select") {
+	if store.IsSelect(sql) {
 		return row
 	}
 	return inDoubtRow{row}
