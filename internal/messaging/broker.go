@@ -256,10 +256,8 @@ func (b *Broker) Queue(ctx context.Context, name string) (*Queue, error) {
 	// Right after a stream of the same name was deleted, the server may
 	// still be removing the old store's files and refuses to make the new
 	// store; it succeeds moments later.
-	for deadline := time.Now().Add(recreateTimeout); storeFailed(err) && time.Now().Before(deadline); {
-		if werr := sleepCtx(ctx, recreatePoll); werr != nil {
-			break
-		}
+	for deadline := time.Now().Add(recreateTimeout); storeFailed(err) && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(recreatePoll) // polling the server; 10 ms past ctx's end at most
 		s, err = b.js.CreateOrUpdateStream(ctx, cfg)
 	}
 	if err != nil {
@@ -286,8 +284,8 @@ func tooFewServers(err error) bool {
 	return false
 }
 
-// The JetStream API's error codes for a placement it cannot make
-// (nats-server's errors.json).
+// The JetStream API's error codes (nats-server's errors.json): for a
+// placement it cannot make, and for a store it could not create.
 const (
 	jsClusterNoPeers             jetstream.ErrorCode = 10005
 	jsInsufficientResources      jetstream.ErrorCode = 10023
@@ -327,15 +325,4 @@ const (
 func storeFailed(err error) bool {
 	var api *jetstream.APIError
 	return errors.As(err, &api) && api.ErrorCode == jsStreamStoreFailed
-}
-
-// sleepCtx waits for d or until ctx ends (an unfired time.After is
-// collected since Go 1.23: no timer to stop).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-time.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
